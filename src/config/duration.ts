@@ -1,0 +1,58 @@
+// Go-style durations ("100ms", "1h30m", "87600h"), because istiod's flags and env vars use
+// time.Duration and operators copy values between the two.
+
+const UNIT_MS: Record<string, number> = {
+  ns: 1e-6,
+  us: 1e-3,
+  µs: 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+};
+
+const PART = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/y;
+
+/** Parses a Go duration into milliseconds; throws with the reason when it is not one. */
+export function parseDuration(text: string): number {
+  const value = text.trim();
+  if (value === '0') return 0;
+  if (value === '') throw new Error('empty duration');
+  let sign = 1;
+  let pos = 0;
+  if (value[0] === '-' || value[0] === '+') {
+    sign = value[0] === '-' ? -1 : 1;
+    pos = 1;
+  }
+  let total = 0;
+  let parts = 0;
+  while (pos < value.length) {
+    PART.lastIndex = pos;
+    const m = PART.exec(value);
+    if (!m) {
+      throw new Error(`invalid duration "${text}": expected a number and a unit (ns, us, ms, s, m, h), e.g. "10s" or "1h30m"`);
+    }
+    total += Number(m[1]) * UNIT_MS[m[2]!]!;
+    pos = PART.lastIndex;
+    parts++;
+  }
+  if (parts === 0) throw new Error(`invalid duration "${text}"`);
+  return sign * total;
+}
+
+/** Formats milliseconds the way Go prints a Duration, for --help and debug pages. */
+export function formatDuration(ms: number): string {
+  if (ms === 0) return '0s';
+  const neg = ms < 0;
+  let rest = Math.abs(ms);
+  let out = '';
+  const h = Math.floor(rest / 3_600_000);
+  rest -= h * 3_600_000;
+  const m = Math.floor(rest / 60_000);
+  rest -= m * 60_000;
+  const s = rest / 1000;
+  if (h) out += `${h}h`;
+  if (h || m) out += `${m}m`;
+  if (s || !out) out += s < 1 && !out ? `${Math.round(rest * 1000) / 1000}ms` : `${Number(s.toFixed(3))}s`;
+  return (neg ? '-' : '') + out;
+}

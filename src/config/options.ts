@@ -1,0 +1,96 @@
+// Every flag and environment variable of `istiod-ts serve`, with its default and meaning.
+// Names follow istiod's where istiod has one, so operators can reuse what they know.
+
+import { describe, parseEnv, parseFlags, SettingSpec, SettingValues, UsageError } from './settings';
+
+const atLeast = (min: number) => (v: number) => (v < min ? `must be at least ${min}` : undefined);
+const positive = (v: number) => (v <= 0 ? 'must be greater than 0' : undefined);
+
+export const SERVE_FLAGS = {
+  grpcAddr: { kind: 'addr', default: ':15010', help: 'plaintext gRPC (xDS) listener; empty disables it' },
+  secureGRPCAddr: { kind: 'addr', default: ':15012', help: 'TLS gRPC (xDS and CA) listener; empty disables it' },
+  httpsAddr: { kind: 'addr', default: ':15017', help: 'HTTPS listener for the validating webhook' },
+  monitoringAddr: { kind: 'addr', default: ':15014', help: 'HTTP listener for /metrics and /version' },
+  httpAddr: { kind: 'addr', default: ':8080', help: 'HTTP listener for /ready and /debug/' },
+  meshConfig: { kind: 'string', default: './etc/istio/config/mesh', help: 'meshConfig file; when absent, ConfigMap istio[-<rev>] key "mesh" is watched' },
+  configDir: { kind: 'string', default: '', help: 'local mode: read Kubernetes YAML manifests from this folder instead of a cluster' },
+  stateDir: { kind: 'string', default: './.istiod-ts', help: "local mode: the CA's key material, root cert and token key" },
+  kubeconfig: { kind: 'string', default: '', help: 'kubeconfig file; default is in-cluster config, then $KUBECONFIG, then ~/.kube/config' },
+  domain: { kind: 'string', default: 'cluster.local', help: 'DNS domain suffix of the cluster' },
+  log_output_level: { kind: 'string', default: 'default:info', help: 'levels per scope, e.g. "default:info,ca:debug"' },
+  keepaliveMaxServerConnectionAge: { kind: 'duration', default: '30m', help: 'close gRPC connections after this age (with jitter) so clients rebalance', check: positive },
+  debugAllowRemote: { kind: 'bool', default: 'false', help: 'serve /debug/ to non-loopback callers too' },
+  help: { kind: 'bool', default: 'false', help: 'print this help and exit' },
+} as const satisfies Record<string, SettingSpec>;
+
+export const SERVE_ENV = {
+  // Identity of this replica, as the chart sets it.
+  POD_NAMESPACE: { kind: 'string', default: 'istio-system', help: 'namespace istiod-ts runs in' },
+  POD_NAME: { kind: 'string', default: '', help: 'pod name of this replica (leader election identity)' },
+  REVISION: { kind: 'string', default: 'default', help: 'control plane revision' },
+  CLUSTER_ID: { kind: 'string', default: 'Kubernetes', help: 'id of the cluster this control plane runs in' },
+  // CA.
+  ENABLE_CA_SERVER: { kind: 'bool', default: 'true', help: 'serve IstioCertificateService' },
+  CA_TRUSTED_NODE_ACCOUNTS: { kind: 'list', default: '', help: 'ns/sa list allowed to impersonate identities on their own node; unset means "<POD_NAMESPACE>/ztunnel"' },
+  CITADEL_SELF_SIGNED_CA_CERT_TTL: { kind: 'duration', default: '87600h', help: 'lifetime of the self-signed root (and of istiod\'s serving certificate)', check: positive },
+  CITADEL_SELF_SIGNED_CA_RSA_KEY_SIZE: { kind: 'int', default: '2048', help: 'RSA key size of the self-signed root', check: atLeast(2048) },
+  CITADEL_SELF_SIGNED_CA_KEY_TYPE: { kind: 'string', default: 'RSA', help: 'key type of a new self-signed root: RSA or ECDSA (P-256)', check: (v: string) => (['RSA', 'ECDSA'].includes(v) ? undefined : 'must be RSA or ECDSA') },
+  DEFAULT_WORKLOAD_CERT_TTL: { kind: 'duration', default: '24h', help: 'workload certificate lifetime when the CSR asks for none', check: positive },
+  MAX_WORKLOAD_CERT_TTL: { kind: 'duration', default: '2160h', help: 'longest workload certificate lifetime a CSR may ask for', check: positive },
+  ROOT_CA_DIR: { kind: 'string', default: './etc/cacerts', help: 'plugged-in CA files: ca-cert.pem, ca-key.pem, root-cert.pem, cert-chain.pem' },
+  TOKEN_AUDIENCES: { kind: 'list', default: 'istio-ca', help: 'audiences accepted on bearer tokens' },
+  PILOT_CA_CERT_CONFIGMAP: { kind: 'string', default: 'istio-ca-root-cert', help: 'ConfigMap the root certificate is written to in every namespace' },
+  ISTIOD_CUSTOM_HOST: { kind: 'list', default: '', help: "extra DNS names on istiod's serving certificate" },
+  // xDS.
+  PILOT_DEBOUNCE_AFTER: { kind: 'duration', default: '100ms', help: 'quiet window that coalesces changes into one push' },
+  PILOT_DEBOUNCE_MAX: { kind: 'duration', default: '10s', help: 'longest a change may wait for a quiet window', check: positive },
+  ISTIO_GPRC_MAXSTREAMS: { kind: 'int', default: '100000', help: 'concurrent gRPC streams per connection', check: positive },
+  ISTIO_GPRC_MAXRECVMSGSIZE: { kind: 'int', default: '4194304', help: 'largest gRPC message accepted, bytes', check: positive },
+  XDS_AUTH: { kind: 'bool', default: 'true', help: 'require authentication on xDS streams' },
+  PILOT_ENABLE_XDS_IDENTITY_CHECK: { kind: 'bool', default: 'true', help: "require node metadata NAMESPACE to equal the caller's namespace" },
+} as const satisfies Record<string, SettingSpec>;
+
+export type ServeFlags = SettingValues<typeof SERVE_FLAGS>;
+export type ServeEnv = SettingValues<typeof SERVE_ENV>;
+
+export interface ServeOptions {
+  flags: ServeFlags;
+  env: ServeEnv;
+  /** Local mode reads --configDir; Kubernetes mode watches a cluster. */
+  mode: 'local' | 'kubernetes';
+  /** Names of flags given explicitly on the command line. */
+  given: ReadonlySet<string>;
+}
+
+export function parseServeOptions(argv: string[], env: Record<string, string | undefined>): ServeOptions {
+  const { values, given, positional } = parseFlags(SERVE_FLAGS, argv);
+  if (positional.length > 0) throw new UsageError(`unexpected argument: ${positional[0]}`);
+  const envValues = parseEnv(SERVE_ENV, env);
+  if (env['CA_TRUSTED_NODE_ACCOUNTS'] === undefined) {
+    // istiod's chart always sets <ns>/ztunnel; we make that the default so a bare binary behaves
+    // like a charted one. Setting the variable to "" disables impersonation.
+    envValues.CA_TRUSTED_NODE_ACCOUNTS = [`${envValues.POD_NAMESPACE}/ztunnel`];
+  }
+  return {
+    flags: values,
+    env: envValues,
+    mode: values.configDir !== '' ? 'local' : 'kubernetes',
+    given: given as ReadonlySet<string>,
+  };
+}
+
+export function serveHelp(): string {
+  return [
+    'istiod-ts: an Istio-compatible control plane for ambient mode',
+    '',
+    'Usage: istiod-ts [serve] [flags]',
+    '       istiod-ts token|validate|xds-client|version [flags]   (each has --help)',
+    '',
+    'Flags:',
+    describe(SERVE_FLAGS, '--'),
+    '',
+    'Environment:',
+    describe(SERVE_ENV, ''),
+    '',
+  ].join('\n');
+}

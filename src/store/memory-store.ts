@@ -1,0 +1,204 @@
+// The in-memory implementation of the store, shared by both sources. Objects are kept per kind
+// and per namespace so that list(kind, ns) never scans other namespaces, and registered indexes
+// are maintained on every write so lookups such as "pods on node N with service account S" are
+// one map access.
+
+import { KindId } from './kinds';
+import { scopedLogger } from '../log/logger';
+import {
+  IndexFunction,
+  KubeObject,
+  ObjectStore,
+  StoreEvent,
+  StoreListener,
+  StoreWriter,
+  keyOf,
+  objectKey,
+} from './types';
+
+const log = scopedLogger('store');
+
+interface Index {
+  fn: IndexFunction;
+  /** index key -> object key -> object */
+  entries: Map<string, Map<string, KubeObject>>;
+  /** object key -> index keys it is filed under */
+  keysOf: Map<string, readonly string[]>;
+}
+
+class KindTable {
+  readonly objects = new Map<string, KubeObject>();
+  /** namespace ('' for cluster-scoped) -> object key -> object */
+  readonly byNamespace = new Map<string, Map<string, KubeObject>>();
+  readonly indexes = new Map<string, Index>();
+
+  set(key: string, object: KubeObject): void {
+    const ns = object.metadata.namespace ?? '';
+    this.objects.set(key, object);
+    let inNs = this.byNamespace.get(ns);
+    if (!inNs) this.byNamespace.set(ns, (inNs = new Map()));
+    inNs.set(key, object);
+    for (const index of this.indexes.values()) fileInIndex(index, key, object);
+  }
+
+  delete(key: string, object: KubeObject): void {
+    const ns = object.metadata.namespace ?? '';
+    this.objects.delete(key);
+    const inNs = this.byNamespace.get(ns);
+    inNs?.delete(key);
+    if (inNs && inNs.size === 0) this.byNamespace.delete(ns);
+    for (const index of this.indexes.values()) unfileFromIndex(index, key);
+  }
+}
+
+function unfileFromIndex(index: Index, key: string): void {
+  for (const k of index.keysOf.get(key) ?? []) {
+    const bucket = index.entries.get(k);
+    bucket?.delete(key);
+    if (bucket && bucket.size === 0) index.entries.delete(k);
+  }
+  index.keysOf.delete(key);
+}
+
+function fileInIndex(index: Index, key: string, object: KubeObject): void {
+  unfileFromIndex(index, key);
+  const keys = index.fn(object);
+  if (keys.length === 0) return;
+  index.keysOf.set(key, keys);
+  for (const k of keys) {
+    let bucket = index.entries.get(k);
+    if (!bucket) index.entries.set(k, (bucket = new Map()));
+    bucket.set(key, object);
+  }
+}
+
+/** Same resourceVersion means the same object: informer resyncs and re-lists are not changes. */
+function unchanged(old: KubeObject, next: KubeObject): boolean {
+  const a = old.metadata.resourceVersion;
+  return a !== undefined && a !== '' && a === next.metadata.resourceVersion && old.metadata.uid === next.metadata.uid;
+}
+
+export class MemoryStore implements ObjectStore, StoreWriter {
+  private readonly tables = new Map<KindId, KindTable>();
+  private readonly listeners = new Set<StoreListener>();
+  private readonly pendingSync = new Set<string>();
+  private expectedAny = false;
+  private syncWaiters: (() => void)[] = [];
+
+  private table(kind: KindId): KindTable {
+    let t = this.tables.get(kind);
+    if (!t) this.tables.set(kind, (t = new KindTable()));
+    return t;
+  }
+
+  get(kind: KindId, namespace: string | undefined, name: string): KubeObject | undefined {
+    return this.tables.get(kind)?.objects.get(objectKey(namespace, name));
+  }
+
+  list(kind: KindId, namespace?: string): KubeObject[] {
+    const t = this.tables.get(kind);
+    if (!t) return [];
+    if (namespace === undefined) return [...t.objects.values()];
+    return [...(t.byNamespace.get(namespace)?.values() ?? [])];
+  }
+
+  count(kind: KindId): number {
+    return this.tables.get(kind)?.objects.size ?? 0;
+  }
+
+  addIndex(kind: KindId, name: string, fn: IndexFunction): void {
+    const t = this.table(kind);
+    if (t.indexes.has(name)) throw new Error(`index "${name}" on ${kind} is already registered`);
+    const index: Index = { fn, entries: new Map(), keysOf: new Map() };
+    for (const [key, object] of t.objects) fileInIndex(index, key, object);
+    t.indexes.set(name, index);
+  }
+
+  byIndex(kind: KindId, name: string, key: string): KubeObject[] {
+    const index = this.tables.get(kind)?.indexes.get(name);
+    if (!index) throw new Error(`no index "${name}" on ${kind}`);
+    return [...(index.entries.get(key)?.values() ?? [])];
+  }
+
+  subscribe(listener: StoreListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  hasSynced(): boolean {
+    return this.expectedAny && this.pendingSync.size === 0;
+  }
+
+  whenSynced(): Promise<void> {
+    if (this.hasSynced()) return Promise.resolve();
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  /** Parts of the initial load still missing; /ready lists them. */
+  unsyncedParts(): string[] {
+    return [...this.pendingSync].sort();
+  }
+
+  expectSync(part: string): void {
+    this.expectedAny = true;
+    this.pendingSync.add(part);
+  }
+
+  markSynced(part: string): void {
+    this.pendingSync.delete(part);
+    if (this.hasSynced()) {
+      const waiters = this.syncWaiters;
+      this.syncWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  upsert(kind: KindId, objects: readonly KubeObject[]): void {
+    this.apply(objects.map((object) => ({ kind, object })));
+  }
+
+  remove(kind: KindId, objects: readonly KubeObject[]): void {
+    this.apply(objects.map((object) => ({ kind, object, deleted: true })));
+  }
+
+  replace(kind: KindId, objects: readonly KubeObject[]): void {
+    const t = this.table(kind);
+    const incoming = new Set(objects.map(keyOf));
+    const changes: { kind: KindId; object: KubeObject; deleted?: boolean }[] = [];
+    for (const [key, object] of t.objects) if (!incoming.has(key)) changes.push({ kind, object, deleted: true });
+    for (const object of objects) changes.push({ kind, object });
+    this.apply(changes);
+  }
+
+  apply(changes: readonly { kind: KindId; object: KubeObject; deleted?: boolean }[]): void {
+    const events: StoreEvent[] = [];
+    for (const { kind, object, deleted } of changes) {
+      const t = this.table(kind);
+      const key = keyOf(object);
+      const old = t.objects.get(key);
+      if (deleted) {
+        if (!old) continue;
+        t.delete(key, old);
+        events.push({ type: 'delete', kind, object: old });
+      } else if (!old) {
+        t.set(key, object);
+        events.push({ type: 'add', kind, object });
+      } else if (!unchanged(old, object)) {
+        t.set(key, object);
+        events.push({ type: 'update', kind, object, old });
+      }
+    }
+    if (events.length > 0) this.emit(events);
+  }
+
+  private emit(events: readonly StoreEvent[]): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(events);
+      } catch (err) {
+        // One broken consumer must not stop the others or the source feeding the store.
+        log.error({ err }, 'store listener failed');
+      }
+    }
+  }
+}

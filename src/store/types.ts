@@ -1,0 +1,97 @@
+// The object store: typed Kubernetes objects, indexes, and change events. Every component reads
+// the cluster (or the local folder) only through this interface.
+
+import type { KindId } from './kinds';
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+}
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+  generateName?: string;
+}
+
+/** A Kubernetes object as JSON. Typed views of spec/status live with the code that reads them. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  spec?: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  status?: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  data?: Record<string, string>;
+  [field: string]: unknown;
+}
+
+export type EventType = 'add' | 'update' | 'delete';
+
+export interface StoreEvent {
+  type: EventType;
+  kind: KindId;
+  /** The new object; for a delete, the last state seen. */
+  object: KubeObject;
+  /** The previous object, for updates. */
+  old?: KubeObject;
+}
+
+/** Receives events in batches: one batch per informer event or per changed file. */
+export type StoreListener = (events: readonly StoreEvent[]) => void;
+
+/** Computes index keys of an object; an object may have any number of keys. */
+export type IndexFunction = (object: KubeObject) => readonly string[];
+
+export interface ObjectStore {
+  get(kind: KindId, namespace: string | undefined, name: string): KubeObject | undefined;
+  /** Objects of a kind, in one namespace when given. */
+  list(kind: KindId, namespace?: string): KubeObject[];
+  /** Registers an index; objects already in the store are indexed at once. Names are per kind. */
+  addIndex(kind: KindId, name: string, fn: IndexFunction): void;
+  byIndex(kind: KindId, name: string, key: string): KubeObject[];
+  /** Returns an unsubscribe function. Listeners run synchronously after each batch is applied. */
+  subscribe(listener: StoreListener): () => void;
+  /** True once every source has delivered its initial state. */
+  hasSynced(): boolean;
+  whenSynced(): Promise<void>;
+}
+
+/** The writing side, used only by sources. */
+export interface StoreWriter {
+  /** Adds or updates objects of a kind and emits one batch. */
+  upsert(kind: KindId, objects: readonly KubeObject[]): void;
+  /** Deletes objects by namespace/name and emits one batch. */
+  remove(kind: KindId, objects: readonly KubeObject[]): void;
+  /** Replaces every object of a kind (an informer re-list); emits the difference as one batch. */
+  replace(kind: KindId, objects: readonly KubeObject[]): void;
+  /** Applies a mixed batch (one changed file may add, update and delete). */
+  apply(changes: readonly { kind: KindId; object: KubeObject; deleted?: boolean }[]): void;
+  /** Marks one named part of the initial load as done; the store is synced when all parts are. */
+  expectSync(part: string): void;
+  markSynced(part: string): void;
+}
+
+/** A source of objects: the local folder or a Kubernetes cluster. */
+export interface ConfigSource {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function objectKey(namespace: string | undefined, name: string): string {
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+export function keyOf(object: KubeObject): string {
+  return objectKey(object.metadata.namespace, object.metadata.name);
+}
