@@ -2,6 +2,7 @@
 // domain packages. Components depend on these interfaces, never on the listeners themselves.
 
 import type * as grpc from '@grpc/grpc-js';
+import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call';
 import type { Registry } from 'prom-client';
 import type { ServeOptions } from '../config/options';
 import type { ObjectStore } from '../store/types';
@@ -23,6 +24,30 @@ export interface ServingCertSource {
   current(): ServingCertificate;
   /** Returns an unsubscribe function. */
   onChange(listener: (cert: ServingCertificate) => void): () => void;
+}
+
+/** The writable side, held by whoever issues istiod's certificate (the CA; tests). */
+export interface ServingCertSink extends ServingCertSource {
+  set(cert: ServingCertificate): void;
+  /** Resolves once a certificate has been set; TLS listeners start after it. */
+  whenAvailable(): Promise<ServingCertificate>;
+}
+
+/** Who is calling, as decided by authentication (client certificate or bearer token). */
+export interface CallerIdentity {
+  /** SPIFFE ids, e.g. spiffe://cluster.local/ns/istio-system/sa/ztunnel. */
+  identities: string[];
+  namespace: string;
+  serviceAccount: string;
+  /** From the token's pod claims (TokenReview user.extra or the local token); absent for certificates. */
+  podName?: string;
+  podUid?: string;
+  via: 'certificate' | 'token';
+}
+
+/** Authenticates a gRPC call; rejects with an error whose message is the exact reason (for logs). */
+export interface CallAuthenticator {
+  authenticate(call: ServerSurfaceCall): Promise<CallerIdentity>;
 }
 
 export type GrpcPorts = 'plaintext' | 'secure' | 'both';
@@ -72,7 +97,7 @@ export interface ServerContext {
   grpc: GrpcRegistrar;
   readiness: Readiness;
   debug: DebugRegistry;
-  servingCerts: ServingCertSource;
+  servingCerts: ServingCertSink;
   leader: LeaderElector;
   /** Runs on shutdown, in reverse order of registration. */
   onShutdown(hook: () => void | Promise<void>): void;
