@@ -40,19 +40,16 @@ export function parseDuration(text: string): number {
   return sign * total;
 }
 
-/** Formats milliseconds the way Go prints a Duration, for --help and debug pages. */
+/** Formats milliseconds the way Go prints a Duration ("1h30m0s", "100ms"), for debug pages. */
 export function formatDuration(ms: number): string {
   if (ms === 0) return '0s';
-  const neg = ms < 0;
-  let rest = Math.abs(ms);
-  let out = '';
-  const h = Math.floor(rest / 3_600_000);
-  rest -= h * 3_600_000;
-  const m = Math.floor(rest / 60_000);
-  rest -= m * 60_000;
-  const s = rest / 1000;
-  if (h) out += `${h}h`;
-  if (h || m) out += `${m}m`;
-  if (s || !out) out += s < 1 && !out ? `${Math.round(rest * 1000) / 1000}ms` : `${Number(s.toFixed(3))}s`;
-  return (neg ? '-' : '') + out;
+  const sign = ms < 0 ? '-' : '';
+  const abs = Math.abs(ms);
+  if (abs < 1000) return `${sign}${Number(abs.toFixed(3))}ms`;
+  const h = Math.floor(abs / 3_600_000);
+  const m = Math.floor((abs % 3_600_000) / 60_000);
+  const s = Number(((abs % 60_000) / 1000).toFixed(3));
+  if (h) return `${sign}${h}h${m}m${s}s`;
+  if (m) return `${sign}${m}m${s}s`;
+  return `${sign}${s}s`;
 }

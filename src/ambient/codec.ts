@@ -1,0 +1,97 @@
+// Encoding of the derived messages with protobufjs, from the project's own .proto files. Each
+// resource is encoded once per version and its bytes shared by every stream.
+
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
+import * as protobuf from 'protobufjs';
+import { VERSION_HEX_LENGTH } from './constants';
+import { ipToText } from './ip';
+import type { Address, Authorization } from './messages';
+
+/** Finds proto/ from both the TypeScript sources (jest) and the compiled dist/ tree. */
+function protoDir(): string {
+  let dir = __dirname;
+  for (let i = 0; i < 6; i++) {
+    const candidate = path.join(dir, 'proto');
+    if (existsSync(path.join(candidate, 'workload.proto'))) return candidate;
+    dir = path.dirname(dir);
+  }
+  throw new Error(`proto/workload.proto not found above ${__dirname}`);
+}
+
+interface Types {
+  address: protobuf.Type;
+  authorization: protobuf.Type;
+}
+
+let types: Types | undefined;
+
+function load(): Types {
+  if (types) return types;
+  const dir = protoDir();
+  const root = new protobuf.Root();
+  root.resolvePath = (origin, target) => {
+    if (target.startsWith('google/protobuf/')) return target;
+    return path.isAbsolute(target) ? target : path.join(dir, target);
+  };
+  root.loadSync([path.join(dir, 'workload.proto'), path.join(dir, 'authorization.proto')]);
+  root.resolveAll();
+  types = {
+    address: root.lookupType('istio.workload.Address'),
+    authorization: root.lookupType('istio.security.Authorization'),
+  };
+  return types;
+}
+
+export function encodeAddress(address: Address): Uint8Array {
+  return load().address.encode(address).finish();
+}
+
+export function encodeAuthorization(authorization: Authorization): Uint8Array {
+  return load().authorization.encode(authorization).finish();
+}
+
+export function decodeAddress(bytes: Uint8Array): Address {
+  return load().address.decode(bytes) as unknown as Address;
+}
+
+export function decodeAuthorization(bytes: Uint8Array): Authorization {
+  return load().authorization.decode(bytes) as unknown as Authorization;
+}
+
+/** A version is a hash of the bytes: equal bytes, equal version. */
+export function versionOf(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex').slice(0, VERSION_HEX_LENGTH);
+}
+
+const JSON_OPTIONS: protobuf.IConversionOptions = { enums: String, longs: Number, bytes: String, defaults: false, oneofs: false };
+
+/** Protobuf JSON mapping of an Address, with IP bytes shown as text (for operators). */
+export function addressToJson(bytes: Uint8Array): Record<string, unknown> {
+  const t = load().address;
+  const json = t.toObject(t.decode(bytes), { ...JSON_OPTIONS, bytes: Array }) as Record<string, unknown>;
+  return ipsAsText(json) as Record<string, unknown>;
+}
+
+export function authorizationToJson(bytes: Uint8Array): Record<string, unknown> {
+  const t = load().authorization;
+  const json = t.toObject(t.decode(bytes), { ...JSON_OPTIONS, bytes: Array }) as Record<string, unknown>;
+  return ipsAsText(json) as Record<string, unknown>;
+}
+
+const IP_FIELDS = new Set(['address', 'addresses']);
+
+/** Byte arrays under "address"/"addresses" become IP text; everything else is left as decoded. */
+function ipsAsText(value: unknown, key = ''): unknown {
+  if (Array.isArray(value)) {
+    if (IP_FIELDS.has(key) && value.every((v) => typeof v === 'number')) return ipToText(Uint8Array.from(value as number[]));
+    return value.map((v) => ipsAsText(v, key === 'addresses' ? 'address' : ''));
+  }
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = ipsAsText(v, k);
+    return out;
+  }
+  return value;
+}

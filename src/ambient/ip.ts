@@ -1,0 +1,90 @@
+// IP text <-> bytes. Workload and Service addresses travel as raw 4- or 16-byte values; anything
+// that does not parse is rejected here so it never reaches ztunnel (which NACKs bad lengths).
+
+import { isIPv4, isIPv6 } from 'node:net';
+
+export function parseIp(text: string | undefined): Uint8Array | undefined {
+  if (!text) return undefined;
+  if (isIPv4(text)) return Uint8Array.from(text.split('.').map((p) => Number(p)));
+  if (isIPv6(text)) return ipv6Bytes(text);
+  return undefined;
+}
+
+function ipv6Bytes(text: string): Uint8Array | undefined {
+  let s = text;
+  const zone = s.indexOf('%');
+  if (zone >= 0) s = s.slice(0, zone);
+  // An embedded IPv4 tail (::ffff:1.2.3.4) becomes two hex groups.
+  const lastColon = s.lastIndexOf(':');
+  const tail = s.slice(lastColon + 1);
+  if (tail.includes('.')) {
+    const v4 = parseIp(tail);
+    if (!v4) return undefined;
+    s = `${s.slice(0, lastColon + 1)}${((v4[0]! << 8) | v4[1]!).toString(16)}:${((v4[2]! << 8) | v4[3]!).toString(16)}`;
+  }
+  const [head, rest] = s.split('::') as [string, string | undefined];
+  const a = head ? head.split(':') : [];
+  const b = rest ? rest.split(':') : [];
+  const groups = rest === undefined ? a : [...a, ...new Array<string>(8 - a.length - b.length).fill('0'), ...b];
+  if (groups.length !== 8) return undefined;
+  const out = new Uint8Array(16);
+  groups.forEach((g, i) => {
+    const v = parseInt(g, 16);
+    out[i * 2] = v >> 8;
+    out[i * 2 + 1] = v & 0xff;
+  });
+  return out;
+}
+
+export function ipToText(bytes: Uint8Array): string {
+  if (bytes.length === 4) return Array.from(bytes).join('.');
+  if (bytes.length === 16) {
+    const groups: string[] = [];
+    for (let i = 0; i < 16; i += 2) groups.push(((bytes[i]! << 8) | bytes[i + 1]!).toString(16));
+    // Compress the longest run of zero groups, as RFC 5952 asks.
+    let best = -1;
+    let bestLen = 0;
+    for (let i = 0; i < 8; ) {
+      if (groups[i] !== '0') {
+        i++;
+        continue;
+      }
+      let j = i;
+      while (j < 8 && groups[j] === '0') j++;
+      if (j - i > bestLen && j - i > 1) {
+        best = i;
+        bestLen = j - i;
+      }
+      i = j;
+    }
+    if (best < 0) return groups.join(':');
+    return `${groups.slice(0, best).join(':')}::${groups.slice(best + bestLen).join(':')}`;
+  }
+  return Buffer.from(bytes).toString('hex');
+}
+
+export interface Cidr {
+  address: Uint8Array;
+  length: number;
+}
+
+/** "ip" or "ip/len"; the address is kept as written (not masked), as istiod's netip.ParsePrefix does. */
+export function parseCidr(text: string): Cidr | undefined {
+  const slash = text.indexOf('/');
+  const address = parseIp(slash < 0 ? text : text.slice(0, slash));
+  if (!address) return undefined;
+  const max = address.length * 8;
+  if (slash < 0) return { address, length: max };
+  const lenText = text.slice(slash + 1);
+  if (!/^\d{1,3}$/.test(lenText)) return undefined;
+  const length = Number(lenText);
+  if (length > max) return undefined;
+  return { address, length };
+}
+
+/** Zeroes the host bits of a prefix (ServiceEntry CIDR addresses are masked). */
+export function maskCidr(cidr: Cidr): Cidr {
+  const out = Uint8Array.from(cidr.address);
+  for (let bit = cidr.length; bit < out.length * 8; bit++) out[bit >> 3] &= ~(0x80 >> (bit & 7));
+  return { address: out, length: cidr.length };
+}

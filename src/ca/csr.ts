@@ -1,0 +1,162 @@
+// The untrusted input of the CA: a PKCS#10 CSR in PEM. The parser is strict and bounded: one PEM
+// block, size-limited, DER only, a fixed shape, one SubjectPublicKeyInfo, and only the key and
+// signature algorithms ztunnel and istio-agent use. Its subject and attributes are checked for
+// well-formedness only: the CA ignores them (the SAN comes from authentication).
+
+import * as crypto from 'node:crypto';
+import { DerError, TAG, Tlv, checkWellFormed, children, content, decodeOid, expectTag, readTlv, whole } from './der';
+
+/** Largest CSR PEM accepted, in bytes (a P-256 CSR is ~500 bytes, RSA-4096 ~1.7 KiB). */
+export const MAX_CSR_PEM_BYTES = 64 * 1024;
+export const MIN_RSA_KEY_BITS = 2048;
+/** Bounds the cost of verifying one CSR. */
+export const MAX_RSA_KEY_BITS = 8192;
+
+/** A CSR the CA refuses; the message is the precise reason (safe to return to the caller). */
+export class CsrError extends Error {
+  override name = 'CsrError';
+}
+
+const OID = {
+  rsaEncryption: '1.2.840.113549.1.1.1',
+  ecPublicKey: '1.2.840.10045.2.1',
+  p256: '1.2.840.10045.3.1.7',
+  p384: '1.3.132.0.34',
+} as const;
+
+/** Signature algorithm OID -> key family and hash. */
+const SIGNATURE_ALGORITHMS: Readonly<Record<string, { family: 'RSA' | 'EC'; hash: string }>> = {
+  '1.2.840.113549.1.1.11': { family: 'RSA', hash: 'sha256' },
+  '1.2.840.113549.1.1.12': { family: 'RSA', hash: 'sha384' },
+  '1.2.840.113549.1.1.13': { family: 'RSA', hash: 'sha512' },
+  '1.2.840.10045.4.3.2': { family: 'EC', hash: 'sha256' },
+  '1.2.840.10045.4.3.3': { family: 'EC', hash: 'sha384' },
+  '1.2.840.10045.4.3.4': { family: 'EC', hash: 'sha512' },
+};
+
+export interface ParsedCsr {
+  /** The SubjectPublicKeyInfo, DER, copied verbatim into the certificate. */
+  spki: Buffer;
+  publicKey: crypto.KeyObject;
+  /** e.g. "ECDSA P-256", "RSA 2048". */
+  keyDescription: string;
+  /** The signed part (CertificationRequestInfo), for signature verification. */
+  signedData: Buffer;
+  signature: Buffer;
+  hash: string;
+}
+
+const PEM_LABELS = ['CERTIFICATE REQUEST', 'NEW CERTIFICATE REQUEST'];
+const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([A-Za-z0-9+/=\s]*?)-----END ([A-Z0-9 ]+)-----/g;
+
+/** Extracts the DER of the single CSR block in `pem`. */
+export function csrDerFromPem(pem: string): Buffer {
+  if (typeof pem !== 'string' || pem.trim() === '') throw new CsrError('CSR is empty');
+  if (Buffer.byteLength(pem, 'utf8') > MAX_CSR_PEM_BYTES) throw new CsrError(`CSR is larger than ${MAX_CSR_PEM_BYTES} bytes`);
+  const blocks = [...pem.matchAll(PEM_BLOCK)];
+  if (blocks.length === 0) throw new CsrError('CSR is not PEM: no BEGIN/END CERTIFICATE REQUEST block');
+  if (blocks.length > 1) throw new CsrError(`CSR PEM holds ${blocks.length} blocks; exactly one is allowed`);
+  const [, begin, body, end] = blocks[0]!;
+  if (begin !== end || !PEM_LABELS.includes(begin!)) throw new CsrError(`PEM block is "${begin}", not a CERTIFICATE REQUEST`);
+  const b64 = body!.replace(/\s+/g, '');
+  if (b64.length === 0 || b64.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) throw new CsrError('CSR PEM body is not valid base64');
+  return Buffer.from(b64, 'base64');
+}
+
+function algorithmIdentifier(der: Buffer, tlv: Tlv, what: string): { oid: string; params: Tlv | undefined } {
+  expectTag(tlv, TAG.SEQUENCE, what);
+  const parts = children(der, tlv);
+  if (parts.length < 1 || parts.length > 2) throw new DerError(`${what}: expected 1 or 2 elements, got ${parts.length}`);
+  expectTag(parts[0]!, TAG.OID, `${what} algorithm`);
+  return { oid: decodeOid(content(der, parts[0]!)), params: parts[1] };
+}
+
+function describeKey(der: Buffer, spkiTlv: Tlv): { family: 'RSA' | 'EC'; description: string; publicKey: crypto.KeyObject } {
+  expectTag(spkiTlv, TAG.SEQUENCE, 'SubjectPublicKeyInfo');
+  const parts = children(der, spkiTlv);
+  if (parts.length !== 2) throw new DerError('SubjectPublicKeyInfo: expected 2 elements');
+  expectTag(parts[1]!, TAG.BIT_STRING, 'subjectPublicKey');
+  const alg = algorithmIdentifier(der, parts[0]!, 'SubjectPublicKeyInfo algorithm');
+  let publicKey: crypto.KeyObject;
+  try {
+    publicKey = crypto.createPublicKey({ key: whole(der, spkiTlv), format: 'der', type: 'spki' });
+  } catch (err) {
+    throw new CsrError(`CSR public key cannot be read: ${(err as Error).message}`);
+  }
+  if (alg.oid === OID.rsaEncryption) {
+    if (!alg.params || alg.params.tag !== TAG.NULL || alg.params.end !== alg.params.contentStart) {
+      throw new CsrError('RSA public key algorithm must have NULL parameters');
+    }
+    const bits = publicKey.asymmetricKeyDetails?.modulusLength ?? 0;
+    if (bits < MIN_RSA_KEY_BITS) throw new CsrError(`RSA key of ${bits} bits is too small (at least ${MIN_RSA_KEY_BITS})`);
+    if (bits > MAX_RSA_KEY_BITS) throw new CsrError(`RSA key of ${bits} bits is too large (at most ${MAX_RSA_KEY_BITS})`);
+    return { family: 'RSA', description: `RSA ${bits}`, publicKey };
+  }
+  if (alg.oid === OID.ecPublicKey) {
+    if (!alg.params || alg.params.tag !== TAG.OID) throw new CsrError('EC public key must name its curve');
+    const curve = decodeOid(content(der, alg.params));
+    if (curve === OID.p256) return { family: 'EC', description: 'ECDSA P-256', publicKey };
+    if (curve === OID.p384) return { family: 'EC', description: 'ECDSA P-384', publicKey };
+    throw new CsrError(`unsupported EC curve ${curve} (P-256 or P-384 only)`);
+  }
+  throw new CsrError(`unsupported public key algorithm ${alg.oid} (ECDSA P-256/P-384 or RSA only)`);
+}
+
+/** Parses a CSR's DER strictly; throws CsrError naming the problem. Does not verify the signature. */
+export function parseCsrDer(der: Buffer): ParsedCsr {
+  try {
+    const root = readTlv(der, 0);
+    if (root.end !== der.length) throw new DerError('trailing bytes after the CSR');
+    expectTag(root, TAG.SEQUENCE, 'CertificationRequest');
+    checkWellFormed(der, root);
+    const top = children(der, root);
+    if (top.length !== 3) throw new DerError(`CertificationRequest: expected 3 elements, got ${top.length}`);
+    const [info, sigAlgTlv, sigTlv] = top as [Tlv, Tlv, Tlv];
+    expectTag(info, TAG.SEQUENCE, 'CertificationRequestInfo');
+    const fields = children(der, info);
+    if (fields.length !== 4) throw new DerError(`CertificationRequestInfo: expected 4 elements, got ${fields.length}`);
+    const [version, subject, spkiTlv, attributes] = fields as [Tlv, Tlv, Tlv, Tlv];
+    expectTag(version, TAG.INTEGER, 'version');
+    const v = content(der, version);
+    if (v.length !== 1 || v[0] !== 0) throw new CsrError('CSR version must be 0 (PKCS#10 v1)');
+    expectTag(subject, TAG.SEQUENCE, 'subject');
+    expectTag(attributes, 0xa0, 'attributes');
+    const key = describeKey(der, spkiTlv);
+    const sigAlg = algorithmIdentifier(der, sigAlgTlv, 'signatureAlgorithm');
+    const known = SIGNATURE_ALGORITHMS[sigAlg.oid];
+    if (!known) throw new CsrError(`unsupported signature algorithm ${sigAlg.oid}`);
+    if (known.family !== key.family) throw new CsrError(`signature algorithm ${sigAlg.oid} does not fit a ${key.description} key`);
+    expectTag(sigTlv, TAG.BIT_STRING, 'signature');
+    const sig = content(der, sigTlv);
+    if (sig.length < 2 || sig[0] !== 0) throw new CsrError('signature BIT STRING is malformed');
+    return {
+      spki: Buffer.from(whole(der, spkiTlv)),
+      publicKey: key.publicKey,
+      keyDescription: key.description,
+      signedData: whole(der, info),
+      signature: sig.subarray(1),
+      hash: known.hash,
+    };
+  } catch (err) {
+    if (err instanceof CsrError) throw err;
+    if (err instanceof DerError) throw new CsrError(`CSR is not valid DER: ${err.message}`);
+    throw new CsrError(`CSR cannot be parsed: ${(err as Error).message}`);
+  }
+}
+
+/** Verifies the CSR's own signature on the libuv thread pool. */
+export function verifyCsrSignature(csr: ParsedCsr): Promise<void> {
+  return new Promise((resolve, reject) => {
+    crypto.verify(csr.hash, csr.signedData, csr.publicKey, csr.signature, (err, ok) => {
+      if (err || !ok) reject(new CsrError('CSR signature does not verify'));
+      else resolve();
+    });
+  });
+}
+
+/** Parses and verifies a PEM CSR: everything the CA checks before it signs. */
+export async function readCsr(pem: string): Promise<ParsedCsr> {
+  const csr = parseCsrDer(csrDerFromPem(pem));
+  await verifyCsrSignature(csr);
+  return csr;
+}

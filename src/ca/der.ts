@@ -1,0 +1,168 @@
+// A minimal, strict DER reader and writer: just what the CA needs to parse untrusted CSRs and to
+// assemble certificates from pre-encoded parts. Reading is bounded (nesting depth, element count)
+// and rejects every non-DER length form, so a hostile input cannot make it loop or allocate.
+
+/** Deepest nesting the reader follows; a CSR needs about 7 levels. */
+export const MAX_DER_DEPTH = 16;
+/** Most elements the reader visits in one document. */
+export const MAX_DER_ELEMENTS = 4096;
+
+export const TAG = {
+  INTEGER: 0x02,
+  BIT_STRING: 0x03,
+  OCTET_STRING: 0x04,
+  NULL: 0x05,
+  OID: 0x06,
+  UTF8_STRING: 0x0c,
+  UTC_TIME: 0x17,
+  GENERALIZED_TIME: 0x18,
+  IA5_STRING: 0x16,
+  SEQUENCE: 0x30,
+  SET: 0x31,
+} as const;
+
+/** Malformed DER; the message says where and what. */
+export class DerError extends Error {
+  override name = 'DerError';
+}
+
+/** One tag-length-value element, as offsets into the buffer it came from. */
+export interface Tlv {
+  tag: number;
+  /** The whole element, header included. */
+  start: number;
+  /** First content byte. */
+  contentStart: number;
+  /** One past the last content byte. */
+  end: number;
+}
+
+/** Reads the element at `offset`; single-byte tags only (all X.509 needs). */
+export function readTlv(buf: Uint8Array, offset: number, limit: number = buf.length): Tlv {
+  if (offset + 2 > limit) throw new DerError(`truncated element at byte ${offset}`);
+  const tag = buf[offset]!;
+  if ((tag & 0x1f) === 0x1f) throw new DerError(`multi-byte tag at byte ${offset}`);
+  const first = buf[offset + 1]!;
+  let length: number;
+  let contentStart: number;
+  if (first < 0x80) {
+    length = first;
+    contentStart = offset + 2;
+  } else {
+    const count = first & 0x7f;
+    if (count === 0) throw new DerError(`indefinite length at byte ${offset}`);
+    if (count > 3) throw new DerError(`length of ${count} bytes at byte ${offset} is too long`);
+    if (offset + 2 + count > limit) throw new DerError(`truncated length at byte ${offset}`);
+    length = 0;
+    for (let i = 0; i < count; i++) length = length * 256 + buf[offset + 2 + i]!;
+    if (buf[offset + 2]! === 0) throw new DerError(`non-minimal length at byte ${offset}`);
+    if (length < 0x80) throw new DerError(`non-minimal length at byte ${offset}`);
+    contentStart = offset + 2 + count;
+  }
+  const end = contentStart + length;
+  if (end > limit) throw new DerError(`element at byte ${offset} runs past its container`);
+  return { tag, start: offset, contentStart, end };
+}
+
+/** The child elements of a constructed element, in order. */
+export function children(buf: Uint8Array, parent: Tlv): Tlv[] {
+  const out: Tlv[] = [];
+  let at = parent.contentStart;
+  while (at < parent.end) {
+    const child = readTlv(buf, at, parent.end);
+    out.push(child);
+    at = child.end;
+    if (out.length > MAX_DER_ELEMENTS) throw new DerError('too many elements');
+  }
+  return out;
+}
+
+/**
+ * Checks that a whole document is well-formed DER down to its leaves: every constructed element
+ * parses exactly into children, within the depth and element bounds.
+ */
+export function checkWellFormed(buf: Uint8Array, root: Tlv): void {
+  let visited = 0;
+  const walk = (tlv: Tlv, depth: number): void => {
+    if (depth > MAX_DER_DEPTH) throw new DerError(`nesting deeper than ${MAX_DER_DEPTH}`);
+    if (++visited > MAX_DER_ELEMENTS) throw new DerError(`more than ${MAX_DER_ELEMENTS} elements`);
+    if ((tlv.tag & 0x20) === 0) return;
+    for (const child of children(buf, tlv)) walk(child, depth + 1);
+  };
+  walk(root, 0);
+}
+
+export function expectTag(tlv: Tlv, tag: number, what: string): void {
+  if (tlv.tag !== tag) throw new DerError(`${what}: expected tag 0x${tag.toString(16)}, got 0x${tlv.tag.toString(16)}`);
+}
+
+export function content(buf: Uint8Array, tlv: Tlv): Buffer {
+  return Buffer.from(buf.buffer, buf.byteOffset + tlv.contentStart, tlv.end - tlv.contentStart);
+}
+
+export function whole(buf: Uint8Array, tlv: Tlv): Buffer {
+  return Buffer.from(buf.buffer, buf.byteOffset + tlv.start, tlv.end - tlv.start);
+}
+
+/** Dotted form of an OBJECT IDENTIFIER's content. */
+export function decodeOid(bytes: Uint8Array): string {
+  if (bytes.length === 0 || bytes.length > 64) throw new DerError('bad object identifier length');
+  const parts: number[] = [];
+  let value = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (value === 0 && b === 0x80) throw new DerError('non-minimal object identifier');
+    value = value * 128 + (b & 0x7f);
+    if (value > Number.MAX_SAFE_INTEGER / 128) throw new DerError('object identifier arc too large');
+    if ((b & 0x80) === 0) {
+      if (parts.length === 0) parts.push(value < 80 ? Math.floor(value / 40) : 2, value < 80 ? value % 40 : value - 80);
+      else parts.push(value);
+      value = 0;
+    } else if (i === bytes.length - 1) {
+      throw new DerError('truncated object identifier');
+    }
+  }
+  return parts.join('.');
+}
+
+// ---- writing ----
+
+export function encodeLength(length: number): Buffer {
+  if (length < 0x80) return Buffer.from([length]);
+  if (length < 0x100) return Buffer.from([0x81, length]);
+  if (length < 0x10000) return Buffer.from([0x82, length >> 8, length & 0xff]);
+  return Buffer.from([0x83, length >> 16, (length >> 8) & 0xff, length & 0xff]);
+}
+
+export function tlv(tag: number, ...parts: Uint8Array[]): Buffer {
+  const body = Buffer.concat(parts);
+  return Buffer.concat([Buffer.from([tag]), encodeLength(body.length), body]);
+}
+
+export function encodeOid(dotted: string): Buffer {
+  const arcs = dotted.split('.').map(Number);
+  const bytes: number[] = [40 * arcs[0]! + arcs[1]!];
+  for (const arc of arcs.slice(2)) {
+    const chunk: number[] = [arc & 0x7f];
+    for (let v = Math.floor(arc / 128); v > 0; v = Math.floor(v / 128)) chunk.unshift((v & 0x7f) | 0x80);
+    bytes.push(...chunk);
+  }
+  return tlv(TAG.OID, Buffer.from(bytes));
+}
+
+/** A positive INTEGER from unsigned big-endian bytes. */
+export function encodeUnsignedInteger(bytes: Uint8Array): Buffer {
+  let i = 0;
+  while (i < bytes.length - 1 && bytes[i] === 0) i++;
+  const trimmed = bytes.subarray(i);
+  return trimmed[0]! & 0x80 ? tlv(TAG.INTEGER, Buffer.from([0]), trimmed) : tlv(TAG.INTEGER, trimmed);
+}
+
+/** RFC 5280 §4.1.2.5: UTCTime through 2049, GeneralizedTime from 2050. */
+export function encodeTime(date: Date): Buffer {
+  const iso = date.toISOString(); // YYYY-MM-DDTHH:MM:SS.sssZ
+  const digits = iso.slice(0, 19).replace(/[-T:]/g, '');
+  const year = date.getUTCFullYear();
+  if (year < 2050) return tlv(TAG.UTC_TIME, Buffer.from(`${digits.slice(2)}Z`, 'latin1'));
+  return tlv(TAG.GENERALIZED_TIME, Buffer.from(`${digits}Z`, 'latin1'));
+}

@@ -1,0 +1,160 @@
+// Issues leaf certificates from a DER template prepared once per signing key. Only the serial,
+// validity, SubjectAltName and SubjectPublicKeyInfo vary per certificate, so the per-request work
+// is a few Buffer.concat calls plus one native signature on the libuv thread pool.
+
+import * as crypto from 'node:crypto';
+import { TAG, children, content, decodeOid, encodeOid, encodeTime, encodeUnsignedInteger, readTlv, tlv, whole } from './der';
+
+/** Bytes of randomness in a serial number (RFC 5280 allows up to 20 octets). */
+export const SERIAL_BYTES = 16;
+
+export type SanEntry = { uri: string } | { dns: string } | { ip: string };
+
+export interface LeafRequest {
+  spki: Buffer;
+  sans: readonly SanEntry[];
+  notBefore: Date;
+  notAfter: Date;
+}
+
+export interface IssuedLeaf {
+  der: Buffer;
+  pem: string;
+  serialHex: string;
+  notAfter: Date;
+}
+
+const OID = {
+  keyUsage: '2.5.29.15',
+  extKeyUsage: '2.5.29.37',
+  basicConstraints: '2.5.29.19',
+  authorityKeyId: '2.5.29.35',
+  subjectKeyId: '2.5.29.14',
+  subjectAltName: '2.5.29.17',
+  serverAuth: '1.3.6.1.5.5.7.3.1',
+  clientAuth: '1.3.6.1.5.5.7.3.2',
+};
+
+const TRUE = Buffer.from([0x01, 0x01, 0xff]);
+const EMPTY_SEQUENCE = Buffer.from([0x30, 0x00]);
+
+function extension(oid: string, critical: boolean, value: Buffer): Buffer {
+  return tlv(TAG.SEQUENCE, encodeOid(oid), critical ? TRUE : Buffer.alloc(0), tlv(TAG.OCTET_STRING, value));
+}
+
+/** The signature algorithm (hash and AlgorithmIdentifier DER) a CA key signs with. */
+export function signatureAlgorithmFor(key: crypto.KeyObject): { hash: string; algorithmId: Buffer } {
+  if (key.asymmetricKeyType === 'rsa') {
+    return { hash: 'sha256', algorithmId: tlv(TAG.SEQUENCE, encodeOid('1.2.840.113549.1.1.11'), Buffer.from([TAG.NULL, 0])) };
+  }
+  if (key.asymmetricKeyType === 'ec') {
+    const curve = key.asymmetricKeyDetails?.namedCurve;
+    if (curve === 'prime256v1') return { hash: 'sha256', algorithmId: tlv(TAG.SEQUENCE, encodeOid('1.2.840.10045.4.3.2')) };
+    if (curve === 'secp384r1') return { hash: 'sha384', algorithmId: tlv(TAG.SEQUENCE, encodeOid('1.2.840.10045.4.3.3')) };
+    throw new Error(`CA key uses unsupported EC curve ${curve ?? 'unknown'} (P-256 or P-384)`);
+  }
+  throw new Error(`CA key type ${key.asymmetricKeyType ?? 'unknown'} is not supported (RSA or ECDSA)`);
+}
+
+/** The subject Name DER and key identifier of a CA certificate, read from its DER. */
+export function issuerFields(certDer: Buffer): { subject: Buffer; keyId: Buffer } {
+  const cert = readTlv(certDer, 0);
+  const tbs = children(certDer, children(certDer, cert)[0]!);
+  const offset = tbs[0]!.tag === 0xa0 ? 1 : 0;
+  const subject = whole(certDer, tbs[offset + 4]!);
+  const spki = children(certDer, tbs[offset + 5]!);
+  let keyId: Buffer | undefined;
+  const extsWrapper = tbs.find((t) => t.tag === 0xa3);
+  if (extsWrapper) {
+    for (const ext of children(certDer, children(certDer, extsWrapper)[0]!)) {
+      const parts = children(certDer, ext);
+      if (decodeOid(content(certDer, parts[0]!)) !== OID.subjectKeyId) continue;
+      const octets = content(certDer, parts[parts.length - 1]!);
+      keyId = Buffer.from(content(octets, readTlv(octets, 0)));
+    }
+  }
+  // RFC 5280 §4.2.1.2 method 1 when the CA certificate carries no SubjectKeyIdentifier.
+  keyId ??= crypto.createHash('sha1').update(content(certDer, spki[1]!).subarray(1)).digest();
+  return { subject: Buffer.from(subject), keyId };
+}
+
+function encodeSan(entry: SanEntry): Buffer {
+  if ('uri' in entry) return tlv(0x86, Buffer.from(entry.uri, 'latin1'));
+  if ('dns' in entry) return tlv(0x82, Buffer.from(entry.dns, 'latin1'));
+  return tlv(0x87, ipBytes(entry.ip));
+}
+
+function ipBytes(ip: string): Buffer {
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(ip);
+  if (v4) return Buffer.from(v4.slice(1).map(Number));
+  const [head = '', tail] = ip.split('::');
+  const parse = (s: string) => (s === '' ? [] : s.split(':').map((h) => parseInt(h, 16)));
+  const left = parse(head);
+  const right = tail === undefined ? [] : parse(tail);
+  const groups = [...left, ...new Array(8 - left.length - right.length).fill(0), ...right];
+  const out = Buffer.alloc(16);
+  groups.forEach((g, i) => out.writeUInt16BE(g, i * 2));
+  return out;
+}
+
+export function toPem(der: Buffer, label = 'CERTIFICATE'): string {
+  const b64 = der.toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '');
+  return `-----BEGIN ${label}-----\n${b64}\n-----END ${label}-----\n`;
+}
+
+/** Signs leaves with one CA key and certificate. */
+export class LeafSigner {
+  readonly notAfterLimit: Date;
+  private readonly hash: string;
+  private readonly algorithmId: Buffer;
+  /** [0] version v3 is first, then the serial varies, then algorithm + issuer are fixed. */
+  private readonly versionField = tlv(0xa0, Buffer.from([TAG.INTEGER, 1, 2]));
+  private readonly algorithmAndIssuer: Buffer;
+  private readonly fixedExtensions: Buffer;
+
+  constructor(signingCertDer: Buffer, private readonly key: crypto.KeyObject) {
+    const cert = new crypto.X509Certificate(signingCertDer);
+    this.notAfterLimit = new Date(cert.validTo);
+    const alg = signatureAlgorithmFor(key);
+    this.hash = alg.hash;
+    this.algorithmId = alg.algorithmId;
+    const { subject, keyId } = issuerFields(signingCertDer);
+    this.algorithmAndIssuer = Buffer.concat([alg.algorithmId, subject]);
+    this.fixedExtensions = Buffer.concat([
+      extension(OID.keyUsage, true, tlv(TAG.BIT_STRING, Buffer.from([0x05, 0xa0]))),
+      extension(OID.extKeyUsage, false, tlv(TAG.SEQUENCE, encodeOid(OID.serverAuth), encodeOid(OID.clientAuth))),
+      extension(OID.basicConstraints, true, EMPTY_SEQUENCE),
+      extension(OID.authorityKeyId, false, tlv(TAG.SEQUENCE, tlv(0x80, keyId))),
+    ]);
+  }
+
+  /** The TBSCertificate DER for a request; exposed for tests. */
+  buildTbs(req: LeafRequest, serial: Buffer): Buffer {
+    const san = extension(OID.subjectAltName, true, tlv(TAG.SEQUENCE, ...req.sans.map(encodeSan)));
+    return tlv(
+      TAG.SEQUENCE,
+      this.versionField,
+      encodeUnsignedInteger(serial),
+      this.algorithmAndIssuer,
+      tlv(TAG.SEQUENCE, encodeTime(req.notBefore), encodeTime(req.notAfter)),
+      EMPTY_SEQUENCE,
+      req.spki,
+      tlv(0xa3, tlv(TAG.SEQUENCE, this.fixedExtensions, san)),
+    );
+  }
+
+  sign(req: LeafRequest): Promise<IssuedLeaf> {
+    if (req.sans.length === 0) return Promise.reject(new Error('a certificate needs at least one SAN'));
+    const notAfter = req.notAfter > this.notAfterLimit ? this.notAfterLimit : req.notAfter;
+    const serial = crypto.randomBytes(SERIAL_BYTES);
+    serial[0] = (serial[0]! & 0x7f) | 0x01; // positive and exactly SERIAL_BYTES long
+    const tbs = this.buildTbs({ ...req, notAfter }, serial);
+    return new Promise((resolve, reject) => {
+      crypto.sign(this.hash, tbs, this.key, (err, signature) => {
+        if (err) return reject(new Error(`signing failed: ${err.message}`));
+        const der = tlv(TAG.SEQUENCE, tbs, this.algorithmId, tlv(TAG.BIT_STRING, Buffer.from([0]), signature));
+        resolve({ der, pem: toPem(der), serialHex: serial.toString('hex'), notAfter });
+      });
+    });
+  }
+}

@@ -1,0 +1,100 @@
+// The two gRPC servers: plaintext on grpcAddr and TLS on secureGRPCAddr. They are separate
+// grpc.Server instances because istiod serves different services on each (the CA only on the
+// secure port unless that port is disabled).
+
+import * as grpc from '@grpc/grpc-js';
+import type { ListenAddress } from '../config/address';
+import { formatAddress } from '../config/address';
+import { scopedLogger } from '../log/logger';
+import type { GrpcPorts, GrpcRegistrar, ServingCertSink } from './context';
+import type { BoundListener } from './http';
+import { ServingCertProvider, servingCredentials } from './tls';
+
+const log = scopedLogger('server');
+
+/** How long open streams get to finish after GOAWAY before they are cut. */
+export const GRPC_DRAIN_TIMEOUT_MS = 5_000;
+
+async function bind(server: grpc.Server, addr: ListenAddress, creds: grpc.ServerCredentials): Promise<number> {
+  const tryBind = (host: string) =>
+    new Promise<number>((resolve, reject) =>
+      server.bindAsync(formatAddress(host, addr.port), creds, (err, port) => (err ? reject(err) : resolve(port))),
+    );
+  if (addr.host !== '') return tryBind(addr.host);
+  // ":15010" means every interface; prefer dual-stack, fall back where IPv6 is off.
+  try {
+    return await tryBind('::');
+  } catch {
+    return tryBind('0.0.0.0');
+  }
+}
+
+function shutdownServer(server: grpc.Server): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      server.forceShutdown();
+      resolve();
+    }, GRPC_DRAIN_TIMEOUT_MS);
+    timer.unref();
+    // tryShutdown sends GOAWAY and lets in-flight calls finish; long-lived xDS streams are closed
+    // by their owners' shutdown hooks, which run first.
+    server.tryShutdown(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+export class GrpcServers implements GrpcRegistrar {
+  readonly plaintext: grpc.Server | undefined;
+  readonly secure: grpc.Server | undefined;
+  private provider: ServingCertProvider | undefined;
+
+  constructor(
+    private readonly plaintextAddr: ListenAddress | null,
+    private readonly secureAddr: ListenAddress | null,
+    options: grpc.ServerOptions,
+  ) {
+    this.plaintext = plaintextAddr ? new grpc.Server(options) : undefined;
+    this.secure = secureAddr ? new grpc.Server(options) : undefined;
+  }
+
+  get secureEnabled(): boolean {
+    return this.secure !== undefined;
+  }
+
+  addService(service: grpc.ServiceDefinition, implementation: grpc.UntypedServiceImplementation, ports: GrpcPorts): void {
+    if (ports !== 'secure' && this.plaintext) this.plaintext.addService(service, implementation);
+    if (ports !== 'plaintext' && this.secure) this.secure.addService(service, implementation);
+  }
+
+  async startPlaintext(): Promise<BoundListener | undefined> {
+    if (!this.plaintext || !this.plaintextAddr) return undefined;
+    const port = await bind(this.plaintext, this.plaintextAddr, grpc.ServerCredentials.createInsecure());
+    return this.listener('grpc', this.plaintextAddr, port, this.plaintext);
+  }
+
+  /** Binds the TLS port once a serving certificate exists, as istiod starts 15012 after its cert. */
+  async startSecure(certs: ServingCertSink): Promise<BoundListener | undefined> {
+    if (!this.secure || !this.secureAddr) return undefined;
+    await certs.whenAvailable();
+    const { credentials, provider } = servingCredentials(certs);
+    this.provider = provider;
+    const port = await bind(this.secure, this.secureAddr, credentials);
+    return this.listener('secure-grpc', this.secureAddr, port, this.secure);
+  }
+
+  private listener(name: string, addr: ListenAddress, port: number, server: grpc.Server): BoundListener {
+    const address = formatAddress(addr.host === '' ? '::' : addr.host, port);
+    log.info({ listener: name, address, port }, 'listening');
+    return {
+      name,
+      address,
+      port,
+      close: async () => {
+        await shutdownServer(server);
+        if (server === this.secure) this.provider?.close();
+      },
+    };
+  }
+}

@@ -1,0 +1,137 @@
+// The plain HTTP listeners: httpAddr (/ready, /debug/) and monitoringAddr (/metrics, /version).
+
+import * as http from 'node:http';
+import { isIP } from 'node:net';
+import type { Registry } from 'prom-client';
+import type { ListenAddress } from '../config/address';
+import { scopedLogger } from '../log/logger';
+import type { DebugRequest } from './context';
+import type { DebugRouter } from './debug';
+import type { ReadinessTracker } from './readiness';
+import { versionInfo } from './version';
+
+const log = scopedLogger('server');
+
+/** Debug request bodies are tiny (a log level); anything larger is refused. */
+export const MAX_DEBUG_BODY_BYTES = 64 * 1024;
+
+function send(res: http.ServerResponse, status: number, body: unknown, contentType?: string): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body, null, 2) + '\n';
+  res.writeHead(status, { 'content-type': contentType ?? (typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json') });
+  res.end(text);
+}
+
+export function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  const a = address.startsWith('::ffff:') ? address.slice(7) : address;
+  if (a === '::1') return true;
+  return isIP(a) === 4 && a.startsWith('127.');
+}
+
+function readBody(req: http.IncomingMessage, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        reject(new Error(`request body is larger than ${limit} bytes`));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+export interface HttpHandlers {
+  readiness: ReadinessTracker;
+  debug: DebugRouter;
+  allowRemoteDebug: boolean;
+}
+
+/** /ready and /debug/ on httpAddr. */
+export function httpHandler(h: HttpHandlers): http.RequestListener {
+  return (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname === '/ready') {
+      const missing = h.readiness.notReady();
+      if (missing.length === 0) send(res, 200, 'ready\n');
+      else send(res, 503, `not ready: ${missing.join(', ')}\n`);
+      return;
+    }
+    if (url.pathname === '/debug' || url.pathname.startsWith('/debug/')) {
+      if (!h.allowRemoteDebug && !isLoopback(req.socket.remoteAddress)) {
+        // Debug pages show the mesh's configuration; by default only local callers see them.
+        send(res, 403, { error: 'debug endpoints answer only loopback callers; start with --debugAllowRemote to change that' });
+        return;
+      }
+      const name = url.pathname.slice('/debug/'.length);
+      readBody(req, MAX_DEBUG_BODY_BYTES)
+        .then((body) => {
+          const dreq: DebugRequest = { path: url.pathname, query: url.searchParams, method: req.method ?? 'GET', body };
+          return h.debug.handle(name, dreq);
+        })
+        .then((out) => send(res, out.status ?? 200, out.body, out.contentType))
+        .catch((err: Error) => send(res, 400, { error: err.message }));
+      return;
+    }
+    send(res, 404, 'not found; try /ready or /debug/\n');
+  };
+}
+
+/** /metrics and /version on monitoringAddr. */
+export function monitoringHandler(registry: Registry): http.RequestListener {
+  return (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname === '/metrics') {
+      registry
+        .metrics()
+        .then((text) => send(res, 200, text, registry.contentType))
+        .catch((err: Error) => send(res, 500, `metrics failed: ${err.message}\n`));
+      return;
+    }
+    if (url.pathname === '/version') {
+      send(res, 200, versionInfo());
+      return;
+    }
+    send(res, 404, 'not found; try /metrics or /version\n');
+  };
+}
+
+export interface BoundListener {
+  name: string;
+  address: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Binds an HTTP(S) server and logs its real address. An empty host listens on every interface. */
+export function listen(name: string, server: http.Server, addr: ListenAddress): Promise<BoundListener> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    const onListening = () => {
+      server.off('error', reject);
+      const a = server.address();
+      const port = typeof a === 'object' && a ? a.port : addr.port;
+      const host = typeof a === 'object' && a ? a.address : addr.host;
+      const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+      log.info({ listener: name, address, port }, 'listening');
+      resolve({
+        name,
+        address,
+        port,
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            // Idle keep-alive sockets would otherwise hold close() open.
+            server.closeIdleConnections();
+          }),
+      });
+    };
+    if (addr.host === '') server.listen(addr.port, onListening);
+    else server.listen(addr.port, addr.host, onListening);
+  });
+}

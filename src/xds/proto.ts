@@ -1,0 +1,97 @@
+// Loading proto/xds.proto, the request shape the server reads, and the service definition whose
+// response serializer passes pre-encoded bytes through (see wire.ts).
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+
+export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
+export const DELTA_METHOD = 'DeltaAggregatedResources';
+
+/** Options shared by every loader of our protos: field names as written, longs and enums as strings. */
+export const PROTO_LOADER_OPTIONS: protoLoader.Options = {
+  keepCase: true,
+  longs: String,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+};
+
+/** The proto/ folder, found from this file in src/ (tests) or dist/src/ (built). */
+export function protoDir(): string {
+  let dir = __dirname;
+  for (;;) {
+    const candidate = path.join(dir, 'proto');
+    if (fs.existsSync(path.join(candidate, 'xds.proto'))) return candidate;
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error(`proto/xds.proto not found above ${__dirname}`);
+    dir = parent;
+  }
+}
+
+/** Loads .proto files from proto/ (e.g. "xds.proto", "workload.proto"). */
+export function loadProtos(files: string[]): protoLoader.PackageDefinition {
+  const dir = protoDir();
+  return protoLoader.loadSync(
+    files.map((f) => path.join(dir, f)),
+    { ...PROTO_LOADER_OPTIONS, includeDirs: [dir] },
+  );
+}
+
+export interface ProtoStruct {
+  fields?: Record<string, ProtoValue>;
+}
+export interface ProtoValue {
+  kind?: 'nullValue' | 'numberValue' | 'stringValue' | 'boolValue' | 'structValue' | 'listValue';
+  nullValue?: string;
+  numberValue?: number;
+  stringValue?: string;
+  boolValue?: boolean;
+  structValue?: ProtoStruct;
+  listValue?: { values?: ProtoValue[] };
+}
+
+export interface NodeMessage {
+  id: string;
+  cluster: string;
+  metadata: ProtoStruct | null;
+  locality: { region: string; zone: string; sub_zone: string } | null;
+}
+
+export interface StatusMessage {
+  code: number;
+  message: string;
+}
+
+/** envoy.service.discovery.v3.DeltaDiscoveryRequest as decoded with PROTO_LOADER_OPTIONS. */
+export interface DeltaDiscoveryRequest {
+  node: NodeMessage | null;
+  type_url: string;
+  resource_names_subscribe: string[];
+  resource_names_unsubscribe: string[];
+  initial_resource_versions: Record<string, string>;
+  response_nonce: string;
+  /** Present (non-null) only on a NACK. */
+  error_detail: StatusMessage | null;
+}
+
+let cached: grpc.ServiceDefinition | undefined;
+
+/**
+ * The ADS service definition for the server: requests are decoded from the proto, responses are
+ * written as the Buffers the server already encoded.
+ */
+export function adsServiceDefinition(): grpc.ServiceDefinition {
+  if (cached) return cached;
+  const pkg = loadProtos(['xds.proto']);
+  const service = pkg[ADS_SERVICE] as grpc.ServiceDefinition;
+  const method = service[DELTA_METHOD]!;
+  cached = {
+    [DELTA_METHOD]: {
+      ...method,
+      responseSerialize: (value: Buffer) => value,
+    },
+  } as grpc.ServiceDefinition;
+  return cached;
+}
