@@ -1,0 +1,208 @@
+import { MemoryStore } from '../../../src/store/memory-store';
+import type { KubeObject, StoreEvent } from '../../../src/store/types';
+
+function pod(name: string, rv: string, extra: Partial<KubeObject['metadata']> = {}, spec: Record<string, unknown> = {}): KubeObject {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'ns1', uid: `uid-${name}`, resourceVersion: rv, ...extra }, spec };
+}
+
+function recording(store: MemoryStore): StoreEvent[][] {
+  const batches: StoreEvent[][] = [];
+  store.subscribe((events) => batches.push([...events]));
+  return batches;
+}
+
+const summary = (batch: readonly StoreEvent[]) => batch.map((e) => `${e.type} ${e.kind} ${e.object.metadata.namespace ?? ''}/${e.object.metadata.name}`);
+
+describe('MemoryStore events', () => {
+  test('upsert of a new object emits add, of a known one with a new resourceVersion emits update with the old object', () => {
+    const store = new MemoryStore();
+    const batches = recording(store);
+    store.upsert('Pod', [pod('a', '1')]);
+    store.upsert('Pod', [pod('a', '2', {}, { nodeName: 'n1' })]);
+    expect(batches.map(summary)).toEqual([['add Pod ns1/a'], ['update Pod ns1/a']]);
+    expect(batches[1]![0]!.old?.metadata.resourceVersion).toBe('1');
+    expect(store.get('Pod', 'ns1', 'a')?.spec).toEqual({ nodeName: 'n1' });
+  });
+
+  test('an object with an unchanged resourceVersion and uid produces no event', () => {
+    const store = new MemoryStore();
+    store.upsert('Pod', [pod('a', '1')]);
+    const batches = recording(store);
+    store.upsert('Pod', [pod('a', '1')]);
+    expect(batches).toEqual([]);
+  });
+
+  test('the same resourceVersion with a different uid is a new object and emits update', () => {
+    const store = new MemoryStore();
+    store.upsert('Pod', [pod('a', '1')]);
+    const batches = recording(store);
+    store.upsert('Pod', [pod('a', '1', { uid: 'recreated' })]);
+    expect(batches.map(summary)).toEqual([['update Pod ns1/a']]);
+  });
+
+  test('delete emits the last stored state, and deleting an unknown object emits nothing', () => {
+    const store = new MemoryStore();
+    store.upsert('Pod', [pod('a', '1', { labels: { app: 'x' } })]);
+    const batches = recording(store);
+    store.remove('Pod', [{ metadata: { name: 'a', namespace: 'ns1' } }]);
+    store.remove('Pod', [{ metadata: { name: 'ghost', namespace: 'ns1' } }]);
+    expect(batches.map(summary)).toEqual([['delete Pod ns1/a']]);
+    expect(batches[0]![0]!.object.metadata.labels).toEqual({ app: 'x' });
+    expect(store.get('Pod', 'ns1', 'a')).toBeUndefined();
+  });
+
+  test('apply delivers a mixed batch of several kinds as one batch', () => {
+    const store = new MemoryStore();
+    store.upsert('Pod', [pod('old', '1')]);
+    const batches = recording(store);
+    store.apply([
+      { kind: 'Pod', object: pod('new', '2') },
+      { kind: 'Pod', object: pod('old', '1'), deleted: true },
+      { kind: 'Namespace', object: { metadata: { name: 'ns1', resourceVersion: '3' } } },
+    ]);
+    expect(batches.map(summary)).toEqual([['add Pod ns1/new', 'delete Pod ns1/old', 'add Namespace /ns1']]);
+  });
+
+  test('replace emits exactly the difference: deletes for missing, adds for new, updates for changed, nothing for unchanged', () => {
+    const store = new MemoryStore();
+    store.upsert('Pod', [pod('keep', '1'), pod('change', '1'), pod('drop', '1')]);
+    store.upsert('Service', [{ metadata: { name: 'svc', namespace: 'ns1', resourceVersion: '1' } }]);
+    const batches = recording(store);
+    store.replace('Pod', [pod('keep', '1'), pod('change', '2'), pod('fresh', '1')]);
+    expect(batches.map(summary)).toEqual([['delete Pod ns1/drop', 'update Pod ns1/change', 'add Pod ns1/fresh']]);
+    expect(store.list('Service')).toHaveLength(1);
+  });
+
+  test('replace with identical contents emits no batch at all', () => {
+    const store = new MemoryStore();
+    store.upsert('Pod', [pod('a', '1')]);
+    const batches = recording(store);
+    store.replace('Pod', [pod('a', '1')]);
+    expect(batches).toEqual([]);
+  });
+
+  test('a throwing listener does not stop the listeners after it', () => {
+    const store = new MemoryStore();
+    const seen: string[] = [];
+    store.subscribe(() => {
+      throw new Error('broken consumer');
+    });
+    store.subscribe((events) => seen.push(...events.map((e) => e.object.metadata.name)));
+    store.upsert('Pod', [pod('a', '1')]);
+    expect(seen).toEqual(['a']);
+  });
+
+  test('an unsubscribed listener hears nothing more', () => {
+    const store = new MemoryStore();
+    const seen: string[] = [];
+    const off = store.subscribe((events) => seen.push(...events.map((e) => e.object.metadata.name)));
+    store.upsert('Pod', [pod('a', '1')]);
+    off();
+    store.upsert('Pod', [pod('b', '1')]);
+    expect(seen).toEqual(['a']);
+  });
+});
+
+describe('MemoryStore reads', () => {
+  test('list by namespace returns only that namespace; without one, every object of the kind', () => {
+    const store = new MemoryStore();
+    store.upsert('Pod', [pod('a', '1'), pod('b', '1', { namespace: 'ns2' }), pod('c', '1', { namespace: 'ns2' })]);
+    expect(store.list('Pod', 'ns2').map((p) => p.metadata.name).sort()).toEqual(['b', 'c']);
+    expect(store.list('Pod', 'ns1').map((p) => p.metadata.name)).toEqual(['a']);
+    expect(store.list('Pod', 'empty')).toEqual([]);
+    expect(store.list('Pod')).toHaveLength(3);
+    expect(store.list('Service')).toEqual([]);
+  });
+
+  test('a namespace emptied by deletes lists nothing', () => {
+    const store = new MemoryStore();
+    store.upsert('Pod', [pod('a', '1')]);
+    store.remove('Pod', [pod('a', '1')]);
+    expect(store.list('Pod', 'ns1')).toEqual([]);
+    expect(store.count('Pod')).toBe(0);
+  });
+
+  test('cluster-scoped objects are keyed by name alone', () => {
+    const store = new MemoryStore();
+    store.upsert('Node', [{ metadata: { name: 'node-a', resourceVersion: '1' } }]);
+    expect(store.get('Node', undefined, 'node-a')?.metadata.name).toBe('node-a');
+    expect(store.list('Node', '')).toHaveLength(1);
+  });
+});
+
+describe('MemoryStore indexes', () => {
+  const byNode = (o: KubeObject): string[] => (o.spec?.nodeName ? [o.spec.nodeName as string] : []);
+
+  test('an index registered before objects exist files them as they arrive', () => {
+    const store = new MemoryStore();
+    store.addIndex('Pod', 'node', byNode);
+    store.upsert('Pod', [pod('a', '1', {}, { nodeName: 'n1' }), pod('b', '1', {}, { nodeName: 'n2' })]);
+    expect(store.byIndex('Pod', 'node', 'n1').map((p) => p.metadata.name)).toEqual(['a']);
+  });
+
+  test('an index registered after objects exist indexes them at once', () => {
+    const store = new MemoryStore();
+    store.upsert('Pod', [pod('a', '1', {}, { nodeName: 'n1' }), pod('b', '1', {}, { nodeName: 'n1' })]);
+    store.addIndex('Pod', 'node', byNode);
+    expect(store.byIndex('Pod', 'node', 'n1').map((p) => p.metadata.name).sort()).toEqual(['a', 'b']);
+  });
+
+  test('an object with several keys is found under each of them', () => {
+    const store = new MemoryStore();
+    store.addIndex('Pod', 'ip', (o) => (o.status?.podIPs ?? []).map((x: { ip: string }) => x.ip));
+    store.upsert('Pod', [{ ...pod('dual', '1'), status: { podIPs: [{ ip: '10.0.0.1' }, { ip: 'fd00::1' }] } }]);
+    expect(store.byIndex('Pod', 'ip', '10.0.0.1').map((p) => p.metadata.name)).toEqual(['dual']);
+    expect(store.byIndex('Pod', 'ip', 'fd00::1').map((p) => p.metadata.name)).toEqual(['dual']);
+  });
+
+  test('an update moves the object from its old keys to its new ones', () => {
+    const store = new MemoryStore();
+    store.addIndex('Pod', 'node', byNode);
+    store.upsert('Pod', [pod('a', '1', {}, { nodeName: 'n1' })]);
+    store.upsert('Pod', [pod('a', '2', {}, { nodeName: 'n2' })]);
+    expect(store.byIndex('Pod', 'node', 'n1')).toEqual([]);
+    expect(store.byIndex('Pod', 'node', 'n2')[0]?.metadata.resourceVersion).toBe('2');
+  });
+
+  test('a deleted object leaves every index', () => {
+    const store = new MemoryStore();
+    store.addIndex('Pod', 'node', byNode);
+    store.upsert('Pod', [pod('a', '1', {}, { nodeName: 'n1' })]);
+    store.remove('Pod', [pod('a', '1')]);
+    expect(store.byIndex('Pod', 'node', 'n1')).toEqual([]);
+  });
+
+  test('registering the same index name twice on a kind is an error; the same name on another kind is not', () => {
+    const store = new MemoryStore();
+    store.addIndex('Pod', 'node', byNode);
+    expect(() => store.addIndex('Pod', 'node', byNode)).toThrow('index "node" on Pod is already registered');
+    expect(() => store.addIndex('Service', 'node', byNode)).not.toThrow();
+  });
+
+  test('asking an index that was never registered is an error naming it', () => {
+    expect(() => new MemoryStore().byIndex('Pod', 'nope', 'x')).toThrow('no index "nope" on Pod');
+  });
+});
+
+describe('MemoryStore sync', () => {
+  test('a store with no expected parts is not synced', () => {
+    expect(new MemoryStore().hasSynced()).toBe(false);
+  });
+
+  test('the store is synced only when every expected part is marked, and whenSynced resolves then', async () => {
+    const store = new MemoryStore();
+    store.expectSync('pods');
+    store.expectSync('services');
+    let resolved = false;
+    const waiting = store.whenSynced().then(() => (resolved = true));
+    store.markSynced('pods');
+    await Promise.resolve();
+    expect(resolved).toBe(false);
+    expect(store.unsyncedParts()).toEqual(['services']);
+    store.markSynced('services');
+    await waiting;
+    expect(resolved).toBe(true);
+    expect(store.hasSynced()).toBe(true);
+    await expect(store.whenSynced()).resolves.toBeUndefined();
+  });
+});
