@@ -1,0 +1,78 @@
+// The CA's key material, however it was obtained (self-signed or plugged in), checked once when
+// loaded: the signing certificate is a CA, its key matches, and the roots parse. Error messages
+// name files and facts, never key bytes.
+
+import * as crypto from 'node:crypto';
+
+export interface CaFiles {
+  caCertPem: string;
+  caKeyPem: string;
+  /** Intermediates from the signing certificate towards the root; empty for a self-signed root. */
+  certChainPem: string;
+  rootCertPem: string;
+}
+
+export interface CaKeyMaterial {
+  source: 'self-signed' | 'plugged-in';
+  signingCert: crypto.X509Certificate;
+  signingCertPem: string;
+  signingKey: crypto.KeyObject;
+  /** Each certificate of cert-chain.pem, one PEM each, newline-terminated. */
+  chainPems: string[];
+  /** The root bundle (may hold several roots), newline-terminated. */
+  rootBundlePem: string;
+  roots: crypto.X509Certificate[];
+}
+
+const CERT_BLOCK = /-----BEGIN CERTIFICATE-----[A-Za-z0-9+/=\s]*?-----END CERTIFICATE-----/g;
+
+/** The CERTIFICATE blocks of a PEM text, each normalised to end with one newline. */
+export function splitPemCertificates(text: string): string[] {
+  return [...text.matchAll(CERT_BLOCK)].map((m) => `${m[0].trim()}\n`);
+}
+
+function parseCerts(text: string, what: string): crypto.X509Certificate[] {
+  return splitPemCertificates(text).map((pem, i) => {
+    try {
+      return new crypto.X509Certificate(pem);
+    } catch (err) {
+      throw new Error(`${what}: certificate ${i + 1} cannot be parsed: ${(err as Error).message}`);
+    }
+  });
+}
+
+/** Validates a set of CA files and turns them into usable key material. */
+export function buildKeyMaterial(files: CaFiles, source: CaKeyMaterial['source']): CaKeyMaterial {
+  const [signingCert, ...extra] = parseCerts(files.caCertPem, 'ca-cert.pem');
+  if (!signingCert) throw new Error('ca-cert.pem holds no certificate');
+  if (extra.length > 0) throw new Error('ca-cert.pem must hold exactly one certificate (put intermediates in cert-chain.pem)');
+  if (!signingCert.ca) throw new Error('ca-cert.pem is not a CA certificate (BasicConstraints CA:true is required)');
+  let signingKey: crypto.KeyObject;
+  try {
+    signingKey = crypto.createPrivateKey(files.caKeyPem);
+  } catch {
+    // The parser's own message could quote key material; say only what is wrong.
+    throw new Error('ca-key.pem is not a readable PEM private key');
+  }
+  if (!signingCert.checkPrivateKey(signingKey)) throw new Error('ca-key.pem does not match the public key of ca-cert.pem');
+  const roots = parseCerts(files.rootCertPem, 'root-cert.pem');
+  if (roots.length === 0) throw new Error('root-cert.pem holds no certificate');
+  const chainPems = splitPemCertificates(files.certChainPem);
+  parseCerts(files.certChainPem, 'cert-chain.pem');
+  const now = Date.now();
+  if (new Date(signingCert.validTo).getTime() <= now) throw new Error(`ca-cert.pem expired at ${signingCert.validTo}`);
+  return {
+    source,
+    signingCert,
+    signingCertPem: splitPemCertificates(files.caCertPem)[0]!,
+    signingKey,
+    chainPems,
+    rootBundlePem: splitPemCertificates(files.rootCertPem).join(''),
+    roots,
+  };
+}
+
+/** Every certificate a mesh leaf may be issued by: the signing certificate, intermediates, roots. */
+export function meshIssuers(material: CaKeyMaterial): crypto.X509Certificate[] {
+  return [material.signingCert, ...material.chainPems.map((p) => new crypto.X509Certificate(p)), ...material.roots];
+}
