@@ -55,10 +55,10 @@ export function parseManifest(text: string, file: string): ParsedManifest {
     throw new ManifestError(file, 1, `file is larger than ${MAX_MANIFEST_BYTES} bytes`);
   }
   const out: ParsedManifest = { objects: [], skipped: [] };
-  for (const { value, line } of file.toLowerCase().endsWith('.json') ? jsonDocuments(text, file) : yamlDocuments(text, file)) {
+  for (const { value, line, itemLine } of file.toLowerCase().endsWith('.json') ? jsonDocuments(text, file) : yamlDocuments(text, file)) {
     if (value === null || value === undefined) continue; // an empty document, e.g. a trailing "---"
     if (!isMap(value)) throw new ManifestError(file, line, 'document is not a mapping (expected apiVersion, kind, metadata)');
-    collect(value, line, file, out, undefined);
+    collect(value, line, file, out, itemLine);
   }
   return out;
 }
