@@ -75,3 +75,14 @@ export function peculiarSan(certPem: string): { critical: boolean; uris: string[
     ips: names.filter((n) => n.type === 'ip').map((n) => n.value),
   };
 }
+
+/** `openssl req -new` for a PEM private key, extra arguments appended. */
+export function opensslCsr(keyPem: string, ...extra: string[]): string {
+  const dir = tempDir('istiod-ts-req-');
+  try {
+    fs.writeFileSync(path.join(dir, 'key.pem'), keyPem);
+    return execFileSync('openssl', ['req', '-new', '-key', path.join(dir, 'key.pem'), '-subj', '/', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
