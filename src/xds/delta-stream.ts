@@ -1,0 +1,243 @@
+// One DeltaAggregatedResources stream: authenticates once, reads the node from the first request,
+// keeps a TypeSubscription per type, and writes at most one response at a time so a client that
+// stops reading only accumulates a set of pending names, never a queue of messages.
+
+import * as grpc from '@grpc/grpc-js';
+import type { CallAuthenticator, CallerIdentity } from '../server/context';
+import type { Logger } from '../log/logger';
+import { ResourceCache, XDS_TYPE_ORDER } from './cache';
+import type { Clock } from './debounce';
+import type { XdsMetrics } from './metrics';
+import { metricType } from './metrics';
+import { NodeError, ProxyNode, parseNode } from './node';
+import type { DeltaDiscoveryRequest } from './proto';
+import type { PushBatch } from './push';
+import { TypeSubscription } from './subscription';
+import { encodeResponseBody, withNonce } from './wire';
+
+/** Requests held while authentication is in flight (ztunnel sends two). */
+export const MAX_REQUESTS_BEFORE_AUTH = 16;
+/** Distinct type URLs one stream may subscribe to; ztunnel uses two. */
+export const MAX_TYPES_PER_STREAM = 16;
+/** Explicitly watched names per type; beyond it the stream is ended with RESOURCE_EXHAUSTED. */
+export const MAX_WATCHED_NAMES = 100_000;
+
+export type DeltaCall = grpc.ServerDuplexStream<DeltaDiscoveryRequest, Buffer>;
+
+export interface StreamDeps {
+  cache: ResourceCache;
+  /** Undefined when XDS_AUTH is off. */
+  authenticator: CallAuthenticator | undefined;
+  /** PILOT_ENABLE_XDS_IDENTITY_CHECK. */
+  identityCheck: boolean;
+  metrics: XdsMetrics;
+  clock: Clock;
+  log: Logger;
+  onReady(stream: DeltaStream): void;
+  onClose(stream: DeltaStream): void;
+}
+
+interface StreamError {
+  code: grpc.status;
+  details: string;
+}
+
+let streamCounter = 0;
+
+export class DeltaStream {
+  readonly id = `${(++streamCounter).toString(36)}`;
+  readonly connectedAt = new Date();
+  readonly peer: string;
+  node: ProxyNode | undefined;
+  identity: CallerIdentity | undefined;
+  readonly subs = new Map<string, TypeSubscription>();
+  private authState: 'pending' | 'done' | 'failed' = 'pending';
+  private readonly early: DeltaDiscoveryRequest[] = [];
+  private writing = false;
+  private closed = false;
+  private seq = 0;
+
+  constructor(
+    private readonly call: DeltaCall,
+    private readonly deps: StreamDeps,
+  ) {
+    this.peer = call.getPeer();
+  }
+
+  start(): void {
+    this.call.on('data', (req: DeltaDiscoveryRequest) => this.receive(req));
+    this.call.on('end', () => this.close());
+    this.call.on('error', () => this.close());
+    this.call.on('cancelled', () => this.close());
+    void this.authenticate();
+  }
+
+  /** Ends the stream cleanly (OK status): ztunnel reconnects at once, possibly to another replica. */
+  end(): void {
+    if (this.closed) return;
+    this.close();
+    this.call.end();
+  }
+
+  /** Merges a push into every subscription and writes if the stream is idle. */
+  enqueue(batch: PushBatch): void {
+    if (this.closed || !this.node) return;
+    for (const sub of this.subs.values()) sub.addPush(batch);
+    this.flush();
+  }
+
+  private async authenticate(): Promise<void> {
+    if (this.deps.authenticator) {
+      try {
+        this.identity = await this.deps.authenticator.authenticate(this.call);
+      } catch (err) {
+        this.authState = 'failed';
+        this.deps.log.warn({ peer: this.peer, reason: (err as Error).message }, 'xDS stream authentication failed');
+        this.fail({ code: grpc.status.UNAUTHENTICATED, details: 'authentication failed' });
+        return;
+      }
+    }
+    this.authState = 'done';
+    for (const req of this.early.splice(0)) this.receive(req);
+  }
+
+  private receive(req: DeltaDiscoveryRequest): void {
+    if (this.closed || this.authState === 'failed') return;
+    if (this.authState === 'pending') {
+      if (this.early.length >= MAX_REQUESTS_BEFORE_AUTH) {
+        this.fail({ code: grpc.status.RESOURCE_EXHAUSTED, details: `more than ${MAX_REQUESTS_BEFORE_AUTH} requests before authentication completed` });
+        return;
+      }
+      this.early.push(req);
+      return;
+    }
+    try {
+      if (!this.node && !this.accept(req)) return;
+      this.handle(req);
+    } catch (err) {
+      this.deps.log.error({ stream: this.id, err }, 'xDS request failed');
+      this.fail({ code: grpc.status.INTERNAL, details: 'internal error' });
+    }
+  }
+
+  /** First request: node id and metadata, then istiod's identity check. */
+  private accept(req: DeltaDiscoveryRequest): boolean {
+    try {
+      this.node = parseNode(req.node);
+    } catch (err) {
+      if (!(err instanceof NodeError)) throw err;
+      this.deps.log.warn({ peer: this.peer, reason: err.message }, 'xDS stream rejected');
+      this.fail({ code: grpc.status.INVALID_ARGUMENT, details: err.message });
+      return false;
+    }
+    const id = this.identity;
+    if (this.deps.identityCheck && id && id.namespace !== this.node.namespace) {
+      this.deps.log.warn({ peer: this.peer, node: this.node.id, callerNamespace: id.namespace, nodeNamespace: this.node.namespace }, 'xDS identity check failed');
+      this.fail({ code: grpc.status.PERMISSION_DENIED, details: `authorization failed: node namespace "${this.node.namespace}" is not the caller's namespace "${id.namespace}"` });
+      this.node = undefined;
+      return false;
+    }
+    this.deps.log.info({ stream: this.id, node: this.node.id, peer: this.peer }, 'xDS stream connected');
+    this.deps.onReady(this);
+    return true;
+  }
+
+  private handle(req: DeltaDiscoveryRequest): void {
+    const type = req.type_url;
+    if (!type) {
+      this.deps.log.warn({ stream: this.id }, 'ignoring request without type_url');
+      return;
+    }
+    let sub = this.subs.get(type);
+    if (req.error_detail) {
+      this.nack(type, sub, req);
+      return;
+    }
+    if (!sub) {
+      if (this.subs.size >= MAX_TYPES_PER_STREAM) {
+        this.fail({ code: grpc.status.RESOURCE_EXHAUSTED, details: `more than ${MAX_TYPES_PER_STREAM} type URLs on one stream` });
+        return;
+      }
+      const served = (XDS_TYPE_ORDER as readonly string[]).includes(type);
+      if (!served) this.deps.log.info({ stream: this.id, type }, 'request for a type not served; answering empty');
+      sub = new TypeSubscription(type, served);
+      this.subs.set(type, sub);
+      if (served) this.deps.metrics.connected.inc({ type: metricType(type) });
+      sub.initialize(req);
+    } else if (req.response_nonce !== '') {
+      if (req.response_nonce !== sub.nonceSent) return; // stale: an answer to a response already superseded
+      sub.lastAck = { nonce: req.response_nonce, at: new Date() };
+      if (sub.sentEventAt !== undefined) {
+        this.deps.metrics.convergence.observe((this.deps.clock.now() - sub.sentEventAt) / 1000);
+        sub.sentEventAt = undefined;
+      }
+      if (req.resource_names_subscribe.length === 0 && req.resource_names_unsubscribe.length === 0) return;
+      sub.resubscribe(req);
+    } else {
+      sub.resubscribe(req);
+    }
+    if (sub.watched.size > MAX_WATCHED_NAMES) {
+      this.fail({ code: grpc.status.RESOURCE_EXHAUSTED, details: `more than ${MAX_WATCHED_NAMES} names watched for ${type}` });
+      return;
+    }
+    this.flush();
+  }
+
+  private nack(type: string, sub: TypeSubscription | undefined, req: DeltaDiscoveryRequest): void {
+    const message = req.error_detail?.message ?? '';
+    this.deps.metrics.rejects.inc({ type: metricType(type) });
+    this.deps.log.warn({ stream: this.id, node: this.node?.id, type, nonce: req.response_nonce, code: req.error_detail?.code, message }, 'xDS response rejected (NACK)');
+    if (sub && req.response_nonce === sub.nonceSent) {
+      sub.lastNack = { nonce: req.response_nonce, message, at: new Date() };
+      sub.sentEventAt = undefined;
+    }
+  }
+
+  /** Writes the next response, Address first, unless a write is still in flight. */
+  private flush(): void {
+    if (this.writing || this.closed || !this.node) return;
+    for (const sub of this.ordered()) {
+      const delta = sub.take(this.deps.cache, this.node.nodeName);
+      if (!delta) continue;
+      const nonce = `${this.id}-${(++this.seq).toString(36)}`;
+      const body = delta.shared ?? encodeResponseBody({ typeUrl: sub.typeUrl, resources: delta.resources, removed: delta.removed });
+      sub.nonceSent = nonce;
+      sub.sentEventAt = delta.eventAt;
+      this.writing = true;
+      const started = this.deps.clock.now();
+      this.deps.metrics.pushes.inc({ type: metricType(sub.typeUrl) });
+      this.call.write(withNonce(body, nonce), () => {
+        this.writing = false;
+        this.deps.metrics.sendTime.observe((this.deps.clock.now() - started) / 1000);
+        this.flush();
+      });
+      return;
+    }
+  }
+
+  private *ordered(): Iterable<TypeSubscription> {
+    for (const t of XDS_TYPE_ORDER) {
+      const s = this.subs.get(t);
+      if (s) yield s;
+    }
+    for (const [t, s] of this.subs) if (!(XDS_TYPE_ORDER as readonly string[]).includes(t)) yield s;
+  }
+
+  private fail(err: StreamError): void {
+    if (this.closed) return;
+    this.close();
+    this.call.emit('error', err);
+  }
+
+  private close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const [type, sub] of this.subs) if (sub.served) this.deps.metrics.connected.dec({ type: metricType(type) });
+    this.deps.onClose(this);
+  }
+
+  /** Whether the stream still has an unacknowledged write or pending names (for /debug/syncz). */
+  get busy(): boolean {
+    return this.writing;
+  }
+}

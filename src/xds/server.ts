@@ -1,0 +1,125 @@
+// The Delta ADS server: accepts streams, turns the cache's change sets into debounced pushes and
+// fans each push out to every stream. It sees only the ResourceCache interface, never Kubernetes.
+
+import type * as grpc from '@grpc/grpc-js';
+import { scopedLogger } from '../log/logger';
+import type { CallAuthenticator, ServerContext } from '../server/context';
+import type { ResourceCache } from './cache';
+import { Clock, DebounceSettings, PushDebouncer, PushRequest, realClock } from './debounce';
+import { DeltaCall, DeltaStream } from './delta-stream';
+import { XdsMetrics, metricType } from './metrics';
+import { DELTA_METHOD, adsServiceDefinition } from './proto';
+import { PushBatch } from './push';
+import { syncz } from './syncz';
+
+const log = scopedLogger('xds');
+
+export interface XdsServerSettings {
+  debounce: DebounceSettings;
+  /** XDS_AUTH: authenticate every stream. */
+  auth: boolean;
+  /** PILOT_ENABLE_XDS_IDENTITY_CHECK. */
+  identityCheck: boolean;
+}
+
+export class XdsServer {
+  readonly streams = new Set<DeltaStream>();
+  private readonly debouncer: PushDebouncer;
+  private readonly unsubscribe: () => void;
+  private closed = false;
+
+  constructor(
+    private readonly cache: ResourceCache,
+    private readonly authenticator: CallAuthenticator,
+    private readonly settings: XdsServerSettings,
+    private readonly metrics: XdsMetrics,
+    private readonly clock: Clock = realClock,
+  ) {
+    this.debouncer = new PushDebouncer(settings.debounce, (req) => this.push(req), clock);
+    this.unsubscribe = cache.subscribe((changes) => this.debouncer.changed(changes));
+  }
+
+  /** The grpc-js implementation object for adsServiceDefinition(). */
+  implementation(): grpc.UntypedServiceImplementation {
+    return { [DELTA_METHOD]: (call: DeltaCall) => this.accept(call) };
+  }
+
+  /** Resends every subscribed resource to every client (meshConfig changed). */
+  fullPush(): void {
+    this.debouncer.fullPush();
+  }
+
+  /** Ends every stream with OK so clients reconnect (to another replica when this one stops). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.unsubscribe();
+    this.debouncer.close();
+    for (const s of [...this.streams]) s.end();
+  }
+
+  debugSyncz(): ReturnType<typeof syncz> {
+    return syncz(this.streams);
+  }
+
+  private accept(call: DeltaCall): void {
+    if (this.closed) {
+      call.end();
+      return;
+    }
+    const stream = new DeltaStream(call, {
+      cache: this.cache,
+      authenticator: this.settings.auth ? this.authenticator : undefined,
+      identityCheck: this.settings.identityCheck,
+      metrics: this.metrics,
+      clock: this.clock,
+      log,
+      onReady: (s) => this.streams.add(s),
+      onClose: (s) => {
+        if (this.streams.delete(s)) log.info({ stream: s.id, node: s.node?.id }, 'xDS stream closed');
+      },
+    });
+    stream.start();
+  }
+
+  private push(req: PushRequest): void {
+    const started = this.clock.now();
+    const batch = new PushBatch(req, this.cache);
+    for (const s of this.streams) s.enqueue(batch);
+    batch.finish();
+    const seconds = (this.clock.now() - started) / 1000;
+    const types = req.full ? ['full'] : [...req.changes.keys()].map(metricType);
+    for (const type of new Set(types)) this.metrics.pushTime.observe({ type }, seconds);
+    log.debug({ streams: this.streams.size, full: req.full, changed: Object.fromEntries([...req.changes].map(([t, n]) => [metricType(t), n.size])), ms: seconds * 1000 }, 'push');
+  }
+}
+
+export interface XdsServerHandle {
+  server: XdsServer;
+  close(): void;
+}
+
+/** Registers the ADS service on both gRPC ports, its metrics and /debug/syncz, and ties it to meshConfig and shutdown. */
+export function startXdsServer(ctx: ServerContext, cache: ResourceCache, authenticator: CallAuthenticator): XdsServerHandle {
+  const env = ctx.options.env;
+  const server = new XdsServer(
+    cache,
+    authenticator,
+    {
+      debounce: { after: env.PILOT_DEBOUNCE_AFTER, max: env.PILOT_DEBOUNCE_MAX },
+      auth: env.XDS_AUTH,
+      identityCheck: env.PILOT_ENABLE_XDS_IDENTITY_CHECK,
+    },
+    new XdsMetrics(ctx.metrics),
+  );
+  ctx.grpc.addService(adsServiceDefinition(), server.implementation(), 'both');
+  ctx.debug.add('syncz', 'connected xDS clients: node, identity, subscriptions, last nonce, ACK/NACK, pending names', () => ({
+    body: server.debugSyncz(),
+  }));
+  const unsubscribeMesh = ctx.mesh.subscribe(() => server.fullPush());
+  ctx.onShutdown(() => {
+    unsubscribeMesh();
+    server.close();
+  });
+  return { server, close: () => server.close() };
+}
