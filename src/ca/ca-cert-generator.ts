@@ -3,9 +3,10 @@
 
 import 'reflect-metadata';
 import * as crypto from 'node:crypto';
+import type { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 
-x509.cryptoProvider.set(crypto.webcrypto as unknown as Crypto);
+x509.cryptoProvider.set(crypto.webcrypto as never);
 
 export type CaKeyType = 'RSA' | 'ECDSA';
 
@@ -32,32 +33,32 @@ export interface GeneratedCa {
 /** Certificates of a CA are back-dated like istiod's, so clock skew between hosts does not bite. */
 export const CA_BACKDATE_MS = 2 * 60 * 1000;
 
-function algorithmFor(keyType: CaKeyType, rsaBits: number): RsaHashedKeyGenParams | EcKeyGenParams {
+function algorithmFor(keyType: CaKeyType, rsaBits: number): webcrypto.RsaHashedKeyGenParams | webcrypto.EcKeyGenParams {
   return keyType === 'RSA'
     ? { name: 'RSASSA-PKCS1-v1_5', modulusLength: rsaBits, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' }
     : { name: 'ECDSA', namedCurve: 'P-256' };
 }
 
-async function importSigningKey(keyPem: string): Promise<{ key: CryptoKey; signingAlgorithm: Algorithm | EcdsaParams }> {
+async function importSigningKey(keyPem: string): Promise<{ key: webcrypto.CryptoKey; signingAlgorithm: webcrypto.Algorithm | webcrypto.EcdsaParams }> {
   const keyObject = crypto.createPrivateKey(keyPem);
   const der = keyObject.export({ format: 'der', type: 'pkcs8' });
   if (keyObject.asymmetricKeyType === 'rsa') {
     const alg = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
-    return { key: await crypto.webcrypto.subtle.importKey('pkcs8', der, alg, false, ['sign']) as CryptoKey, signingAlgorithm: alg };
+    return { key: await crypto.webcrypto.subtle.importKey('pkcs8', der, alg, false, ['sign']) as webcrypto.CryptoKey, signingAlgorithm: alg };
   }
   const curve = keyObject.asymmetricKeyDetails?.namedCurve === 'secp384r1' ? 'P-384' : 'P-256';
-  const key = (await crypto.webcrypto.subtle.importKey('pkcs8', der, { name: 'ECDSA', namedCurve: curve }, false, ['sign'])) as CryptoKey;
-  return { key, signingAlgorithm: { name: 'ECDSA', hash: curve === 'P-384' ? 'SHA-384' : 'SHA-256' } as EcdsaParams };
+  const key = (await crypto.webcrypto.subtle.importKey('pkcs8', der, { name: 'ECDSA', namedCurve: curve }, false, ['sign'])) as webcrypto.CryptoKey;
+  return { key, signingAlgorithm: { name: 'ECDSA', hash: curve === 'P-384' ? 'SHA-384' : 'SHA-256' } as webcrypto.EcdsaParams };
 }
 
 export async function generateCaCertificate(req: CaCertificateRequest): Promise<GeneratedCa> {
   const subtle = crypto.webcrypto.subtle;
   const alg = algorithmFor(req.keyType, req.rsaBits ?? 2048);
-  const keys = (await subtle.generateKey(alg, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const keys = (await subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   const now = req.now ?? new Date();
   const serial = crypto.randomBytes(16);
   serial[0] = serial[0]! & 0x7f;
-  const extensions = [
+  const extensions: x509.Extension[] = [
     new x509.BasicConstraintsExtension(true, req.pathLength, true),
     new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
     await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
@@ -86,7 +87,7 @@ export async function generateCaCertificate(req: CaCertificateRequest): Promise<
       ...base,
       name: req.subject,
       keys,
-      signingAlgorithm: req.keyType === 'RSA' ? alg : ({ name: 'ECDSA', hash: 'SHA-256' } as EcdsaParams),
+      signingAlgorithm: req.keyType === 'RSA' ? alg : ({ name: 'ECDSA', hash: 'SHA-256' } as webcrypto.EcdsaParams),
       extensions,
     });
   }

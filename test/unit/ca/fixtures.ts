@@ -3,13 +3,14 @@
 
 import 'reflect-metadata';
 import * as crypto from 'node:crypto';
+import type { webcrypto } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import * as x509 from '@peculiar/x509';
 
-x509.cryptoProvider.set(crypto.webcrypto as unknown as Crypto);
+x509.cryptoProvider.set(crypto.webcrypto as never);
 
 export interface TestCsr {
   pem: string;
@@ -20,13 +21,13 @@ type CsrKey = 'P-256' | 'P-384' | 'RSA-2048' | 'RSA-1024';
 
 /** A fresh CSR: empty subject and one critical URI SAN, as ztunnel's csr.rs builds it. */
 export async function makeCsr(uri = 'spiffe://cluster.local/ns/default/sa/default', key: CsrKey = 'P-256'): Promise<TestCsr> {
-  const alg: RsaHashedKeyGenParams | EcKeyGenParams = key.startsWith('RSA')
+  const alg: webcrypto.RsaHashedKeyGenParams | webcrypto.EcKeyGenParams = key.startsWith('RSA')
     ? { name: 'RSASSA-PKCS1-v1_5', modulusLength: Number(key.slice(4)), publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' }
     : { name: 'ECDSA', namedCurve: key };
-  const keys = (await crypto.webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const keys = (await crypto.webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
     keys,
-    signingAlgorithm: key.startsWith('RSA') ? alg : ({ name: 'ECDSA', hash: key === 'P-384' ? 'SHA-384' : 'SHA-256' } as EcdsaParams),
+    signingAlgorithm: key.startsWith('RSA') ? alg : ({ name: 'ECDSA', hash: key === 'P-384' ? 'SHA-384' : 'SHA-256' } as webcrypto.EcdsaParams),
     extensions: [new x509.SubjectAlternativeNameExtension([{ type: 'url', value: uri }], true)],
   });
   const pkcs8 = Buffer.from(await crypto.webcrypto.subtle.exportKey('pkcs8', keys.privateKey));

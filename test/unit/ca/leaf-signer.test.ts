@@ -3,7 +3,7 @@ import * as crypto from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import { generateCaCertificate } from '../../../src/ca/ca-cert-generator';
 import { readCsr } from '../../../src/ca/csr';
-import { LeafSigner, SERIAL_BYTES } from '../../../src/ca/leaf-signer';
+import { LeafSigner, SERIAL_BYTES, SanEntry } from '../../../src/ca/leaf-signer';
 import { makeCsr, opensslText, opensslVerify, peculiarSan } from './fixtures';
 
 const DAY = 24 * 3600 * 1000;
@@ -18,7 +18,7 @@ describe.each(['RSA', 'ECDSA'] as const)('leaf signer with a %s CA key', (keyTyp
     signer = new LeafSigner(new crypto.X509Certificate(ca.certPem).raw, crypto.createPrivateKey(ca.keyPem));
   });
 
-  async function issue(sans = [{ uri: URI }], notAfter = new Date(Date.now() + DAY)) {
+  async function issue(sans: SanEntry[] = [{ uri: URI }], notAfter = new Date(Date.now() + DAY)) {
     const csr = await readCsr((await makeCsr()).pem);
     return signer.sign({ spki: csr.spki, sans, notBefore: new Date(Date.now() - 120_000), notAfter });
   }

@@ -1,0 +1,45 @@
+// SPIFFE identities of Kubernetes service accounts: spiffe://<trust domain>/ns/<ns>/sa/<sa>.
+
+export interface SpiffeIdentity {
+  trustDomain: string;
+  namespace: string;
+  serviceAccount: string;
+}
+
+export const SPIFFE_PREFIX = 'spiffe://';
+/** Longest identity accepted from a caller (ztunnel's are well under 200 bytes). */
+export const MAX_SPIFFE_ID_LENGTH = 2048;
+
+const SEGMENT = /^[A-Za-z0-9._-]+$/;
+
+export function spiffeId(trustDomain: string, namespace: string, serviceAccount: string): string {
+  return `${SPIFFE_PREFIX}${trustDomain}/ns/${namespace}/sa/${serviceAccount}`;
+}
+
+/** Parses a service-account SPIFFE id; throws an Error saying what is wrong. */
+export function parseSpiffeId(id: string): SpiffeIdentity {
+  if (id.length > MAX_SPIFFE_ID_LENGTH) throw new Error(`identity is longer than ${MAX_SPIFFE_ID_LENGTH} characters`);
+  if (!id.startsWith(SPIFFE_PREFIX)) throw new Error(`identity "${id}" does not start with ${SPIFFE_PREFIX}`);
+  const parts = id.slice(SPIFFE_PREFIX.length).split('/');
+  if (parts.length !== 5 || parts[1] !== 'ns' || parts[3] !== 'sa') {
+    throw new Error(`identity "${id}" is not of the form spiffe://<trust domain>/ns/<namespace>/sa/<service account>`);
+  }
+  const [trustDomain, , namespace, , serviceAccount] = parts as [string, string, string, string, string];
+  for (const [what, value] of [['trust domain', trustDomain], ['namespace', namespace], ['service account', serviceAccount]] as const) {
+    if (!SEGMENT.test(value)) throw new Error(`identity "${id}" has an invalid ${what}`);
+  }
+  return { trustDomain, namespace, serviceAccount };
+}
+
+/** The Kubernetes username of a service account token. */
+export function serviceAccountUsername(namespace: string, serviceAccount: string): string {
+  return `system:serviceaccount:${namespace}:${serviceAccount}`;
+}
+
+/** Splits "system:serviceaccount:<ns>:<sa>"; undefined for any other username. */
+export function parseServiceAccountUsername(username: string): { namespace: string; serviceAccount: string } | undefined {
+  const parts = username.split(':');
+  if (parts.length !== 4 || parts[0] !== 'system' || parts[1] !== 'serviceaccount') return undefined;
+  if (!SEGMENT.test(parts[2]!) || !SEGMENT.test(parts[3]!)) return undefined;
+  return { namespace: parts[2]!, serviceAccount: parts[3]! };
+}
