@@ -31,7 +31,7 @@ function load(): Types {
   if (types) return types;
   const dir = protoDir();
   const root = new protobuf.Root();
-  root.resolvePath = (origin, target) => {
+  root.resolvePath = (_origin, target) => {
     if (target.startsWith('google/protobuf/')) return target;
     return path.isAbsolute(target) ? target : path.join(dir, target);
   };

@@ -1,0 +1,326 @@
+// The ambient index: derives Workload, Service and Authorization resources from the store and
+// keeps them current event by event. It implements the xDS server's ResourceCache: every
+// resource carries its encoded bytes and version, computed once and shared by all streams.
+
+import { scopedLogger } from '../log/logger';
+import type { MeshConfig, MeshConfigSource } from '../mesh/types';
+import type { KubeObject, ObjectStore, StoreEvent } from '../store/types';
+import { keyOf } from '../store/types';
+import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, ChangeSet, ResourceCache, XdsResource, XdsTypeUrl } from '../xds/cache';
+import { convertAuthorizationPolicy } from './authorization';
+import { encodeAddress, encodeAuthorization } from './codec';
+import { DEFAULT_ROOT_NAMESPACE, DEFAULT_SYSTEM_NAMESPACE, DEFAULT_TRUST_DOMAIN, LABEL } from './constants';
+import { DerivedStore, Entry } from './derived-store';
+import { DirtyContext, DirtySet, markEvent } from './dirty';
+import { ipToText } from './ip';
+import type { Authorization, Service, Workload } from './messages';
+import { NetworkMode } from './messages';
+import { convertPeerAuthentication, namespacePolicy, staticStrictPolicy } from './peer-authentication';
+import { servicesOfHostname } from './services';
+import type { AmbientSettings } from './settings';
+import { StoreView, registerIndexes } from './store-view';
+import { endpointSliceWorkloads, serviceEntryWorkloads } from './workload-sources';
+import { kubeServiceHostname, podUid, podWorkload, workloadEntryUid, workloadEntryWorkload } from './workloads';
+
+const log = scopedLogger('ambient');
+
+export interface AmbientIndexOptions {
+  store: ObjectStore;
+  mesh: MeshConfigSource;
+  clusterId: string;
+  domain: string;
+  /** The local network; when absent, the system namespace's topology.istio.io/network label. */
+  network?: string;
+  /** istiod's own namespace (where the network label is read); default istio-system. */
+  systemNamespace?: string;
+}
+
+/** Counters of the last applied batch, for the bench and the debug page. */
+export interface BatchStats {
+  events: number;
+  recomputed: number;
+}
+
+export class AmbientIndex implements ResourceCache {
+  private readonly store: ObjectStore;
+  private readonly view: StoreView;
+  private readonly listeners = new Set<(changes: readonly ChangeSet[]) => void>();
+  private readonly nodes = new Map<string, Set<string>>();
+  private readonly aliases = new Map<string, Set<string>>();
+  private readonly members = new Map<string, Set<string>>();
+  private readonly addresses = new DerivedStore((prev, next) => this.reindex(prev, next));
+  private readonly authorizations = new DerivedStore();
+  /** Derived names per source object, for sources that yield several resources. */
+  private readonly bySource = new Map<string, string[]>();
+  private readonly unsubscribe: (() => void)[] = [];
+  lastBatch: BatchStats = { events: 0, recomputed: 0 };
+
+  constructor(private readonly options: AmbientIndexOptions) {
+    this.store = options.store;
+    registerIndexes(this.store);
+    this.view = new StoreView(this.store, this.settingsFrom(options.mesh.current()));
+    this.rebuild();
+    this.addresses.takeChanges();
+    this.authorizations.takeChanges();
+    this.unsubscribe.push(this.store.subscribe((events) => this.onEvents(events)));
+    this.unsubscribe.push(
+      options.mesh.subscribe((mesh) => {
+        const next = this.settingsFrom(mesh);
+        const prev = this.view.settings;
+        if (next.trustDomain === prev.trustDomain && next.rootNamespace === prev.rootNamespace) return;
+        this.view.settings = next;
+        this.rebuild();
+        this.emit();
+      }),
+    );
+  }
+
+  close(): void {
+    for (const u of this.unsubscribe.splice(0)) u();
+  }
+
+  get settings(): AmbientSettings {
+    return this.view.settings;
+  }
+
+  private settingsFrom(mesh: MeshConfig): AmbientSettings {
+    const systemNs = this.options.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE;
+    return {
+      clusterId: this.options.clusterId,
+      domain: this.options.domain,
+      trustDomain: mesh.trustDomain || DEFAULT_TRUST_DOMAIN,
+      rootNamespace: mesh.rootNamespace || DEFAULT_ROOT_NAMESPACE,
+      network: this.options.network ?? this.store.get('Namespace', undefined, systemNs)?.metadata.labels?.[LABEL.network] ?? '',
+    };
+  }
+
+  // ---- ResourceCache ----
+
+  get(typeUrl: XdsTypeUrl, name: string): XdsResource | undefined {
+    return this.table(typeUrl).entries.get(name);
+  }
+
+  all(typeUrl: XdsTypeUrl): Iterable<XdsResource> {
+    return this.table(typeUrl).entries.values();
+  }
+
+  subscribe(listener: (changes: readonly ChangeSet[]) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  resolveAddress(key: string): string[] {
+    const names = new Set<string>();
+    const addService = (name: string) => {
+      names.add(name);
+      for (const uid of this.members.get(name) ?? []) names.add(uid);
+    };
+    const entry = this.addresses.entries.get(key);
+    if (entry) {
+      if (entry.services === undefined) names.add(key);
+      else addService(key);
+    }
+    for (const name of this.aliases.get(key) ?? []) {
+      const e = this.addresses.entries.get(name);
+      if (e?.services === undefined) names.add(name);
+      else addService(name);
+    }
+    return [...names];
+  }
+
+  workloadsOnNode(node: string): string[] {
+    return [...(this.nodes.get(node) ?? [])];
+  }
+
+  private table(typeUrl: XdsTypeUrl): DerivedStore {
+    return typeUrl === ADDRESS_TYPE_URL ? this.addresses : this.authorizations;
+  }
+
+  // ---- reverse maps ----
+
+  private reindex(prev: Entry | undefined, next: Entry | undefined): void {
+    const drop = (map: Map<string, Set<string>>, key: string, name: string) => {
+      const set = map.get(key);
+      set?.delete(name);
+      if (set && set.size === 0) map.delete(key);
+    };
+    const add = (map: Map<string, Set<string>>, key: string, name: string) => {
+      let set = map.get(key);
+      if (!set) map.set(key, (set = new Set()));
+      set.add(name);
+    };
+    if (prev) {
+      if (prev.node) drop(this.nodes, prev.node, prev.name);
+      for (const a of prev.aliases ?? []) drop(this.aliases, a, prev.name);
+      for (const s of prev.services ?? []) drop(this.members, s, prev.name);
+    }
+    if (next) {
+      if (next.node) add(this.nodes, next.node, next.name);
+      for (const a of next.aliases ?? []) add(this.aliases, a, next.name);
+      for (const s of next.services ?? []) add(this.members, s, next.name);
+    }
+  }
+
+  // ---- writes ----
+
+  private setWorkload(uid: string, w: Workload | undefined): void {
+    if (!w) return this.addresses.set(uid, undefined);
+    const net = w.network ?? '';
+    const aliases = w.networkMode === NetworkMode.HOST_NETWORK ? undefined : (w.addresses ?? []).map((a) => `${net}/${ipToText(a)}`);
+    const extra: Omit<Entry, 'name' | 'version' | 'bytes'> = {};
+    if (aliases?.length) extra.aliases = aliases;
+    if (w.node) extra.node = w.node;
+    const services = Object.keys(w.services ?? {});
+    if (services.length) extra.services = services;
+    this.addresses.set(uid, encodeAddress({ workload: w }), extra);
+  }
+
+  private setService(name: string, s: Service | undefined): void {
+    if (!s) return this.addresses.set(name, undefined);
+    const aliases = (s.addresses ?? []).map((a) => `${a.network ?? ''}/${ipToText(a.address)}${a.length !== undefined ? `/${a.length}` : ''}`);
+    // `services: []` marks the entry as a service for resolveAddress.
+    this.addresses.set(name, encodeAddress({ service: s }), aliases.length ? { aliases, services: [] } : { services: [] });
+  }
+
+  private setAuthorization(name: string, a: Authorization | undefined): void {
+    this.authorizations.set(name, a ? encodeAuthorization(a) : undefined);
+  }
+
+  /** Replaces the names a multi-resource source yields; the ones it no longer yields are removed. */
+  private replaceSource(source: string, names: string[], remove: (name: string) => void): void {
+    const previous = this.bySource.get(source) ?? [];
+    const keep = new Set(names);
+    for (const n of previous) if (!keep.has(n)) remove(n);
+    if (names.length) this.bySource.set(source, names);
+    else this.bySource.delete(source);
+  }
+
+  // ---- recomputation ----
+
+  private recomputePod(key: string): void {
+    const [ns, name] = splitKey(key);
+    const pod = this.store.get('Pod', ns, name);
+    this.setWorkload(podUid(this.view.settings.clusterId, ns, name), pod ? podWorkload(pod, this.view) : undefined);
+  }
+
+  private recomputeWorkloadEntry(key: string): void {
+    const [ns, name] = splitKey(key);
+    const we = this.store.get('WorkloadEntry', ns, name);
+    this.setWorkload(workloadEntryUid(this.view.settings.clusterId, ns, name), we ? workloadEntryWorkload(we, this.view) : undefined);
+  }
+
+  private recomputeMany(source: string, workloads: Workload[]): void {
+    for (const w of workloads) this.setWorkload(w.uid, w);
+    this.replaceSource(source, workloads.map((w) => w.uid), (uid) => this.setWorkload(uid, undefined));
+  }
+
+  private recomputeServiceEntry(key: string): void {
+    const [ns, name] = splitKey(key);
+    const se = this.store.get('ServiceEntry', ns, name);
+    this.recomputeMany(`ServiceEntry:${key}`, se ? serviceEntryWorkloads(se, this.view) : []);
+  }
+
+  private recomputeSlice(key: string): void {
+    const [ns, name] = splitKey(key);
+    const slice = this.store.get('EndpointSlice', ns, name);
+    this.recomputeMany(`EndpointSlice:${key}`, slice ? endpointSliceWorkloads(slice, this.view) : []);
+  }
+
+  private recomputeHostname(hostname: string): void {
+    const services = servicesOfHostname(hostname, this.view);
+    for (const [name, s] of services) this.setService(name, s);
+    this.replaceSource(`host:${hostname}`, [...services.keys()], (name) => this.setService(name, undefined));
+  }
+
+  private recomputePolicy(key: string): void {
+    const [ns, name] = splitKey(key);
+    const ap = this.store.get('AuthorizationPolicy', ns, name);
+    this.setAuthorization(key, ap ? convertAuthorizationPolicy(ap, this.view.settings.rootNamespace) : undefined);
+  }
+
+  /** PA-derived policies are few; any PeerAuthentication event recomputes all of them. */
+  private recomputePeerAuthentications(): void {
+    const root = this.view.settings.rootNamespace;
+    const all = this.store.list('PeerAuthentication');
+    const derived: Authorization[] = [];
+    if (all.length > 0) derived.push(staticStrictPolicy(root));
+    const rootPolicy = namespacePolicy(this.store.list('PeerAuthentication', root));
+    for (const pa of all) {
+      const nsPolicy = namespacePolicy(this.store.list('PeerAuthentication', pa.metadata.namespace));
+      const converted = convertPeerAuthentication(pa, nsPolicy, rootPolicy, root);
+      if (converted) derived.push(converted);
+    }
+    for (const a of derived) this.setAuthorization(`${a.namespace}/${a.name}`, a);
+    this.replaceSource('peerAuthentications', derived.map((a) => `${a.namespace}/${a.name}`), (n) => this.setAuthorization(n, undefined));
+  }
+
+  private apply(d: DirtySet): number {
+    if (d.all) return this.rebuild();
+    for (const k of d.pods) this.recomputePod(k);
+    for (const k of d.workloadEntries) this.recomputeWorkloadEntry(k);
+    for (const k of d.serviceEntries) this.recomputeServiceEntry(k);
+    for (const k of d.slices) this.recomputeSlice(k);
+    for (const h of d.hostnames) this.recomputeHostname(h);
+    for (const k of d.policies) this.recomputePolicy(k);
+    if (d.peerAuthentications) this.recomputePeerAuthentications();
+    return d.pods.size + d.workloadEntries.size + d.serviceEntries.size + d.slices.size + d.hostnames.size + d.policies.size + (d.peerAuthentications ? 1 : 0);
+  }
+
+  /** Recomputes every resource from the store; names that are no longer derived are removed. */
+  private rebuild(): number {
+    const s = this.view.settings;
+    const d = new DirtySet();
+    for (const p of this.store.list('Pod')) d.pods.add(keyOf(p));
+    for (const w of this.store.list('WorkloadEntry')) d.workloadEntries.add(keyOf(w));
+    for (const se of this.store.list('ServiceEntry')) {
+      d.serviceEntries.add(keyOf(se));
+      for (const h of (se.spec?.hosts ?? []) as string[]) d.hostnames.add(h);
+    }
+    for (const slice of this.store.list('EndpointSlice')) d.slices.add(keyOf(slice));
+    for (const svc of this.store.list('Service')) d.hostnames.add(kubeServiceHostname(svc.metadata.name, svc.metadata.namespace!, s.domain));
+    for (const ap of this.store.list('AuthorizationPolicy')) d.policies.add(keyOf(ap));
+    d.peerAuthentications = true;
+    this.bySource.clear();
+    this.addresses.beginSweep();
+    this.authorizations.beginSweep();
+    const count = this.apply(d);
+    this.addresses.endSweep();
+    this.authorizations.endSweep();
+    return count;
+  }
+
+  private onEvents(events: readonly StoreEvent[]): void {
+    const d = new DirtySet();
+    const s = this.view.settings;
+    const ctx: DirtyContext = { store: this.store, domain: s.domain, rootNamespace: s.rootNamespace };
+    if (this.options.network === undefined) ctx.networkNamespace = this.options.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE;
+    for (const e of events) markEvent(ctx, d, e);
+    if (d.all) this.view.settings = this.settingsFrom(this.options.mesh.current());
+    const recomputed = this.apply(d);
+    this.lastBatch = { events: events.length, recomputed };
+    this.emit();
+  }
+
+  private emit(): void {
+    const changes: ChangeSet[] = [];
+    const a = this.addresses.takeChanges();
+    if (a.updated.length || a.removed.length) changes.push({ typeUrl: ADDRESS_TYPE_URL, ...a });
+    const z = this.authorizations.takeChanges();
+    if (z.updated.length || z.removed.length) changes.push({ typeUrl: AUTHORIZATION_TYPE_URL, ...z });
+    if (changes.length === 0) return;
+    for (const l of this.listeners) {
+      try {
+        l(changes);
+      } catch (err) {
+        log.error({ err }, 'ambient index listener failed');
+      }
+    }
+  }
+}
+
+function splitKey(key: string): [string, string] {
+  const slash = key.indexOf('/');
+  return [key.slice(0, slash), key.slice(slash + 1)];
+}
+
+export type { KubeObject };

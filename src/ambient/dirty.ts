@@ -1,0 +1,153 @@
+// Which derived resources a store event touches. Each rule follows a dependency of the derivations:
+// e.g. a Service's selector decides which pods list it, so a Service event marks the pods its old
+// and new selectors pick, found through the label index.
+
+import type { KubeObject, ObjectStore, StoreEvent } from '../store/types';
+import { keyOf } from '../store/types';
+import { matchLabels } from '../store/selector';
+import { INDEX, anyNsPairKey, pairKey } from './store-view';
+import { kubeServiceHostname, workloadEntryLabels } from './workloads';
+
+export class DirtySet {
+  readonly pods = new Set<string>();
+  readonly workloadEntries = new Set<string>();
+  readonly serviceEntries = new Set<string>();
+  readonly slices = new Set<string>();
+  readonly hostnames = new Set<string>();
+  readonly policies = new Set<string>();
+  peerAuthentications = false;
+  all = false;
+}
+
+export interface DirtyContext {
+  store: ObjectStore;
+  domain: string;
+  rootNamespace: string;
+  /** The namespace whose network label gives the local network, if the network is not fixed. */
+  networkNamespace?: string;
+}
+
+const ns = (o: KubeObject) => o.metadata.namespace ?? '';
+
+/** Pods and WorkloadEntries in `namespace` (any namespace for '*') whose labels include `selector`. */
+function markSelected(ctx: DirtyContext, d: DirtySet, namespace: string, selector: Record<string, string> | undefined, emptySelectsAll: boolean): void {
+  if (!selector) return;
+  const entries = Object.entries(selector);
+  if (entries.length === 0) {
+    if (!emptySelectsAll) return;
+    const list = (kind: 'Pod' | 'WorkloadEntry') => (namespace === '*' ? ctx.store.list(kind) : ctx.store.list(kind, namespace));
+    for (const p of list('Pod')) d.pods.add(keyOf(p));
+    for (const w of list('WorkloadEntry')) d.workloadEntries.add(keyOf(w));
+    return;
+  }
+  const [k, v] = entries[0]!;
+  const key = namespace === '*' ? anyNsPairKey(k, v) : pairKey(namespace, k, v);
+  for (const p of ctx.store.byIndex('Pod', INDEX.labels, key)) if (matchLabels(p.metadata.labels, selector)) d.pods.add(keyOf(p));
+  for (const w of ctx.store.byIndex('WorkloadEntry', INDEX.labels, key)) if (matchLabels(workloadEntryLabels(w), selector)) d.workloadEntries.add(keyOf(w));
+}
+
+function markServiceEntries(ctx: DirtyContext, d: DirtySet, namespace: string): void {
+  const list = namespace === ctx.rootNamespace ? ctx.store.list('ServiceEntry') : ctx.store.list('ServiceEntry', namespace);
+  for (const se of list) d.serviceEntries.add(keyOf(se));
+}
+
+function markNamespace(ctx: DirtyContext, d: DirtySet, namespace: string): void {
+  if (namespace === ctx.networkNamespace) d.all = true;
+  for (const p of ctx.store.list('Pod', namespace)) d.pods.add(keyOf(p));
+  for (const w of ctx.store.list('WorkloadEntry', namespace)) d.workloadEntries.add(keyOf(w));
+  for (const s of ctx.store.list('Service', namespace)) d.hostnames.add(kubeServiceHostname(s.metadata.name, namespace, ctx.domain));
+  for (const se of ctx.store.list('ServiceEntry', namespace)) {
+    d.serviceEntries.add(keyOf(se));
+    for (const h of (se.spec?.hosts ?? []) as string[]) d.hostnames.add(h);
+  }
+}
+
+function markWaypoint(ctx: DirtyContext, d: DirtySet, key: string): void {
+  for (const p of ctx.store.byIndex('Pod', INDEX.waypointRef, key)) d.pods.add(keyOf(p));
+  for (const p of ctx.store.byIndex('Pod', INDEX.gatewayName, key)) d.pods.add(keyOf(p));
+  for (const w of ctx.store.byIndex('WorkloadEntry', INDEX.waypointRef, key)) d.workloadEntries.add(keyOf(w));
+  for (const s of ctx.store.byIndex('Service', INDEX.waypointRef, key)) d.hostnames.add(kubeServiceHostname(s.metadata.name, ns(s), ctx.domain));
+  for (const se of ctx.store.byIndex('ServiceEntry', INDEX.waypointRef, key)) {
+    d.serviceEntries.add(keyOf(se));
+    for (const h of (se.spec?.hosts ?? []) as string[]) d.hostnames.add(h);
+  }
+  for (const n of ctx.store.byIndex('Namespace', INDEX.waypointRef, key)) markNamespace(ctx, d, n.metadata.name);
+}
+
+function markSlicePods(d: DirtySet, slice: KubeObject): void {
+  for (const e of (slice.endpoints ?? []) as { targetRef?: { kind?: string; namespace?: string; name?: string } }[]) {
+    if (e.targetRef?.kind === 'Pod' && e.targetRef.name) d.pods.add(`${e.targetRef.namespace ?? ns(slice)}/${e.targetRef.name}`);
+  }
+}
+
+function markPeerAuthentication(ctx: DirtyContext, d: DirtySet, pa: KubeObject): void {
+  d.peerAuthentications = true;
+  const namespace = ns(pa);
+  const selector = pa.spec?.selector;
+  const matchLabelsOf: Record<string, string> = selector?.matchLabels ?? {};
+  if (namespace === ctx.rootNamespace && !selector) {
+    d.all = true;
+    return;
+  }
+  markSelected(ctx, d, namespace, matchLabelsOf, true);
+  markServiceEntries(ctx, d, namespace);
+}
+
+export function markEvent(ctx: DirtyContext, d: DirtySet, event: StoreEvent): void {
+  const objects = event.old ? [event.old, event.object] : [event.object];
+  for (const o of objects) {
+    const key = keyOf(o);
+    switch (event.kind) {
+      case 'Pod':
+        d.pods.add(key);
+        break;
+      case 'WorkloadEntry':
+        d.workloadEntries.add(key);
+        break;
+      case 'Service': {
+        d.hostnames.add(kubeServiceHostname(o.metadata.name, ns(o), ctx.domain));
+        markSelected(ctx, d, ns(o), o.spec?.selector, false);
+        for (const slice of ctx.store.byIndex('EndpointSlice', INDEX.sliceService, key)) {
+          d.slices.add(keyOf(slice));
+          markSlicePods(d, slice);
+        }
+        break;
+      }
+      case 'ServiceEntry':
+        d.serviceEntries.add(key);
+        for (const h of (o.spec?.hosts ?? []) as string[]) d.hostnames.add(h);
+        markSelected(ctx, d, ns(o), o.spec?.workloadSelector?.labels, false);
+        break;
+      case 'EndpointSlice':
+        d.slices.add(key);
+        markSlicePods(d, o);
+        break;
+      case 'Namespace':
+        markNamespace(ctx, d, o.metadata.name);
+        break;
+      case 'Node':
+        for (const p of ctx.store.byIndex('Pod', INDEX.node, o.metadata.name)) d.pods.add(keyOf(p));
+        break;
+      case 'Gateway':
+        markWaypoint(ctx, d, key);
+        break;
+      case 'GatewayClass':
+        for (const gw of ctx.store.byIndex('Gateway', INDEX.gatewayClass, o.metadata.name)) markWaypoint(ctx, d, keyOf(gw));
+        break;
+      case 'AuthorizationPolicy': {
+        d.policies.add(key);
+        const ml = o.spec?.selector?.matchLabels;
+        if (ml !== undefined && ml !== null) {
+          markSelected(ctx, d, ns(o) === ctx.rootNamespace ? '*' : ns(o), ml, true);
+          markServiceEntries(ctx, d, ns(o));
+        }
+        break;
+      }
+      case 'PeerAuthentication':
+        markPeerAuthentication(ctx, d, o);
+        break;
+      default:
+        break;
+    }
+  }
+}

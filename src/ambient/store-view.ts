@@ -1,0 +1,141 @@
+// MeshView over the object store: the indexes the derivations and the dependency tracking use,
+// registered once, so that no event ever scans a whole kind.
+
+import type { KindId } from '../store/kinds';
+import { matchLabels } from '../store/selector';
+import type { KubeObject, ObjectStore } from '../store/types';
+import { LABEL } from './constants';
+import type { AmbientSettings } from './settings';
+import type { MeshView } from './view';
+import { Waypoint, waypointFromGateway, waypointRefFromLabels } from './waypoints';
+import { workloadEntryLabels } from './workloads';
+
+export const INDEX = {
+  labels: 'ambient.labels',
+  selector: 'ambient.selector',
+  node: 'ambient.node',
+  targetPod: 'ambient.targetPod',
+  sliceService: 'ambient.sliceService',
+  host: 'ambient.host',
+  waypointRef: 'ambient.waypointRef',
+  gatewayName: 'ambient.gatewayName',
+  gatewayClass: 'ambient.gatewayClass',
+} as const;
+
+/** Index key of one label pair in one namespace. */
+export const pairKey = (ns: string, k: string, v: string) => `${ns}\u0000${k}=${v}`;
+/** Index key of a selector that is present but empty (selects the whole namespace). */
+export const allKey = (ns: string) => `${ns}\u0000*`;
+
+function pairKeys(ns: string, labels: Record<string, string> | undefined): string[] {
+  return Object.entries(labels ?? {}).map(([k, v]) => pairKey(ns, k, v));
+}
+
+const ns = (o: KubeObject) => o.metadata.namespace ?? '';
+
+/** Keys under which an object's own waypoint binding is filed: `<wp ns>/<wp name>`. */
+function waypointRefKeys(labels: Record<string, string> | undefined, namespace: string): string[] {
+  const ref = waypointRefFromLabels(labels, namespace);
+  return ref ? [`${ref.namespace}/${ref.name}`] : [];
+}
+
+/** Index key of one label pair in any namespace (root-namespace policies select across namespaces). */
+export const anyNsPairKey = (k: string, v: string) => pairKey('*', k, v);
+
+function labelKeys(namespace: string, labels: Record<string, string> | undefined): string[] {
+  return [...pairKeys(namespace, labels), ...pairKeys('*', labels)];
+}
+
+/** Registers the indexes once per store; a second index over the same store reuses them. */
+export function registerIndexes(store: ObjectStore): void {
+  try {
+    store.byIndex('Pod', INDEX.labels, '');
+    return;
+  } catch {
+    // Not registered yet.
+  }
+  store.addIndex('Pod', INDEX.labels, (o) => labelKeys(ns(o), o.metadata.labels));
+  store.addIndex('Pod', INDEX.node, (o) => (o.spec?.nodeName ? [o.spec.nodeName] : []));
+  store.addIndex('Pod', INDEX.waypointRef, (o) => waypointRefKeys(o.metadata.labels, ns(o)));
+  store.addIndex('Pod', INDEX.gatewayName, (o) => (o.metadata.labels?.[LABEL.gatewayName] ? [`${ns(o)}/${o.metadata.labels[LABEL.gatewayName]}`] : []));
+  store.addIndex('WorkloadEntry', INDEX.labels, (o) => labelKeys(ns(o), workloadEntryLabels(o)));
+  store.addIndex('WorkloadEntry', INDEX.waypointRef, (o) => waypointRefKeys(o.metadata.labels, ns(o)));
+  store.addIndex('Service', INDEX.selector, (o) => pairKeys(ns(o), o.spec?.selector));
+  store.addIndex('Service', INDEX.waypointRef, (o) => waypointRefKeys(o.metadata.labels, ns(o)));
+  store.addIndex('ServiceEntry', INDEX.selector, (o) => pairKeys(ns(o), o.spec?.workloadSelector?.labels));
+  store.addIndex('ServiceEntry', INDEX.host, (o) => [...new Set<string>(o.spec?.hosts ?? [])]);
+  store.addIndex('ServiceEntry', INDEX.waypointRef, (o) => [
+    ...new Set([
+      ...waypointRefKeys(o.metadata.labels, ns(o)),
+      ...((o.spec?.endpoints ?? []) as { labels?: Record<string, string> }[]).flatMap((e) => waypointRefKeys(e.labels, ns(o))),
+    ]),
+  ]);
+  store.addIndex('Namespace', INDEX.waypointRef, (o) => waypointRefKeys(o.metadata.labels, o.metadata.name));
+  store.addIndex('EndpointSlice', INDEX.targetPod, (o) => [
+    ...new Set(
+      ((o.endpoints ?? []) as { targetRef?: { kind?: string; namespace?: string; name?: string } }[])
+        .filter((e) => e.targetRef?.kind === 'Pod' && e.targetRef.name)
+        .map((e) => `${e.targetRef!.namespace ?? ns(o)}/${e.targetRef!.name}`),
+    ),
+  ]);
+  store.addIndex('EndpointSlice', INDEX.sliceService, (o) => (o.metadata.labels?.[LABEL.serviceName] ? [`${ns(o)}/${o.metadata.labels[LABEL.serviceName]}`] : []));
+  store.addIndex('AuthorizationPolicy', INDEX.selector, (o) => {
+    const ml = o.spec?.selector?.matchLabels;
+    if (ml === undefined || ml === null) return [];
+    const keys = pairKeys(ns(o), ml);
+    return keys.length ? keys : [allKey(ns(o))];
+  });
+  store.addIndex('Gateway', INDEX.gatewayClass, (o) => (o.spec?.gatewayClassName ? [o.spec.gatewayClassName] : []));
+}
+
+/** Objects of `kind` whose selector index holds a pair of `labels`, de-duplicated. */
+function candidates(store: ObjectStore, kind: KindId, namespace: string, labels: Record<string, string>, extra: string[] = []): KubeObject[] {
+  const seen = new Set<KubeObject>();
+  for (const key of [...extra, ...pairKeys(namespace, labels)]) for (const o of store.byIndex(kind, INDEX.selector, key)) seen.add(o);
+  return [...seen];
+}
+
+export class StoreView implements MeshView {
+  constructor(
+    private readonly store: ObjectStore,
+    public settings: AmbientSettings,
+  ) {}
+
+  get(kind: KindId, namespace: string | undefined, name: string): KubeObject | undefined {
+    return this.store.get(kind, namespace, name);
+  }
+
+  servicesSelecting(namespace: string, labels: Record<string, string>): KubeObject[] {
+    return candidates(this.store, 'Service', namespace, labels).filter((s) => matchLabels(labels, s.spec?.selector));
+  }
+
+  serviceEntriesSelecting(namespace: string, labels: Record<string, string>): KubeObject[] {
+    return candidates(this.store, 'ServiceEntry', namespace, labels).filter((s) => matchLabels(labels, s.spec?.workloadSelector?.labels));
+  }
+
+  slicesTargetingPod(namespace: string, name: string): KubeObject[] {
+    return this.store.byIndex('EndpointSlice', INDEX.targetPod, `${namespace}/${name}`);
+  }
+
+  policiesSelecting(namespace: string, labels: Record<string, string>): KubeObject[] {
+    const root = this.settings.rootNamespace;
+    const out = candidates(this.store, 'AuthorizationPolicy', namespace, labels, [allKey(namespace)]);
+    if (root !== namespace) out.push(...candidates(this.store, 'AuthorizationPolicy', root, labels, [allKey(root)]));
+    return out.filter((p) => matchLabels(labels, p.spec.selector.matchLabels));
+  }
+
+  peerAuthentications(namespace: string): KubeObject[] {
+    return this.store.list('PeerAuthentication', namespace);
+  }
+
+  waypoint(namespace: string, name: string): Waypoint | undefined {
+    const gw = this.store.get('Gateway', namespace, name);
+    if (!gw) return undefined;
+    const cls = gw.spec?.gatewayClassName ? this.store.get('GatewayClass', undefined, gw.spec.gatewayClassName) : undefined;
+    return waypointFromGateway(gw, cls, this.settings.network);
+  }
+
+  serviceEntriesWithHost(host: string): KubeObject[] {
+    return this.store.byIndex('ServiceEntry', INDEX.host, host);
+  }
+}

@@ -1,0 +1,129 @@
+// Workloads without a Pod: ServiceEntry inline endpoints and EndpointSlice endpoints that do not
+// point at a Pod (amb/workloads.go serviceEntryWorkloadBuilder, endpointSlicesBuilder).
+
+import type { KubeObject } from '../store/types';
+import { LABEL } from './constants';
+import { parseIp } from './ip';
+import { NetworkMode, Port, PortList, Workload, WorkloadStatus, WorkloadType, setIf } from './messages';
+import { servicePortsForEntry } from './service-ports';
+import { workloadTrustDomain } from './settings';
+import type { MeshView } from './view';
+import { boundWaypoint } from './waypoints';
+import { canonicalService, localityOfText, tunnelOf } from './workload-meta';
+import { kubeServiceHostname, peerAuthenticationNames, selectingPolicyNames } from './workloads';
+
+interface EntryEndpoint {
+  address?: string;
+  labels?: Record<string, string>;
+  ports?: Record<string, number>;
+  network?: string;
+  locality?: string;
+  serviceAccount?: string;
+}
+
+/** Resolutions whose hosts are endpoints themselves when no endpoints are listed. */
+const DNS_RESOLUTIONS = new Set(['DNS', 'DNS_ROUND_ROBIN', 'DYNAMIC_DNS']);
+
+export function serviceEntryWorkloadUid(clusterId: string, namespace: string, name: string, address: string): string {
+  return `${clusterId}/networking.istio.io/ServiceEntry/${namespace}/${name}/${address}`;
+}
+
+export function serviceEntryWorkloads(se: KubeObject, view: MeshView): Workload[] {
+  const s = view.settings;
+  const spec = se.spec ?? {};
+  const ns = se.metadata.namespace!;
+  const hosts: string[] = spec.hosts ?? [];
+  let endpoints: EntryEndpoint[] = spec.endpoints ?? [];
+  const implicit = endpoints.length === 0 && DNS_RESOLUTIONS.has(spec.resolution) && !spec.workloadSelector;
+  if (implicit) endpoints = hosts.map((h) => ({ address: h }));
+  if (endpoints.length === 0) return [];
+  const out: Workload[] = [];
+  const seen = new Set<string>();
+  const apPolicies = selectingPolicyNames(view, ns, se.metadata.labels);
+  endpoints.forEach((ep, i) => {
+    const address = ep.address ?? '';
+    const uid = serviceEntryWorkloadUid(s.clusterId, ns, se.metadata.name, address);
+    if (seen.has(uid)) return;
+    seen.add(uid);
+    const w: Workload = { uid };
+    setIf(w, 'name', se.metadata.name);
+    setIf(w, 'namespace', ns);
+    const ip = parseIp(address);
+    if (ip) w.addresses = [ip];
+    else setIf(w, 'hostname', address);
+    setIf(w, 'network', ep.network || s.network);
+    const tunnel = tunnelOf(se.metadata.labels, se.metadata.annotations);
+    setIf(w, 'tunnelProtocol', tunnel.tunnelProtocol);
+    setIf(w, 'nativeTunnel', tunnel.nativeTunnel);
+    setIf(w, 'trustDomain', workloadTrustDomain(s));
+    setIf(w, 'serviceAccount', ep.serviceAccount);
+    if (!implicit) setIf(w, 'waypoint', boundWaypoint(ns, ep.labels, 'workload', view)?.address);
+    const canonical = canonicalService(se.metadata.labels, se.metadata.name);
+    setIf(w, 'canonicalName', canonical.name);
+    setIf(w, 'canonicalRevision', canonical.revision);
+    setIf(w, 'workloadType', WorkloadType.POD);
+    setIf(w, 'workloadName', se.metadata.name);
+    const ports = servicePortsForEntry(se, true, ep.ports);
+    const services: Record<string, PortList> = {};
+    for (const host of [...(implicit ? [hosts[i]!] : hosts)].sort()) services[`${ns}/${host}`] = ports;
+    setIf(w, 'services', Object.keys(services).length ? services : undefined);
+    // istiod selects APs by the ServiceEntry's labels but PeerAuthentications by the endpoint's.
+    setIf(w, 'authorizationPolicies', [...apPolicies, ...peerAuthenticationNames(view, ns, ep.labels)]);
+    setIf(w, 'clusterId', s.clusterId);
+    setIf(w, 'locality', localityOfText(ep.locality));
+    out.push(w);
+  });
+  return out;
+}
+
+interface SlicePort { name?: string; port?: number; protocol?: string }
+interface SliceEndpoint { addresses?: string[]; conditions?: { ready?: boolean }; targetRef?: { kind?: string } }
+
+export function endpointSliceWorkloadUid(clusterId: string, namespace: string, slice: string, address: string): string {
+  return `${clusterId}/discovery.k8s.io/EndpointSlice/${namespace}/${slice}/${address}`;
+}
+
+/** Endpoints of a Service's slice that are not Pods (e.g. VMs added by hand): HOST_NETWORK, no identity. */
+export function endpointSliceWorkloads(slice: KubeObject, view: MeshView): Workload[] {
+  const svcName = slice.metadata.labels?.[LABEL.serviceName];
+  if (svcName === undefined || slice.addressType === 'FQDN') return [];
+  const ns = slice.metadata.namespace!;
+  const svc = view.get('Service', ns, svcName);
+  if (!svc || svc.spec?.type === 'ExternalName') return [];
+  const s = view.settings;
+  const serviceKey = `${ns}/${kubeServiceHostname(svcName, ns, s.domain)}`;
+  const ports: Port[] = [];
+  for (const p of (slice.ports ?? []) as SlicePort[]) {
+    // istiod skips slice ports without a name, a number, or protocol TCP (an absent protocol included).
+    if (p.name === undefined || p.port === undefined || p.protocol !== 'TCP') continue;
+    const sp = ((svc.spec?.ports ?? []) as { name?: string; port: number }[]).find((x) => (x.name ?? '') === p.name);
+    if (!sp) continue;
+    const port: Port = {};
+    setIf(port, 'servicePort', sp.port);
+    setIf(port, 'targetPort', p.port);
+    ports.push(port);
+  }
+  const out: Workload[] = [];
+  const seen = new Set<string>();
+  for (const ep of (slice.endpoints ?? []) as SliceEndpoint[]) {
+    if (ep.targetRef?.kind === 'Pod') continue;
+    const key = ep.addresses?.[0];
+    if (key === undefined || seen.has(key)) continue;
+    seen.add(key);
+    const addresses = (ep.addresses ?? []).map(parseIp);
+    if (addresses.some((a) => a === undefined)) continue;
+    const w: Workload = { uid: endpointSliceWorkloadUid(s.clusterId, ns, slice.metadata.name, key) };
+    setIf(w, 'name', slice.metadata.name);
+    setIf(w, 'namespace', ns);
+    w.addresses = addresses as Uint8Array[];
+    setIf(w, 'network', s.network);
+    setIf(w, 'trustDomain', workloadTrustDomain(s));
+    w.services = { [serviceKey]: ports.length ? { ports } : {} };
+    const ready = ep.conditions?.ready;
+    setIf(w, 'status', ready === undefined || ready ? WorkloadStatus.HEALTHY : WorkloadStatus.UNHEALTHY);
+    setIf(w, 'clusterId', s.clusterId);
+    setIf(w, 'networkMode', NetworkMode.HOST_NETWORK);
+    out.push(w);
+  }
+  return out;
+}

@@ -1,0 +1,183 @@
+// Workloads from Pods and WorkloadEntries (amb/workloads.go podWorkloadBuilder,
+// workloadEntryWorkloadBuilder): pure functions of the object and the MeshView.
+
+import type { KubeObject } from '../store/types';
+import { ANNOTATION, LABEL, MANAGED_MESH_CONTROLLER } from './constants';
+import { parseIp } from './ip';
+import { NetworkMode, PortList, Workload, WorkloadStatus, WorkloadType, setIf } from './messages';
+import { candidatePeerAuthentications, peerAuthenticationKeys } from './peer-authentication';
+import { workloadPolicyName } from './authorization';
+import { kubeServicePortsForPod, podTcpPorts, serviceEntryPortsForPod, servicePortsForEntry } from './service-ports';
+import { workloadTrustDomain } from './settings';
+import type { MeshView } from './view';
+import { boundWaypoint, waypointOfInstance } from './waypoints';
+import { canonicalService, localityOfNode, localityOfText, podIpTexts, podIsReady, podIsTerminal, podWorkloadName, tunnelOf } from './workload-meta';
+
+export function podUid(clusterId: string, namespace: string, name: string): string {
+  return `${clusterId}//Pod/${namespace}/${name}`;
+}
+
+export function workloadEntryUid(clusterId: string, namespace: string, name: string): string {
+  return `${clusterId}/networking.istio.io/WorkloadEntry/${namespace}/${name}`;
+}
+
+export function kubeServiceHostname(name: string, namespace: string, domain: string): string {
+  return `${name}.${namespace}.svc.${domain}`;
+}
+
+/** Names of sent APs (of the namespace or the root namespace) whose selector picks these labels, sorted. */
+export function selectingPolicyNames(view: MeshView, namespace: string, labels: Record<string, string> | undefined): string[] {
+  const names: string[] = [];
+  for (const ap of view.policiesSelecting(namespace, labels ?? {})) {
+    const n = workloadPolicyName(ap);
+    if (n !== undefined) names.push(n);
+  }
+  return names.sort();
+}
+
+/** PeerAuthentication-derived policy names a workload references. */
+export function peerAuthenticationNames(view: MeshView, namespace: string, labels: Record<string, string> | undefined): string[] {
+  const root = view.settings.rootNamespace;
+  const inRoot = namespace === root ? [] : view.peerAuthentications(root);
+  return peerAuthenticationKeys(root, candidatePeerAuthentications(namespace, labels, view.peerAuthentications(namespace), inRoot, root));
+}
+
+/** AP names (sorted), then the PeerAuthentication-derived names, as istiod orders them. */
+export function workloadPolicies(view: MeshView, namespace: string, labels: Record<string, string> | undefined): string[] {
+  return [...selectingPolicyNames(view, namespace, labels), ...peerAuthenticationNames(view, namespace, labels)];
+}
+
+/** Keys sorted so the encoded map is the same whatever order services were found in. */
+function sortedMap(entries: Map<string, PortList>): Record<string, PortList> | undefined {
+  if (entries.size === 0) return undefined;
+  const out: Record<string, PortList> = {};
+  for (const k of [...entries.keys()].sort()) out[k] = entries.get(k)!;
+  return out;
+}
+
+const isExternalName = (svc: KubeObject) => svc.spec?.type === 'ExternalName';
+const hasSelector = (svc: KubeObject) => Object.keys(svc.spec?.selector ?? {}).length > 0;
+
+function podServices(pod: KubeObject, view: MeshView): Record<string, PortList> | undefined {
+  const ns = pod.metadata.namespace!;
+  const labels = pod.metadata.labels ?? {};
+  const containerPorts = podTcpPorts(pod);
+  const out = new Map<string, PortList>();
+  const domain = view.settings.domain;
+  for (const svc of view.servicesSelecting(ns, labels)) {
+    if (isExternalName(svc)) continue;
+    out.set(`${ns}/${kubeServiceHostname(svc.metadata.name, ns, domain)}`, kubeServicePortsForPod(svc, containerPorts));
+  }
+  for (const se of view.serviceEntriesSelecting(ns, labels)) {
+    const ports = serviceEntryPortsForPod(se, containerPorts);
+    for (const host of (se.spec?.hosts ?? []) as string[]) out.set(`${ns}/${host}`, ports);
+  }
+  // Selector-less Services reach pods through EndpointSlices whose endpoints name the pod.
+  for (const slice of view.slicesTargetingPod(ns, pod.metadata.name)) {
+    const svcName = slice.metadata.labels?.[LABEL.serviceName];
+    if (!svcName || slice.addressType === 'FQDN') continue;
+    const targets = ((slice.endpoints ?? []) as { targetRef?: { kind?: string; namespace?: string; name?: string; uid?: string } }[]).some(
+      (e) =>
+        e.targetRef?.kind === 'Pod' &&
+        (e.targetRef.namespace ?? slice.metadata.namespace) === ns &&
+        e.targetRef.name === pod.metadata.name &&
+        (!e.targetRef.uid || !pod.metadata.uid || e.targetRef.uid === pod.metadata.uid),
+    );
+    const svc = view.get('Service', slice.metadata.namespace, svcName);
+    if (!targets || !svc || hasSelector(svc) || isExternalName(svc)) continue;
+    out.set(`${svc.metadata.namespace}/${kubeServiceHostname(svc.metadata.name, svc.metadata.namespace!, domain)}`, kubeServicePortsForPod(svc, containerPorts));
+  }
+  return sortedMap(out);
+}
+
+/** Every pod with an IP that is not Failed/Succeeded becomes a workload, enrolled or not. */
+export function podWorkload(pod: KubeObject, view: MeshView): Workload | undefined {
+  if (podIsTerminal(pod)) return undefined;
+  const ipTexts = podIpTexts(pod);
+  if (ipTexts.length === 0) return undefined;
+  const addresses: Uint8Array[] = [];
+  for (const t of ipTexts) {
+    const ip = parseIp(t);
+    if (!ip) return undefined;
+    addresses.push(ip);
+  }
+  const s = view.settings;
+  const ns = pod.metadata.namespace!;
+  const labels = pod.metadata.labels;
+  const w: Workload = { uid: podUid(s.clusterId, ns, pod.metadata.name) };
+  setIf(w, 'name', pod.metadata.name);
+  setIf(w, 'namespace', ns);
+  w.addresses = addresses;
+  setIf(w, 'network', s.network);
+  const tunnel = tunnelOf(labels, pod.metadata.annotations);
+  setIf(w, 'tunnelProtocol', tunnel.tunnelProtocol);
+  setIf(w, 'nativeTunnel', tunnel.nativeTunnel);
+  setIf(w, 'trustDomain', workloadTrustDomain(s));
+  setIf(w, 'serviceAccount', pod.spec?.serviceAccountName);
+  const instanceOf = waypointOfInstance(ns, labels, view);
+  if (instanceOf) setIf(w, 'applicationTunnel', instanceOf.inboundBinding);
+  else setIf(w, 'waypoint', boundWaypoint(ns, labels, 'workload', view)?.address);
+  setIf(w, 'node', pod.spec?.nodeName);
+  const workloadName = podWorkloadName(pod);
+  const canonical = canonicalService(labels, workloadName);
+  setIf(w, 'canonicalName', canonical.name);
+  setIf(w, 'canonicalRevision', canonical.revision);
+  setIf(w, 'workloadType', WorkloadType.POD);
+  setIf(w, 'workloadName', workloadName);
+  setIf(w, 'services', podServices(pod, view));
+  setIf(w, 'authorizationPolicies', workloadPolicies(view, ns, labels));
+  const healthy = podIsReady(pod) && !pod.metadata.deletionTimestamp;
+  setIf(w, 'status', healthy ? WorkloadStatus.HEALTHY : WorkloadStatus.UNHEALTHY);
+  setIf(w, 'clusterId', s.clusterId);
+  setIf(w, 'locality', pod.spec?.nodeName ? localityOfNode(view.get('Node', undefined, pod.spec.nodeName)) : undefined);
+  setIf(w, 'networkMode', pod.spec?.hostNetwork ? NetworkMode.HOST_NETWORK : NetworkMode.STANDARD);
+  return w;
+}
+
+/** A WorkloadEntry's labels: spec.labels overlaid by metadata.labels. */
+export function workloadEntryLabels(we: KubeObject): Record<string, string> {
+  return { ...(we.spec?.labels ?? {}), ...(we.metadata.labels ?? {}) };
+}
+
+export function workloadEntryWorkload(we: KubeObject, view: MeshView): Workload {
+  const s = view.settings;
+  const ns = we.metadata.namespace!;
+  const spec = we.spec ?? {};
+  const labels = workloadEntryLabels(we);
+  const w: Workload = { uid: workloadEntryUid(s.clusterId, ns, we.metadata.name) };
+  setIf(w, 'name', we.metadata.name);
+  setIf(w, 'namespace', ns);
+  const ip = parseIp(spec.address);
+  if (ip) w.addresses = [ip];
+  else setIf(w, 'hostname', spec.address);
+  setIf(w, 'network', spec.network || s.network);
+  const tunnel = tunnelOf(labels, we.metadata.annotations);
+  setIf(w, 'tunnelProtocol', tunnel.tunnelProtocol);
+  setIf(w, 'nativeTunnel', tunnel.nativeTunnel);
+  setIf(w, 'trustDomain', workloadTrustDomain(s));
+  setIf(w, 'serviceAccount', spec.serviceAccount);
+  if (labels[LABEL.managedGateway] !== MANAGED_MESH_CONTROLLER) {
+    setIf(w, 'waypoint', boundWaypoint(ns, we.metadata.labels, 'workload', view)?.address);
+  }
+  const workloadName = we.metadata.annotations?.[ANNOTATION.autoRegistrationGroup] ?? labels[LABEL.workloadName] ?? we.metadata.name;
+  const canonical = canonicalService(labels, workloadName);
+  setIf(w, 'canonicalName', canonical.name);
+  setIf(w, 'canonicalRevision', canonical.revision);
+  setIf(w, 'workloadType', WorkloadType.POD);
+  setIf(w, 'workloadName', workloadName);
+  const services = new Map<string, PortList>();
+  for (const se of view.serviceEntriesSelecting(ns, labels)) {
+    const ports = servicePortsForEntry(se, true, spec.ports);
+    for (const host of (se.spec?.hosts ?? []) as string[]) services.set(`${ns}/${host}`, ports);
+  }
+  for (const svc of view.servicesSelecting(ns, labels)) {
+    if (isExternalName(svc)) continue;
+    services.set(`${ns}/${kubeServiceHostname(svc.metadata.name, ns, s.domain)}`, servicePortsForEntry(svc, false, spec.ports));
+  }
+  setIf(w, 'services', sortedMap(services));
+  setIf(w, 'authorizationPolicies', workloadPolicies(view, ns, labels));
+  setIf(w, 'clusterId', s.clusterId);
+  setIf(w, 'locality', localityOfText(spec.locality));
+  if (typeof spec.weight === 'number' && spec.weight > 0) w.capacity = { value: spec.weight };
+  return w;
+}
