@@ -1,0 +1,276 @@
+// One informer per kind: client-node's ListWatch (list, then watch from the list's
+// resourceVersion, re-list on 410 Gone) with what it leaves to its user: reconnecting with backoff
+// after errors, paging the list, slimming every object before the informer caches it, turning a
+// kind whose CRD is not installed into "no objects", and batching events for the store.
+
+import { ListWatch, Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { KINDS, type KindId } from '../kinds';
+import { scopedLogger } from '../../log/logger';
+import type { KubeObject } from '../types';
+import { backoffDelay, type BackoffPolicy } from './backoff';
+import { KubeApiError, resourcePath, type KubeClient } from './client';
+import { slimObject } from './slim';
+
+const log = scopedLogger('kube');
+
+/** Objects per list page. */
+export const LIST_PAGE_SIZE = 500;
+
+export interface WatchTiming {
+  /** Backoff after a failed list or watch. */
+  backoff: BackoffPolicy;
+  /** How often a kind whose CRD is missing is looked for again. */
+  missingKindRetryMs: number;
+  /** A watch that ends this soon without delivering anything counts as a failure. */
+  quickFailMs: number;
+  /** Server-side watch timeout; the informer then resumes from its resourceVersion. */
+  watchTimeoutSeconds: number;
+}
+
+export const DEFAULT_WATCH_TIMING: WatchTiming = {
+  backoff: { initialMs: 500, maxMs: 30_000 },
+  missingKindRetryMs: 30_000,
+  quickFailMs: 1_000,
+  watchTimeoutSeconds: 300,
+};
+
+export interface Change {
+  object: KubeObject;
+  deleted?: boolean;
+}
+
+export interface KindWatcherOptions {
+  client: KubeClient;
+  kind: KindId;
+  /** Watch one namespace only. */
+  namespace?: string;
+  fieldSelector?: string;
+  timing: WatchTiming;
+  onChanges(changes: Change[]): void;
+  onSynced(): void;
+}
+
+type WatchCallback = (phase: string, apiObj: unknown, watchObj?: unknown) => void;
+
+/** client-node's Watch, with bookmarks and a timeout asked for, objects slimmed, and backoff. */
+class SlimmingWatch extends Watch {
+  constructor(
+    config: KubeConfig,
+    private readonly owner: KindWatcher,
+  ) {
+    super(config);
+  }
+
+  override async watch(
+    path: string,
+    queryParams: Record<string, string | number | boolean | undefined>,
+    callback: WatchCallback,
+    done: (err: unknown) => void,
+  ): Promise<AbortController> {
+    await this.owner.beforeWatch();
+    if (this.owner.stopped) return new AbortController();
+    const query = { ...queryParams, allowWatchBookmarks: true, timeoutSeconds: this.owner.timing.watchTimeoutSeconds };
+    this.owner.watchStarted();
+    return super.watch(
+      path,
+      query,
+      (phase, obj, raw) => {
+        const isObject = phase === 'ADDED' || phase === 'MODIFIED' || phase === 'DELETED';
+        this.owner.watchDelivered();
+        callback(phase, isObject ? this.owner.slim(obj as KubeObject) : obj, raw);
+      },
+      (err) => {
+        this.owner.watchEnded(err);
+        done(err);
+      },
+    );
+  }
+}
+
+export class KindWatcher {
+  stopped = false;
+  readonly timing: WatchTiming;
+  private informer: ListWatch<KubernetesObject>;
+  private pending: Change[] = [];
+  private flushScheduled = false;
+  private listDone = false;
+  private synced = false;
+  private failures = 0;
+  private quickEnds = 0;
+  private missingLogged = false;
+  private watchStartedAt = 0;
+  private deliveredSinceStart = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private backoffWait: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
+
+  constructor(private readonly options: KindWatcherOptions) {
+    this.timing = options.timing;
+    this.informer = this.makeInformer();
+  }
+
+  get kind(): KindId {
+    return this.options.kind;
+  }
+
+  get hasSynced(): boolean {
+    return this.synced;
+  }
+
+  private makeInformer(): ListWatch<KubernetesObject> {
+    const { client, kind, namespace, fieldSelector } = this.options;
+    const info = KINDS[kind];
+    const path = resourcePath({ group: info.group, version: info.version, plural: info.plural, ...(namespace !== undefined ? { namespace } : {}) });
+    const watch = new SlimmingWatch(client.kubeConfig, this);
+    const informer = new ListWatch<KubernetesObject>(
+      path,
+      watch,
+      async () => {
+        const list = await this.listAll(path);
+        return list as never;
+      },
+      false,
+      undefined,
+      fieldSelector,
+    );
+    const changed = (deleted: boolean) => (o: KubernetesObject) => this.buffer({ object: o as unknown as KubeObject, ...(deleted ? { deleted } : {}) });
+    informer.on('add', changed(false));
+    informer.on('update', changed(false));
+    informer.on('delete', changed(true));
+    informer.on('error', (err: unknown) => this.onError(err));
+    return informer;
+  }
+
+  start(): void {
+    this.stopped = false;
+    void this.informer.start();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    if (this.backoffWait) {
+      clearTimeout(this.backoffWait.timer);
+      this.backoffWait.resolve();
+    }
+    await this.informer.stop();
+  }
+
+  /** The informer's cache: every object of the kind as last seen, slimmed. */
+  list(): KubeObject[] {
+    return this.informer.list() as unknown as KubeObject[];
+  }
+
+  slim(o: KubeObject): KubeObject {
+    return slimObject(this.options.kind, o);
+  }
+
+  private async listAll(path: string): Promise<{ metadata: { resourceVersion?: string }; items: KubeObject[] }> {
+    const items: KubeObject[] = [];
+    let resourceVersion: string | undefined;
+    let cont: string | undefined;
+    do {
+      const page = await this.options.client.call<{ metadata?: { resourceVersion?: string; continue?: string }; items?: KubeObject[] }>({
+        method: 'GET',
+        path,
+        query: { limit: LIST_PAGE_SIZE, continue: cont, fieldSelector: this.options.fieldSelector },
+      });
+      for (const item of page.items ?? []) items.push(this.slim(item));
+      resourceVersion = page.metadata?.resourceVersion;
+      cont = page.metadata?.continue || undefined;
+    } while (cont);
+    this.failures = 0;
+    this.missingLogged = false;
+    this.listDone = true;
+    // The informer applies the list right after this promise resolves, in the same tick; the
+    // flush runs after it, so it sees the whole list.
+    this.scheduleFlush();
+    return { metadata: { ...(resourceVersion !== undefined ? { resourceVersion } : {}) }, items };
+  }
+
+  private buffer(change: Change): void {
+    this.pending.push(change);
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const changes = this.pending;
+    this.pending = [];
+    if (changes.length > 0) this.options.onChanges(changes);
+    if (this.listDone && !this.synced) this.markSynced();
+  }
+
+  private markSynced(): void {
+    this.synced = true;
+    this.options.onSynced();
+  }
+
+  private onError(err: unknown): void {
+    if (this.stopped) return;
+    const kind = this.options.kind;
+    if (err instanceof KubeApiError && err.status === 404 && KINDS[kind].crd) {
+      this.kindMissing();
+      return;
+    }
+    this.failures++;
+    const delay = backoffDelay(this.failures, this.timing.backoff);
+    const level = this.failures === 1 ? 'warn' : 'debug';
+    log[level]({ kind, attempt: this.failures, retryInMs: delay, err: (err as Error)?.message ?? String(err) }, 'list/watch failed; retrying');
+    this.retryTimer = setTimeout(() => {
+      if (!this.stopped) void this.informer.start();
+    }, delay);
+  }
+
+  /** The CRD is not installed: no objects of the kind, synced, looked for again later. */
+  private kindMissing(): void {
+    const kind = this.options.kind;
+    if (!this.missingLogged) {
+      log.warn({ kind, retryInMs: this.timing.missingKindRetryMs }, `${kind} is not served by the API server (CRD not installed); treating it as empty`);
+      this.missingLogged = true;
+    }
+    const gone = this.list();
+    if (gone.length > 0) this.options.onChanges(gone.map((object) => ({ object, deleted: true })));
+    // A fresh informer forgets the objects and the resourceVersion of the vanished kind.
+    this.informer = this.makeInformer();
+    if (!this.synced) this.markSynced();
+    this.retryTimer = setTimeout(() => {
+      if (!this.stopped) void this.informer.start();
+    }, this.timing.missingKindRetryMs);
+  }
+
+  // ---- called by SlimmingWatch ----
+
+  async beforeWatch(): Promise<void> {
+    if (this.quickEnds === 0 || this.stopped) return;
+    const delay = backoffDelay(this.quickEnds, this.timing.backoff);
+    await new Promise<void>((resolve) => {
+      this.backoffWait = { timer: setTimeout(resolve, delay), resolve };
+    });
+    this.backoffWait = undefined;
+  }
+
+  watchStarted(): void {
+    this.watchStartedAt = Date.now();
+    this.deliveredSinceStart = false;
+  }
+
+  watchDelivered(): void {
+    this.deliveredSinceStart = true;
+    this.failures = 0;
+    this.quickEnds = 0;
+  }
+
+  /** Errors are retried by onError; a clean end is resumed by the informer at once, so a watch
+   * that ends at once without a single event would be retried in a tight loop without this. */
+  watchEnded(err: unknown): void {
+    if (err) return;
+    if (!this.deliveredSinceStart && Date.now() - this.watchStartedAt < this.timing.quickFailMs) this.quickEnds++;
+    else this.quickEnds = 0;
+  }
+}
