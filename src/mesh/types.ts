@@ -41,3 +41,15 @@ export interface MeshConfigSource {
   /** Returns an unsubscribe function. */
   subscribe(listener: (mesh: MeshConfig, previous: MeshConfig) => void): () => void;
 }
+
+/** One entry of meshConfig.extensionProviders; layers merge these by name. */
+export interface ExtensionProvider {
+  name: string;
+  [provider: string]: unknown;
+}
+
+/** A problem with a meshConfig, naming the field (dotted path) it is about. */
+export interface MeshConfigIssue {
+  field: string;
+  message: string;
+}
