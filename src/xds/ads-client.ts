@@ -79,7 +79,11 @@ export class AdsClient {
     const service = loadProtos(['xds.proto'])[ADS_SERVICE] as grpc.ServiceDefinition | undefined;
     if (!service) throw new Error(`${ADS_SERVICE} not found in proto/xds.proto`);
     const ctor = grpc.makeGenericClientConstructor(service, 'AggregatedDiscoveryService');
-    const channelOptions: grpc.ChannelOptions = { 'grpc.max_receive_message_length': CLIENT_MAX_RECEIVE_BYTES };
+    const channelOptions: grpc.ChannelOptions = {
+      'grpc.max_receive_message_length': CLIENT_MAX_RECEIVE_BYTES,
+      // Each client is its own connection, as each ztunnel is.
+      'grpc.use_local_subchannel_pool': 1,
+    };
     let creds: grpc.ChannelCredentials;
     if (options.rootCertPem) {
       // ztunnel's rustls speaks TLS 1.3 only; so does this client.

@@ -1,0 +1,58 @@
+// A client that stops reading must not delay the others, and the server keeps for it only a set
+// of pending names and one response in flight, however many pushes go by.
+
+import { ADDRESS_TYPE_URL } from '../../../src/xds/cache';
+import { FakeCache } from './fixtures/fake-cache';
+import { Harness, startHarness } from './fixtures/harness';
+import { AUTHORIZATION_TYPE_URL, TestZtunnel, ofType } from './fixtures/test-client';
+
+const WORKLOADS = 40;
+const RESOURCE_BYTES = 20_000;
+const PUSHES = 150;
+const FAST_CLIENTS = 10;
+
+let harness: Harness;
+const clients: TestZtunnel[] = [];
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.close();
+  await harness.close();
+});
+
+function uid(i: number): string {
+  return `Kubernetes//Pod/load/pod-${i}`;
+}
+
+test('a client that stops reading does not stall ten others and holds only a bounded set of pending names', async () => {
+  const cache = new FakeCache();
+  for (let i = 0; i < WORKLOADS; i++) cache.setWorkload({ uid: uid(i), ip: `10.1.0.${i}`, node: 'node-1', size: RESOURCE_BYTES });
+  cache.commit();
+  harness = await startHarness(cache);
+
+  const stalled = new TestZtunnel(harness, { manualAck: true });
+  clients.push(stalled);
+  stalled.client.pause();
+  const fast = Array.from({ length: FAST_CLIENTS }, () => new TestZtunnel(harness));
+  clients.push(...fast);
+  await Promise.all(fast.map((c) => c.next(ofType(AUTHORIZATION_TYPE_URL))));
+
+  for (let p = 0; p < PUSHES; p++) {
+    const i = p % WORKLOADS;
+    cache.setWorkload({ uid: uid(i), ip: `10.1.0.${i}`, node: 'node-1', size: RESOURCE_BYTES, label: `rev-${p}` });
+    cache.commit();
+    // Let the event loop run between pushes, as real store events arrive over time.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  const latest = (i: number) => cache.get(ADDRESS_TYPE_URL, uid(i))!.version;
+  const inSync = (c: TestZtunnel) => Array.from({ length: WORKLOADS }, (_, i) => i).every((i) => c.held.versions(ADDRESS_TYPE_URL)[uid(i)] === latest(i));
+  await Promise.all(fast.map((c) => c.until(() => inSync(c))));
+  for (const c of fast) expect(inSync(c)).toBe(true);
+
+  const entry = harness.xds.debugSyncz().clients.find((e) => e.types.some((t) => t.typeUrl === ADDRESS_TYPE_URL && t.lastAck === undefined))!;
+  const address = entry.types.find((t) => t.typeUrl === ADDRESS_TYPE_URL)!;
+  // One response in flight, blocked by flow control; the rest is a set of names, never a queue.
+  expect(entry.writing).toBe(true);
+  expect(address.pendingNames).toBeGreaterThan(0);
+  expect(address.pendingNames).toBeLessThanOrEqual(WORKLOADS);
+});
