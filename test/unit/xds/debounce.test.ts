@@ -1,4 +1,4 @@
-import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../../../src/xds/cache';
+import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, XdsTypeUrl } from '../../../src/xds/cache';
 import { Clock, PushDebouncer, PushRequest } from '../../../src/xds/debounce';
 
 /** A clock the test advances by hand; timers fire in due order. */
@@ -38,11 +38,11 @@ function setup() {
   const clock = new ManualClock();
   const pushes: { at: number; req: PushRequest }[] = [];
   const d = new PushDebouncer({ after: AFTER, max: MAX }, (req) => pushes.push({ at: clock.now(), req }), clock);
-  const change = (name: string, typeUrl = ADDRESS_TYPE_URL) => d.changed([{ typeUrl, updated: [name], removed: [] }]);
+  const change = (name: string, typeUrl: XdsTypeUrl = ADDRESS_TYPE_URL) => d.changed([{ typeUrl, updated: [name], removed: [] }]);
   return { clock, pushes, d, change };
 }
 
-const names = (req: PushRequest, type = ADDRESS_TYPE_URL) => [...(req.changes.get(type) ?? [])];
+const names = (req: PushRequest, type: string = ADDRESS_TYPE_URL) => [...(req.changes.get(type) ?? [])];
 
 test('a lone change is pushed at once', () => {
   const { pushes, change } = setup();
