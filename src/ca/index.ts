@@ -1,0 +1,169 @@
+// Entry point of the mesh CA: key material, IstioCertificateService, istiod's serving
+// certificate, root distribution, metrics and readiness, wired onto the ServerContext.
+
+import * as crypto from 'node:crypto';
+import type { CoreV1Api, AuthenticationV1Api, KubeConfig } from '@kubernetes/client-node';
+import { scopedLogger } from '../log/logger';
+import type { CallAuthenticator, ServerContext } from '../server/context';
+import { LocalTokenVerifier, TokenVerifier, createCallAuthenticator } from '../security/authenticator';
+import { loadOrCreateTokenKey } from '../security/local-jwt';
+import { NodeAuthorizer } from '../security/node-authorizer';
+import { CachedTokenVerifier, KubeTokenReviewer, TokenReviewer } from '../security/token-review';
+import { CertificateAuthority } from './authority';
+import { CaSecretStore, LocalCaSecretStore } from './ca-secret-store';
+import { KubeCaSecretStore } from './kube-ca-secret-store';
+import type { CaKeyMaterial } from './key-material';
+import { registerCaMetrics } from './metrics';
+import { loadPluggedInCa, watchPluggedInCa } from './plugged-in';
+import { KubeRootConfigMapApi, RootCertPublisher, RootConfigMapApi, writeRootCertFile } from './root-cert-publisher';
+import { ensureSelfSignedCa } from './self-signed';
+import { ServingCertRotator, servingSans } from './serving-cert-issuer';
+import { createCertificateService } from './service';
+
+const log = scopedLogger('ca');
+
+export const ROOT_CERT_LEASE = 'istio-namespace-controller-election';
+
+/** What the CA needs beyond the ServerContext; Kubernetes mode needs either kubeConfig or the parts. */
+export interface CaDeps {
+  kubeConfig?: KubeConfig;
+  /** Overrides for tests; built from kubeConfig otherwise. */
+  tokenReviewer?: TokenReviewer;
+  secretStore?: CaSecretStore;
+  rootConfigMaps?: RootConfigMapApi;
+}
+
+export interface CaHandle {
+  authority: CertificateAuthority;
+  /** Shared with the xDS server: client certificate, then bearer token. */
+  authenticator: CallAuthenticator;
+  rootCertPem(): string;
+  /** Local mode: where root-cert.pem was written. */
+  rootCertFile?: string;
+  stop(): Promise<void>;
+}
+
+async function kubeApis(deps: CaDeps): Promise<{ core: CoreV1Api; auth: AuthenticationV1Api } | undefined> {
+  if (!deps.kubeConfig) return undefined;
+  const k8s = await import('@kubernetes/client-node');
+  return { core: deps.kubeConfig.makeApiClient(k8s.CoreV1Api), auth: deps.kubeConfig.makeApiClient(k8s.AuthenticationV1Api) };
+}
+
+async function loadKeyMaterial(ctx: ServerContext, secretStore: CaSecretStore): Promise<CaKeyMaterial> {
+  const env = ctx.options.env;
+  const plugged = loadPluggedInCa(env.ROOT_CA_DIR);
+  if (plugged) {
+    log.info({ dir: env.ROOT_CA_DIR, signer: plugged.signingCert.subject }, 'using the plugged-in CA');
+    return plugged;
+  }
+  return ensureSelfSignedCa(secretStore, {
+    trustDomain: ctx.mesh.current().trustDomain,
+    keyType: env.CITADEL_SELF_SIGNED_CA_KEY_TYPE === 'ECDSA' ? 'ECDSA' : 'RSA',
+    rsaBits: env.CITADEL_SELF_SIGNED_CA_RSA_KEY_SIZE,
+    ttlMs: env.CITADEL_SELF_SIGNED_CA_CERT_TTL,
+  });
+}
+
+export async function startCertificateAuthority(ctx: ServerContext, deps: CaDeps = {}): Promise<CaHandle> {
+  const { env, flags } = ctx.options;
+  const local = ctx.options.mode === 'local';
+  const setReady = ctx.readiness.register('ca');
+  const stops: (() => void | Promise<void>)[] = [];
+  const apis = local ? undefined : await kubeApis(deps);
+
+  const secretStore = deps.secretStore ?? (local ? new LocalCaSecretStore(flags.stateDir) : apis ? new KubeCaSecretStore(apis.core, env.POD_NAMESPACE) : undefined);
+  if (!secretStore) throw new Error('Kubernetes mode needs a kubeConfig (or a secretStore) for the CA');
+  const authority = new CertificateAuthority(await loadKeyMaterial(ctx, secretStore));
+  if (authority.current().source === 'plugged-in') {
+    stops.push(watchPluggedInCa(env.ROOT_CA_DIR, authority.current(), (m) => authority.setMaterial(m)));
+  }
+
+  const metrics = registerCaMetrics(ctx.metrics);
+  const updateExpiryGauges = (m: CaKeyMaterial) => {
+    metrics.rootExpiry.set(Math.min(...m.roots.map((r) => new Date(r.validTo).getTime())) / 1000);
+    metrics.chainExpiry.set(new Date(m.signingCert.validTo).getTime() / 1000);
+  };
+  updateExpiryGauges(authority.current());
+  stops.push(authority.onChange(updateExpiryGauges));
+
+  let tokens: TokenVerifier;
+  if (local) {
+    const key = loadOrCreateTokenKey(flags.stateDir);
+    tokens = new LocalTokenVerifier(crypto.createPublicKey(key), () => env.TOKEN_AUDIENCES);
+  } else {
+    const reviewer = deps.tokenReviewer ?? (apis ? new KubeTokenReviewer(apis.auth) : undefined);
+    if (!reviewer) throw new Error('Kubernetes mode needs a kubeConfig (or a tokenReviewer) for the CA');
+    tokens = new CachedTokenVerifier(reviewer, () => env.TOKEN_AUDIENCES);
+  }
+  const authenticator = createCallAuthenticator({
+    trustDomain: () => ctx.mesh.current().trustDomain,
+    clusterId: env.CLUSTER_ID,
+    meshIssuers: () => authority.meshIssuers(),
+    tokens,
+  });
+  const nodeAuthorizer =
+    env.CA_TRUSTED_NODE_ACCOUNTS.length > 0
+      ? new NodeAuthorizer(ctx.store, {
+          trustedAccounts: env.CA_TRUSTED_NODE_ACCOUNTS,
+          trustDomains: () => [ctx.mesh.current().trustDomain, ...(ctx.mesh.current().trustDomainAliases ?? [])],
+        })
+      : undefined;
+
+  if (env.ENABLE_CA_SERVER) {
+    const service = createCertificateService({
+      authority,
+      authenticator,
+      nodeAuthorizer,
+      store: ctx.store,
+      metrics,
+      defaultTtlMs: () => env.DEFAULT_WORKLOAD_CERT_TTL,
+      maxTtlMs: () => env.MAX_WORKLOAD_CERT_TTL,
+    });
+    ctx.grpc.addService(service.definition, service.implementation, ctx.grpc.secureEnabled ? 'secure' : 'plaintext');
+  }
+
+  const rotator = new ServingCertRotator(
+    authority,
+    ctx.servingCerts,
+    () =>
+      servingSans({
+        namespace: env.POD_NAMESPACE,
+        revision: env.REVISION,
+        customHosts: env.ISTIOD_CUSTOM_HOST,
+        discoveryAddress: ctx.mesh.current().defaultConfig?.discoveryAddress,
+        local,
+      }),
+    () => env.CITADEL_SELF_SIGNED_CA_CERT_TTL,
+  );
+  await rotator.start();
+  stops.push(() => rotator.stop());
+  stops.push(authority.onChange(() => rotator.trigger('CA changed')));
+  stops.push(ctx.mesh.subscribe(() => rotator.trigger('meshConfig changed', true)));
+
+  let rootCertFile: string | undefined;
+  if (local) {
+    rootCertFile = writeRootCertFile(flags.stateDir, authority.rootBundlePem());
+    stops.push(authority.onChange((m) => writeRootCertFile(flags.stateDir, m.rootBundlePem)));
+  } else {
+    const api = deps.rootConfigMaps ?? (apis ? new KubeRootConfigMapApi(apis.core) : undefined);
+    if (api) {
+      const publisher = new RootCertPublisher(ctx.store, api, env.PILOT_CA_CERT_CONFIGMAP, () => authority.rootBundlePem());
+      ctx.leader.runWhileLeader(ROOT_CERT_LEASE, () => publisher.start((l) => authority.onChange(l)));
+    }
+  }
+
+  setReady(true);
+  log.info({ source: authority.current().source, signer: authority.current().signingCert.subject, mode: ctx.options.mode }, 'CA started');
+  const handle: CaHandle = {
+    authority,
+    authenticator,
+    rootCertPem: () => authority.rootBundlePem(),
+    ...(rootCertFile ? { rootCertFile } : {}),
+    async stop() {
+      for (const stop of stops.reverse()) await stop();
+      stops.length = 0;
+    },
+  };
+  ctx.onShutdown(() => handle.stop());
+  return handle;
+}

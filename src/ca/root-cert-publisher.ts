@@ -1,0 +1,131 @@
+// Distributes the mesh root: ConfigMap istio-ca-root-cert (key root-cert.pem) in every namespace,
+// leader only. Kubernetes mode repairs drift from three triggers: a Namespace appearing in the
+// store, a root change, and a periodic resync that LISTs every istio-ca-root-cert ConfigMap in one
+// request (the store does not hold them, and one LIST per period is cheaper than a second
+// informer's memory in big clusters). An edited or deleted ConfigMap is therefore repaired within
+// ROOT_CERT_RESYNC_MS. Local mode writes <stateDir>/root-cert.pem.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { CoreV1Api, V1ConfigMap } from '@kubernetes/client-node';
+import { scopedLogger } from '../log/logger';
+import type { ObjectStore } from '../store/types';
+import { httpStatusOf } from './kube-ca-secret-store';
+
+const log = scopedLogger('ca');
+
+export const ROOT_CERT_KEY = 'root-cert.pem';
+export const ROOT_CERT_LABEL = { 'istio.io/config': 'true' } as const;
+export const EXCLUDED_NAMESPACES: ReadonlySet<string> = new Set(['kube-public', 'kube-node-lease', 'local-path-storage']);
+export const ROOT_CERT_RESYNC_MS = 30_000;
+
+/** Writes <stateDir>/root-cert.pem atomically (readers never see half a file). */
+export function writeRootCertFile(stateDir: string, pem: string): string {
+  fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const file = path.join(stateDir, ROOT_CERT_KEY);
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, pem, { mode: 0o644 });
+  fs.renameSync(tmp, file);
+  return file;
+}
+
+export interface RootConfigMap {
+  namespace: string;
+  data: Record<string, string>;
+  labels: Record<string, string>;
+}
+
+export interface RootConfigMapApi {
+  /** Every ConfigMap named `name`, across namespaces. */
+  list(name: string): Promise<RootConfigMap[]>;
+  /** Creates or overwrites the ConfigMap `name` in `namespace`. */
+  put(namespace: string, name: string, data: Record<string, string>, labels: Record<string, string>): Promise<void>;
+}
+
+export class KubeRootConfigMapApi implements RootConfigMapApi {
+  constructor(private readonly api: Pick<CoreV1Api, 'listConfigMapForAllNamespaces' | 'createNamespacedConfigMap' | 'replaceNamespacedConfigMap'>) {}
+
+  async list(name: string): Promise<RootConfigMap[]> {
+    const res = await this.api.listConfigMapForAllNamespaces({ fieldSelector: `metadata.name=${name}` });
+    return res.items.map((cm) => ({ namespace: cm.metadata?.namespace ?? '', data: cm.data ?? {}, labels: cm.metadata?.labels ?? {} }));
+  }
+
+  async put(namespace: string, name: string, data: Record<string, string>, labels: Record<string, string>): Promise<void> {
+    const body: V1ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels }, data };
+    try {
+      await this.api.createNamespacedConfigMap({ namespace, body });
+    } catch (err) {
+      if (httpStatusOf(err) !== 409) throw err;
+      await this.api.replaceNamespacedConfigMap({ name, namespace, body });
+    }
+  }
+}
+
+/** Keeps istio-ca-root-cert current in every namespace while running. */
+export class RootCertPublisher {
+  private syncing: Promise<void> | undefined;
+  private again = false;
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly api: RootConfigMapApi,
+    private readonly name: string,
+    private readonly rootPem: () => string,
+  ) {}
+
+  /** Starts the triggers; returns the stop function (for LeaderElector.runWhileLeader). */
+  start(onRootChange: (listener: () => void) => () => void): () => void {
+    const unsubStore = this.store.subscribe((events) => {
+      if (events.some((e) => e.kind === 'Namespace' && e.type === 'add')) this.requestSync();
+    });
+    const unsubRoot = onRootChange(() => this.requestSync());
+    const timer = setInterval(() => this.requestSync(), ROOT_CERT_RESYNC_MS);
+    timer.unref();
+    this.requestSync();
+    return () => {
+      unsubStore();
+      unsubRoot();
+      clearInterval(timer);
+    };
+  }
+
+  /** Runs a sync now, or once more after the running one. */
+  requestSync(): Promise<void> {
+    if (this.syncing) {
+      this.again = true;
+      return this.syncing;
+    }
+    this.syncing = (async () => {
+      do {
+        this.again = false;
+        try {
+          await this.syncOnce();
+        } catch (err) {
+          log.warn({ err: (err as Error).message }, 'root certificate distribution failed; will retry');
+        }
+      } while (this.again);
+      this.syncing = undefined;
+    })();
+    return this.syncing;
+  }
+
+  async syncOnce(): Promise<number> {
+    const pem = this.rootPem();
+    const existing = new Map((await this.api.list(this.name)).map((cm) => [cm.namespace, cm]));
+    let written = 0;
+    for (const ns of this.store.list('Namespace')) {
+      const name = ns.metadata.name;
+      if (EXCLUDED_NAMESPACES.has(name) || ns.metadata.deletionTimestamp || ns.status?.phase === 'Terminating') continue;
+      const cm = existing.get(name);
+      if (cm && cm.data[ROOT_CERT_KEY] === pem && cm.labels['istio.io/config'] === 'true') continue;
+      try {
+        await this.api.put(name, this.name, { [ROOT_CERT_KEY]: pem }, { ...(cm?.labels ?? {}), ...ROOT_CERT_LABEL });
+        written++;
+        log.info({ namespace: name, repaired: cm !== undefined }, `${this.name} written`);
+      } catch (err) {
+        log.warn({ namespace: name, err: (err as Error).message }, `writing ${this.name} failed`);
+      }
+    }
+    return written;
+  }
+}

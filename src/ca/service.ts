@@ -1,0 +1,156 @@
+// IstioCertificateService/CreateCertificate: authenticate, authorize impersonation, check the
+// CSR and the requested lifetime, sign, audit. Each refusal gets istiod's gRPC code and a log
+// line with the precise reason; the server keeps serving everyone else.
+
+import * as grpc from '@grpc/grpc-js';
+import { scopedLogger } from '../log/logger';
+import type { ObjectStore } from '../store/types';
+import { AuthError } from '../security/auth-error';
+import type { Authenticated } from '../security/authenticator';
+import type { NodeAuthorizer } from '../security/node-authorizer';
+import type { CertificateAuthority } from './authority';
+import { CsrError, readCsr } from './csr';
+import type { CaMetrics } from './metrics';
+import { IstioCertificateRequest, IstioCertificateResponse, certificateServiceDefinition } from './proto';
+
+const log = scopedLogger('ca');
+const audit = scopedLogger('ca.audit');
+
+export const IMPERSONATED_IDENTITY_KEY = 'ImpersonatedIdentity';
+export const AUTHENTICATE_FAILURE = 'request authenticate failure';
+export const IMPERSONATION_FAILURE = 'request impersonation authentication failure';
+
+export interface CertificateServiceDeps {
+  authority: CertificateAuthority;
+  authenticator: { authenticate(call: grpc.ServerUnaryCall<unknown, unknown>): Promise<Authenticated> };
+  /** Absent when impersonation is disabled. */
+  nodeAuthorizer: NodeAuthorizer | undefined;
+  store: ObjectStore;
+  metrics: CaMetrics;
+  defaultTtlMs: () => number;
+  maxTtlMs: () => number;
+}
+
+class Refusal extends Error {
+  constructor(
+    readonly code: grpc.status,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** validity_duration in seconds -> lifetime in ms; 0 means the default. */
+export function requestedTtlMs(validity: string | number | undefined, defaultMs: number, maxMs: number): number {
+  let seconds: bigint;
+  try {
+    seconds = BigInt(validity ?? 0);
+  } catch {
+    throw new Refusal(grpc.status.INVALID_ARGUMENT, `validity_duration "${String(validity)}" is not an integer`);
+  }
+  if (seconds < 0n) throw new Refusal(grpc.status.INVALID_ARGUMENT, `validity_duration ${seconds} is negative`);
+  if (seconds === 0n) return defaultMs;
+  if (seconds * 1000n > BigInt(maxMs)) {
+    throw new Refusal(grpc.status.INVALID_ARGUMENT, `requested TTL ${seconds}s is greater than the max allowed TTL ${maxMs / 1000}s`);
+  }
+  return Number(seconds) * 1000;
+}
+
+function impersonationRequest(req: IstioCertificateRequest): string | undefined {
+  const value = req.metadata?.fields?.[IMPERSONATED_IDENTITY_KEY];
+  if (value === undefined) return undefined;
+  if (value.kind !== 'stringValue' || typeof value.stringValue !== 'string') {
+    throw new Refusal(grpc.status.INVALID_ARGUMENT, `metadata ${IMPERSONATED_IDENTITY_KEY} must be a string, got ${value.kind ?? 'no value'}`);
+  }
+  return value.stringValue === '' ? undefined : value.stringValue;
+}
+
+export function createCertificateService(deps: CertificateServiceDeps): {
+  definition: grpc.ServiceDefinition;
+  implementation: grpc.UntypedServiceImplementation;
+} {
+  const { metrics } = deps;
+
+  async function handle(call: grpc.ServerUnaryCall<IstioCertificateRequest, IstioCertificateResponse>): Promise<IstioCertificateResponse> {
+    metrics.csrCount.inc();
+    const req = call.request;
+    let caller: Authenticated;
+    try {
+      caller = await deps.authenticator.authenticate(call);
+    } catch (err) {
+      const reason = err instanceof AuthError ? err.reason : 'invalid_token';
+      metrics.authFailures.inc({ reason });
+      log.warn({ peer: call.getPeer(), reason, detail: (err as Error).message }, AUTHENTICATE_FAILURE);
+      throw new Refusal(grpc.status.UNAUTHENTICATED, AUTHENTICATE_FAILURE);
+    }
+    const callerId = caller.identities[0]!;
+    const requested = impersonationRequest(req);
+    let identity = callerId;
+    let node = caller.nodeName ?? (caller.podName ? (deps.store.get('Pod', caller.namespace, caller.podName)?.spec?.nodeName as string | undefined) : undefined);
+    if (requested !== undefined && requested !== callerId) {
+      const decision = deps.nodeAuthorizer
+        ? deps.nodeAuthorizer.authorize(caller, requested)
+        : ({ allowed: false, reason: 'impersonation_disabled', detail: 'CA_TRUSTED_NODE_ACCOUNTS is empty' } as const);
+      if (!decision.allowed) {
+        metrics.nodeAuthDenials.inc({ reason: decision.reason });
+        log.warn({ caller: callerId, requested, reason: decision.reason, detail: decision.detail }, IMPERSONATION_FAILURE);
+        throw new Refusal(grpc.status.UNAUTHENTICATED, IMPERSONATION_FAILURE);
+      }
+      identity = requested;
+      node = decision.node;
+    }
+    const ttlMs = requestedTtlMs(req.validity_duration, deps.defaultTtlMs(), deps.maxTtlMs());
+    let csr;
+    try {
+      csr = await readCsr(req.csr);
+    } catch (err) {
+      metrics.csrParseErrors.inc();
+      throw new Refusal(grpc.status.INVALID_ARGUMENT, (err as CsrError).message);
+    }
+    let issued;
+    try {
+      issued = await deps.authority.issue(csr.spki, [{ uri: identity }], ttlMs);
+    } catch (err) {
+      metrics.signErrors.inc();
+      log.error({ caller: callerId, identity, detail: (err as Error).message }, 'signing failed');
+      throw new Refusal(grpc.status.INTERNAL, 'failed to sign the certificate');
+    }
+    metrics.successCount.inc();
+    audit.info(
+      {
+        caller: callerId,
+        callerPod: caller.podName ? `${caller.namespace}/${caller.podName}` : undefined,
+        callerNode: node,
+        via: caller.via,
+        san: identity,
+        impersonated: identity !== callerId,
+        serial: issued.serialHex,
+        notAfter: issued.notAfter.toISOString(),
+        key: csr.keyDescription,
+      },
+      'certificate issued',
+    );
+    return { cert_chain: issued.chain };
+  }
+
+  const implementation: grpc.UntypedServiceImplementation = {
+    CreateCertificate: (
+      call: grpc.ServerUnaryCall<IstioCertificateRequest, IstioCertificateResponse>,
+      callback: grpc.sendUnaryData<IstioCertificateResponse>,
+    ) => {
+      handle(call).then(
+        (res) => callback(null, res),
+        (err: unknown) => {
+          if (err instanceof Refusal) {
+            if (err.code === grpc.status.INVALID_ARGUMENT) log.warn({ peer: call.getPeer(), detail: err.message }, 'CSR refused');
+            callback({ code: err.code, details: err.message });
+          } else {
+            log.error({ err: (err as Error).message }, 'CreateCertificate failed unexpectedly');
+            callback({ code: grpc.status.INTERNAL, details: 'internal error' });
+          }
+        },
+      );
+    },
+  };
+  return { definition: certificateServiceDefinition(), implementation };
+}

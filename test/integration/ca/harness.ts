@@ -1,0 +1,140 @@
+// A minimal ServerContext around the CA with a real grpc-js TLS server on 127.0.0.1:0, and a
+// client that calls it exactly as ztunnel does (TLS 1.3, h2, root-cert.pem, server name
+// istiod.istio-system.svc, bearer token and clusterid).
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as tls from 'node:tls';
+import * as grpc from '@grpc/grpc-js';
+import { Registry } from 'prom-client';
+import { parseServeOptions, ServeOptions } from '../../../src/config/options';
+import { MemoryStore } from '../../../src/store/memory-store';
+import { ServingCertHolder } from '../../../src/server/serving-cert';
+import type { LeaderElector, ServerContext } from '../../../src/server/context';
+import type { MeshConfig, MeshConfigSource } from '../../../src/mesh/types';
+import { CaDeps, CaHandle, startCertificateAuthority } from '../../../src/ca';
+import { servingCertCredentials } from '../../../src/ca/grpc-credentials';
+import { certificateServiceClient, IstioCertificateResponse } from '../../../src/ca/proto';
+import { tempDir } from '../../unit/ca/fixtures';
+
+export const SERVER_NAME = 'istiod.istio-system.svc';
+
+export const alwaysLeader: LeaderElector = {
+  runWhileLeader(_lease, run) {
+    run();
+  },
+};
+
+export function staticMesh(overrides: Partial<MeshConfig> = {}): MeshConfigSource {
+  const mesh: MeshConfig = { trustDomain: 'cluster.local', trustDomainAliases: [], rootNamespace: 'istio-system', defaultConfig: {}, ...overrides };
+  return { current: () => mesh, subscribe: () => () => undefined };
+}
+
+export interface Harness {
+  ctx: ServerContext;
+  store: MemoryStore;
+  metrics: Registry;
+  ca: CaHandle;
+  server: grpc.Server;
+  port: number;
+  stateDir: string;
+  readiness: Map<string, boolean>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  env?: Record<string, string>;
+  mode?: 'local' | 'kubernetes';
+  deps?: CaDeps;
+  store?: MemoryStore;
+  stateDir?: string;
+  mesh?: MeshConfigSource;
+}
+
+export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
+  const stateDir = opts.stateDir ?? tempDir();
+  const configDir = opts.mode === 'kubernetes' ? [] : ['--configDir', stateDir];
+  const options: ServeOptions = parseServeOptions([...configDir, '--stateDir', stateDir], { ROOT_CA_DIR: path.join(stateDir, 'no-cacerts'), ...opts.env });
+  const store = opts.store ?? new MemoryStore();
+  const metrics = new Registry();
+  const holder = new ServingCertHolder();
+  const server = new grpc.Server();
+  const readiness = new Map<string, boolean>();
+  const shutdown: (() => void | Promise<void>)[] = [];
+  const ctx: ServerContext = {
+    options,
+    store,
+    mesh: opts.mesh ?? staticMesh(),
+    metrics,
+    grpc: { addService: (def, impl) => server.addService(def, impl), secureEnabled: true },
+    readiness: { register: (name) => (ready) => void readiness.set(name, ready) },
+    debug: { add: () => undefined },
+    servingCerts: holder,
+    leader: alwaysLeader,
+    onShutdown: (hook) => void shutdown.push(hook),
+  };
+  const ca = await startCertificateAuthority(ctx, opts.deps);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', servingCertCredentials(holder), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  return {
+    ctx,
+    store,
+    metrics,
+    ca,
+    server,
+    port,
+    stateDir,
+    readiness,
+    async close() {
+      await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+      for (const hook of shutdown.reverse()) await hook();
+    },
+  };
+}
+
+export interface CallOptions {
+  token?: string;
+  clusterId?: string;
+  impersonate?: unknown;
+  validitySeconds?: number | string;
+  /** Client certificate (PEM chain and key) for mTLS callers. */
+  clientCert?: { certPem: string; keyPem: string };
+  rootPem?: string;
+}
+
+export class ZtunnelLikeClient {
+  private readonly client: grpc.Client & Record<string, grpc.requestCallback<unknown> | unknown>;
+
+  constructor(port: number, rootPem: string, clientCert?: { certPem: string; keyPem: string }) {
+    // ztunnel speaks TLS 1.3 only; pinning the minimum proves the server negotiates it.
+    const context = tls.createSecureContext({ ca: rootPem, minVersion: 'TLSv1.3', ...(clientCert ? { cert: clientCert.certPem, key: clientCert.keyPem } : {}) });
+    const creds = grpc.credentials.createFromSecureContext(context);
+    const Client = certificateServiceClient();
+    this.client = new Client(`127.0.0.1:${port}`, creds, { 'grpc.ssl_target_name_override': SERVER_NAME, 'grpc.default_authority': SERVER_NAME }) as never;
+  }
+
+  createCertificate(csr: string, o: CallOptions = {}): Promise<IstioCertificateResponse> {
+    const md = new grpc.Metadata();
+    if (o.token !== undefined) md.set('authorization', `Bearer ${o.token}`);
+    if (o.clusterId !== undefined) md.set('clusterid', o.clusterId);
+    const metadata =
+      o.impersonate === undefined
+        ? null
+        : { fields: { ImpersonatedIdentity: typeof o.impersonate === 'string' ? { stringValue: o.impersonate } : o.impersonate } };
+    const req = { csr, validity_duration: o.validitySeconds ?? 86400, metadata };
+    return new Promise((resolve, reject) => {
+      (this.client['CreateCertificate'] as (r: unknown, m: grpc.Metadata, cb: (e: grpc.ServiceError | null, r: IstioCertificateResponse) => void) => void)(req, md, (err, res) =>
+        err ? reject(err) : resolve(res),
+      );
+    });
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}
+
+export function readRoot(h: Harness): string {
+  return fs.readFileSync(path.join(h.stateDir, 'root-cert.pem'), 'utf8');
+}
