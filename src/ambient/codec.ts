@@ -52,12 +52,15 @@ export function encodeAuthorization(authorization: Authorization): Uint8Array {
   return load().authorization.encode(authorization).finish();
 }
 
+/** Decodes to a plain object (no prototype defaults), as the builders produce them. */
 export function decodeAddress(bytes: Uint8Array): Address {
-  return load().address.decode(bytes) as unknown as Address;
+  const t = load().address;
+  return t.toObject(t.decode(bytes), { longs: Number }) as Address;
 }
 
 export function decodeAuthorization(bytes: Uint8Array): Authorization {
-  return load().authorization.decode(bytes) as unknown as Authorization;
+  const t = load().authorization;
+  return t.toObject(t.decode(bytes), { longs: Number }) as Authorization;
 }
 
 /** A version is a hash of the bytes: equal bytes, equal version. */
