@@ -1,0 +1,106 @@
+// The `istiod-ts` command: picks a subcommand and turns errors into exit codes
+// (2 for usage errors, 1 for failures).
+
+import { parseServeOptions, serveHelp } from './config/options';
+import { UsageError } from './config/settings';
+import { scopedLogger } from './log/logger';
+import { versionInfo } from './server/version';
+import { startServer } from './server/server';
+
+const log = scopedLogger('default');
+
+/** A clean shutdown must finish within this; past it the process exits anyway. */
+export const SHUTDOWN_TIMEOUT_MS = 10_000;
+
+type Command = (argv: string[]) => Promise<number>;
+
+const COMMANDS: Record<string, { description: string; load: () => Promise<Command> }> = {
+  serve: { description: 'run the control plane (default)', load: async () => serve },
+  version: { description: 'print the version', load: async () => printVersion },
+};
+
+async function printVersion(): Promise<number> {
+  process.stdout.write(JSON.stringify(versionInfo()) + '\n');
+  return 0;
+}
+
+async function serve(argv: string[]): Promise<number> {
+  const options = parseServeOptions(argv, process.env);
+  if (options.flags.help) {
+    process.stdout.write(serveHelp());
+    return 0;
+  }
+  const server = await startServer(options);
+  printListeners(server.listeners, options.mode, options.flags.configDir);
+  server.secureStarted.then(() => {
+    const secure = server.listeners.get('secure-grpc');
+    if (secure) process.stdout.write(`  ${'secure gRPC (xDS, CA)'.padEnd(24)} ${secure.address}\n`);
+  }, () => undefined);
+  return new Promise<number>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      log.info({ signal }, 'signal received');
+      const force = setTimeout(() => {
+        log.error({ timeoutMs: SHUTDOWN_TIMEOUT_MS }, 'shutdown took too long; exiting');
+        resolve(1);
+      }, SHUTDOWN_TIMEOUT_MS);
+      force.unref();
+      server.stop().then(
+        () => {
+          clearTimeout(force);
+          resolve(0);
+        },
+        (err: unknown) => {
+          log.error({ err }, 'shutdown failed');
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  });
+}
+
+const LISTENER_LABELS: Record<string, string> = {
+  grpc: 'gRPC (xDS, plaintext)',
+  webhook: 'HTTPS webhook',
+  monitoring: 'metrics (/metrics)',
+  http: 'ready + debug (/debug/)',
+};
+
+function printListeners(listeners: Map<string, { address: string }>, mode: string, dir: string): void {
+  const lines = [`istiod-ts ${versionInfo().version} started in ${mode} mode${mode === 'local' ? ` (config from ${dir})` : ''}`];
+  for (const [name, l] of listeners) lines.push(`  ${(LISTENER_LABELS[name] ?? name).padEnd(24)} ${l.address}`);
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+export async function main(argv: string[]): Promise<void> {
+  let name = 'serve';
+  let rest = argv;
+  if (argv[0] !== undefined && !argv[0].startsWith('-')) {
+    name = argv[0];
+    rest = argv.slice(1);
+  }
+  const command = COMMANDS[name];
+  let code: number;
+  if (!command) {
+    process.stderr.write(`istiod-ts: unknown command "${name}" (one of ${Object.keys(COMMANDS).join(', ')})\n`);
+    code = 2;
+  } else {
+    try {
+      code = await (await command.load())(rest);
+    } catch (err) {
+      if (err instanceof UsageError) {
+        process.stderr.write(`istiod-ts: ${err.message}\n`);
+        code = 2;
+      } else {
+        log.error({ err }, 'failed');
+        process.stderr.write(`istiod-ts: ${(err as Error).message}\n`);
+        code = 1;
+      }
+    }
+  }
+  process.exitCode = code;
+  // Open handles (watchers, sockets) must not keep a finished command alive.
+  if (name !== 'serve' || code !== 0) setImmediate(() => process.exit(code));
+  else process.exit(code);
+}

@@ -1,0 +1,128 @@
+// Process wiring for `istiod-ts serve`: builds the store and its source, meshConfig, the
+// listeners and the components, in that order, and tears them down in reverse.
+
+import * as http from 'node:http';
+import type { ServeOptions } from '../config/options';
+import { logs, scopedLogger } from '../log/logger';
+import { MemoryStore } from '../store/memory-store';
+import type { ConfigSource } from '../store/types';
+import { createMeshConfigSource } from '../mesh/source';
+import type { LeaderElector, ServerContext } from './context';
+import { DebugRouter } from './debug';
+import { registerBuiltinDebug } from './debug-builtins';
+import { GrpcServers } from './grpc';
+import { BoundListener, httpHandler, listen, monitoringHandler } from './http';
+import { createMetricsRegistry } from './metrics';
+import { ReadinessTracker } from './readiness';
+import { ServingCertHolder } from './serving-cert';
+import { grpcServerOptions } from './grpc-options';
+import { createSource } from './source';
+
+const log = scopedLogger('server');
+
+export interface RunningServer {
+  ctx: ServerContext;
+  readiness: ReadinessTracker;
+  /** Bound listeners by name: grpc, secure-grpc, http, monitoring, webhook. */
+  listeners: Map<string, BoundListener>;
+  /** Resolves when the TLS listeners are bound (they wait for the serving certificate). */
+  secureStarted: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startServer(options: ServeOptions): Promise<RunningServer> {
+  logs.configure(options.flags.log_output_level);
+  const { flags, env } = options;
+  log.info({ mode: options.mode, configDir: flags.configDir || undefined, namespace: env.POD_NAMESPACE, revision: env.REVISION, cluster: env.CLUSTER_ID }, 'starting');
+
+  const shutdownHooks: (() => void | Promise<void>)[] = [];
+  const listeners = new Map<string, BoundListener>();
+  const store = new MemoryStore();
+  const readiness = new ReadinessTracker();
+  const metrics = createMetricsRegistry();
+  const debug = new DebugRouter();
+  const servingCerts = new ServingCertHolder();
+
+  const mesh = await createMeshConfigSource({
+    file: flags.meshConfig,
+    mode: options.mode,
+    podNamespace: env.POD_NAMESPACE,
+    revision: env.REVISION,
+    store,
+  });
+  shutdownHooks.push(() => mesh.stop());
+  // The Kubernetes source reads meshConfig's discoverySelectors, so meshConfig comes first.
+  const { source, leader } = await createSource(options, store, mesh);
+
+  const grpcServers = new GrpcServers(flags.grpcAddr, flags.secureGRPCAddr, grpcServerOptions(options));
+  const ctx: ServerContext = {
+    options,
+    store,
+    mesh,
+    metrics,
+    grpc: grpcServers,
+    readiness,
+    debug,
+    servingCerts,
+    leader,
+    onShutdown: (hook) => shutdownHooks.push(hook),
+  };
+  registerBuiltinDebug(debug, store, mesh);
+
+  // The HTTP listeners come up first so /ready can say what is still missing while we sync.
+  const storeReady = readiness.register('store');
+  if (flags.httpAddr) {
+    const server = http.createServer(httpHandler({ readiness, debug, allowRemoteDebug: flags.debugAllowRemote }));
+    listeners.set('http', await listen('http', server, flags.httpAddr));
+  }
+  if (flags.monitoringAddr) {
+    listeners.set('monitoring', await listen('monitoring', http.createServer(monitoringHandler(metrics)), flags.monitoringAddr));
+  }
+
+  await startComponents(ctx);
+
+  await source.start();
+  store.whenSynced().then(() => {
+    storeReady(true);
+    log.info('store synced');
+  });
+
+  const plain = await grpcServers.startPlaintext();
+  if (plain) listeners.set('grpc', plain);
+  const secureReady = flags.secureGRPCAddr ? readiness.register('secure-grpc') : undefined;
+  const secureStarted = (async () => {
+    // istiod opens 15012 once its caches are in and its certificate exists.
+    await store.whenSynced();
+    const secure = await grpcServers.startSecure(servingCerts);
+    if (secure) listeners.set('secure-grpc', secure);
+    secureReady?.(true);
+  })();
+  secureStarted.catch((err) => log.error({ err }, 'secure gRPC listener failed'));
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      log.info('shutting down');
+      // Components first (they close their streams), then the listeners, then the sources.
+      for (const hook of shutdownHooks.splice(0).reverse()) {
+        try {
+          await hook();
+        } catch (err) {
+          log.warn({ err }, 'shutdown hook failed');
+        }
+      }
+      await Promise.all([...listeners.values()].map((l) => l.close()));
+      await leader.stop();
+      await source.stop();
+      log.info('stopped');
+    })());
+
+  return { ctx, readiness, listeners, secureStarted, stop };
+}
+
+/** Wires the domain components onto the context. */
+async function startComponents(_ctx: ServerContext): Promise<void> {
+  // Components (CA, ambient index, xDS, webhook) are added here as they land.
+}
+
+export type { ConfigSource, LeaderElector };

@@ -1,0 +1,127 @@
+// The CLI as a user runs it: flags, help, local mode end to end, and a clean SIGTERM.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli, ServerProcess, waitForStatus } from '../support/cli';
+
+const DEMO = join(__dirname, '..', '..', 'examples', 'demo');
+
+describe('istiod-ts command line', () => {
+  it('--help lists flags and env vars and exits 0', () => {
+    const r = runCli(['--help']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('--secureGRPCAddr');
+    expect(r.stdout).toContain('(default ":15012")');
+    expect(r.stdout).toContain('POD_NAMESPACE');
+  });
+
+  it('an unknown flag exits 2 with one line naming it', () => {
+    const r = runCli(['--grpcAdr', ':1']);
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual(['istiod-ts: unknown flag: --grpcAdr (see --help)']);
+  });
+
+  it('a bad value exits 2 naming the flag', () => {
+    const r = runCli(['--httpAddr', 'nowhere']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--httpAddr');
+  });
+
+  it('a bad environment value exits 2 naming the variable', () => {
+    const r = runCli([], { PILOT_DEBOUNCE_AFTER: 'soon' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('PILOT_DEBOUNCE_AFTER');
+  });
+
+  it('without a reachable cluster it exits 1 and says how to run local mode', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'istiod-ts-kube-'));
+    try {
+      const kubeconfig = join(dir, 'kubeconfig');
+      require('node:fs').writeFileSync(
+        kubeconfig,
+        [
+          'apiVersion: v1',
+          'kind: Config',
+          'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]',
+          'users: [{name: u, user: {token: t}}]',
+          'contexts: [{name: x, context: {cluster: c, user: u}}]',
+          'current-context: x',
+        ].join('\n'),
+      );
+      const r = runCli(['--kubeconfig', kubeconfig, '--httpAddr', '127.0.0.1:0', '--monitoringAddr', '127.0.0.1:0', '--grpcAddr', '127.0.0.1:0', '--secureGRPCAddr', '127.0.0.1:0', '--httpsAddr', '127.0.0.1:0']);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain('--configDir');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('local mode end to end', () => {
+  let state: string;
+  let server: ServerProcess;
+
+  beforeAll(() => {
+    state = mkdtempSync(join(tmpdir(), 'istiod-ts-state-'));
+    server = ServerProcess.start([
+      '--configDir', DEMO,
+      '--stateDir', state,
+      '--meshConfig', join(state, 'no-such-mesh-file'),
+      '--grpcAddr', '127.0.0.1:0',
+      '--secureGRPCAddr', '127.0.0.1:0',
+      '--httpsAddr', '127.0.0.1:0',
+      '--monitoringAddr', '127.0.0.1:0',
+      '--httpAddr', '127.0.0.1:0',
+    ]);
+  });
+
+  afterAll(async () => {
+    await server.stop();
+    rmSync(state, { recursive: true, force: true });
+  });
+
+  it('logs the real address of every listener and becomes ready', async () => {
+    const http = await server.port('http');
+    for (const name of ['monitoring', 'grpc', 'secure-grpc']) expect(await server.port(name)).toBeGreaterThan(0);
+    const res = await waitForStatus(`http://127.0.0.1:${http}/ready`, 200);
+    expect(await res.text()).toBe('ready\n');
+    expect(server.stdout).toContain('started in local mode');
+  });
+
+  it('serves Prometheus metrics and the version', async () => {
+    const port = await server.port('monitoring');
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(metrics).toContain('# TYPE process_cpu_user_seconds_total counter');
+    expect(metrics).toMatch(/istio_build\{component="pilot",tag="[^"]+"\} 1/);
+    const version = (await (await fetch(`http://127.0.0.1:${port}/version`)).json()) as { name: string };
+    expect(version.name).toBe('istiod-ts');
+  });
+
+  it('shows the demo mesh under /debug/config and the effective meshConfig under /debug/mesh', async () => {
+    const port = await server.port('http');
+    const pods = (await (await fetch(`http://127.0.0.1:${port}/debug/config?kind=Pod&namespace=istio-system`)).json()) as {
+      objects: { metadata: { name: string } }[];
+    };
+    expect(pods.objects.length).toBeGreaterThanOrEqual(2);
+    const mesh = (await (await fetch(`http://127.0.0.1:${port}/debug/mesh`)).json()) as { trustDomain: string };
+    expect(mesh.trustDomain).toBe('cluster.local');
+  });
+
+  it('changes a log level at runtime through /debug/logging', async () => {
+    const port = await server.port('http');
+    const put = await fetch(`http://127.0.0.1:${port}/debug/logging?scope=store&level=debug`, { method: 'PUT' });
+    expect(put.status).toBe(200);
+    const levels = (await (await fetch(`http://127.0.0.1:${port}/debug/logging`)).json()) as Record<string, string>;
+    expect(levels['store']).toBe('debug');
+    const bad = await fetch(`http://127.0.0.1:${port}/debug/logging?scope=store&level=loud`, { method: 'PUT' });
+    expect(bad.status).toBe(400);
+  });
+
+  it('exits 0 on SIGTERM', async () => {
+    await server.port('http');
+    const { code } = await server.stop();
+    expect(code).toBe(0);
+    expect(server.logs.some((l) => l.msg === 'stopped')).toBe(true);
+  });
+});

@@ -1,0 +1,102 @@
+// Runs the built `istiod-ts` binary as a user would, for end-to-end tests. `npm test` builds
+// dist/ before jest starts, so the binary is always the current code.
+
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+export const BIN = join(__dirname, '..', '..', 'bin', 'istiod-ts.js');
+
+export interface RunResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a short command to completion. */
+export function runCli(args: string[], env: Record<string, string> = {}): RunResult {
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 20_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+export interface LogLine {
+  level: string;
+  scope: string;
+  msg: string;
+  [k: string]: unknown;
+}
+
+/** A running `istiod-ts serve`, with its parsed log lines and bound ports. */
+export class ServerProcess {
+  readonly logs: LogLine[] = [];
+  stdout = '';
+  private readonly waiters: { match: (l: LogLine) => boolean; resolve: (l: LogLine) => void }[] = [];
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  constructor(readonly child: ChildProcess) {
+    let buffered = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      buffered += chunk;
+      let nl: number;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        try {
+          const parsed = JSON.parse(line) as LogLine;
+          this.logs.push(parsed);
+          for (const w of [...this.waiters]) {
+            if (w.match(parsed)) {
+              this.waiters.splice(this.waiters.indexOf(w), 1);
+              w.resolve(parsed);
+            }
+          }
+        } catch {
+          // Not a log line (e.g. a usage message); kept out of the parsed logs.
+        }
+      }
+    });
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (this.stdout += chunk));
+    this.exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  }
+
+  static start(args: string[], env: Record<string, string> = {}): ServerProcess {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    return new ServerProcess(child);
+  }
+
+  waitForLog(match: (l: LogLine) => boolean, timeoutMs = 20_000): Promise<LogLine> {
+    const found = this.logs.find(match);
+    if (found) return Promise.resolve(found);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no matching log line within ${timeoutMs} ms; saw:\n${this.logs.map((l) => JSON.stringify(l)).join('\n')}`)), timeoutMs);
+      this.waiters.push({ match, resolve: (l) => (clearTimeout(timer), resolve(l)) });
+    });
+  }
+
+  /** The port a listener bound, from its "listening" log line. */
+  async port(listener: string): Promise<number> {
+    const line = await this.waitForLog((l) => l.msg === 'listening' && l['listener'] === listener);
+    return line['port'] as number;
+  }
+
+  async stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
+    return this.exited;
+  }
+}
+
+/** Polls a URL until it answers with the status, or gives up. */
+export async function waitForStatus(url: string, status: number, timeoutMs = 20_000): Promise<Response> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    try {
+      const res = await fetch(url);
+      if (res.status === status) return res;
+      last = `${res.status} ${await res.text()}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    if (Date.now() > deadline) throw new Error(`${url} did not answer ${status} within ${timeoutMs} ms; last: ${last}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
