@@ -5,7 +5,7 @@ import * as path from 'node:path';
 
 const MANIFEST_EXTENSIONS = ['.yaml', '.yml', '.json'];
 
-/** Folders deeper than this are not followed: a symlink loop must not hang startup. */
+/** Folders deeper than this are not read; with the visited-folder check it bounds the walk. */
 export const MAX_FOLDER_DEPTH = 16;
 
 export function isManifestFile(name: string): boolean {
@@ -29,11 +29,13 @@ export interface FoundFile {
 /** Lists manifest files under root recursively, sorted by relative path so load order is stable. */
 export async function listManifestFiles(root: string): Promise<FoundFile[]> {
   const out: FoundFile[] = [];
-  await walk(root, '', 0, out);
+  const rootStat = await fs.stat(root).catch(() => undefined);
+  await walk(root, '', 0, out, new Set(rootStat ? [`${rootStat.dev}:${rootStat.ino}`] : []));
   return out.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
 }
 
-async function walk(root: string, relDir: string, depth: number, out: FoundFile[]): Promise<void> {
+/** `visited` holds dev:ino of folders already walked, so a symlink back up is followed once at most. */
+async function walk(root: string, relDir: string, depth: number, out: FoundFile[], visited: Set<string>): Promise<void> {
   if (depth > MAX_FOLDER_DEPTH) return;
   let entries: string[];
   try {
@@ -53,7 +55,11 @@ async function walk(root: string, relDir: string, depth: number, out: FoundFile[
     } catch {
       continue; // removed while scanning, or a dangling symlink
     }
-    if (st.isDirectory()) await walk(root, rel, depth + 1, out);
-    else if (st.isFile() && isManifestFile(name)) out.push({ rel, abs, signature: statSignature(st) });
+    if (st.isDirectory()) {
+      const id = `${st.dev}:${st.ino}`;
+      if (visited.has(id)) continue;
+      visited.add(id);
+      await walk(root, rel, depth + 1, out, visited);
+    } else if (st.isFile() && isManifestFile(name)) out.push({ rel, abs, signature: statSignature(st) });
   }
 }

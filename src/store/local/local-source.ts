@@ -37,6 +37,7 @@ export interface LocalSourceOptions {
   dir: string;
   writer: StoreWriter;
   debounceMs?: number;
+  /** Periodic full rescan; default LOCAL_RESCAN_INTERVAL_MS when watching, none otherwise. */
   rescanIntervalMs?: number;
   /** Watch the folder for changes (default true); tests of the initial load can turn it off. */
   watch?: boolean;
@@ -80,6 +81,11 @@ export class LocalSource implements ConfigSource {
     await this.reload();
     this.opts.writer.markSynced(LOCAL_SYNC_PART);
     if (this.opts.watch !== false) this.startWatching();
+    const every = this.opts.rescanIntervalMs ?? (this.opts.watch !== false ? LOCAL_RESCAN_INTERVAL_MS : undefined);
+    if (every !== undefined && every > 0) {
+      this.rescanTimer = setInterval(() => void this.reload(), every);
+      this.rescanTimer.unref();
+    }
   }
 
   async stop(): Promise<void> {
@@ -112,8 +118,6 @@ export class LocalSource implements ConfigSource {
     } catch (err) {
       log.warn({ err, dir: this.opts.dir }, 'cannot watch the config folder; relying on periodic rescans');
     }
-    this.rescanTimer = setInterval(() => void this.reload(), this.opts.rescanIntervalMs ?? LOCAL_RESCAN_INTERVAL_MS);
-    this.rescanTimer.unref();
   }
 
   private schedule(): void {

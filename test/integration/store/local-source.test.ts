@@ -1,3 +1,6 @@
+import { symlinkSync } from 'node:fs';
+import * as path from 'node:path';
+import { isManifestFile, MAX_FOLDER_DEPTH } from '../../../src/store/local/files';
 import { LocalSource, LOCAL_SYNC_PART, type ReloadStats } from '../../../src/store/local/local-source';
 import { logs } from '../../../src/log/logger';
 import { MemoryStore } from '../../../src/store/memory-store';
@@ -155,5 +158,41 @@ describe('LocalSource', () => {
     store = new MemoryStore();
     await start(false);
     expect(store.get('ConfigMap', 'apps', 'a')?.metadata.uid).toBe(uid);
+  });
+});
+
+describe('LocalSource safety nets', () => {
+  let folder: TempFolder;
+  let source: LocalSource | undefined;
+  afterEach(async () => {
+    await source?.stop();
+    folder.cleanup();
+  });
+
+  test('the periodic rescan finds changes even without watch events', async () => {
+    folder = new TempFolder();
+    const store = new MemoryStore();
+    source = new LocalSource({ dir: folder.dir, writer: store, watch: false, rescanIntervalMs: 30 });
+    await source.start();
+    folder.write('late.yaml', configMap('late', '1'));
+    await waitFor(store, 'the rescan to add late', () => store.get('ConfigMap', 'apps', 'late') !== undefined);
+  });
+
+  test(`folders nested deeper than MAX_FOLDER_DEPTH (${MAX_FOLDER_DEPTH}) are not read, and a symlink loop is walked once`, async () => {
+    folder = new TempFolder();
+    const deep = Array.from({ length: MAX_FOLDER_DEPTH + 1 }, (_, i) => `d${i}`).join('/');
+    folder.write(`${deep}/too-deep.yaml`, configMap('too-deep', '1'));
+    folder.write('ok/fine.yaml', configMap('fine', '1'));
+    symlinkSync('..', path.join(folder.dir, 'ok', 'loop'));
+    const store = new MemoryStore();
+    source = new LocalSource({ dir: folder.dir, writer: store, watch: false });
+    await source.start();
+    expect(store.list('ConfigMap').map((c) => c.metadata.name)).toEqual(['fine']);
+    expect(source.errors()).toEqual([]);
+  });
+
+  test('hidden files and files that are not .yaml, .yml or .json are ignored', () => {
+    expect(['a.yaml', 'b.YML', 'dir/c.json'].every(isManifestFile)).toBe(true);
+    expect(['README.md', '.a.yaml.swp', '.hidden.yaml', 'notes.txt', 'a.yaml~'].some(isManifestFile)).toBe(false);
   });
 });
