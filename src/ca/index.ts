@@ -31,6 +31,8 @@ export interface CaDeps {
   tokenReviewer?: TokenReviewer;
   secretStore?: CaSecretStore;
   rootConfigMaps?: RootConfigMapApi;
+  /** Period of the istio-ca-root-cert repair check; default ROOT_CERT_RESYNC_MS. */
+  rootCertResyncMs?: number;
 }
 
 export interface CaHandle {
@@ -147,7 +149,7 @@ export async function startCertificateAuthority(ctx: ServerContext, deps: CaDeps
   } else {
     const api = deps.rootConfigMaps ?? (apis ? new KubeRootConfigMapApi(apis.core) : undefined);
     if (api) {
-      const publisher = new RootCertPublisher(ctx.store, api, env.PILOT_CA_CERT_CONFIGMAP, () => authority.rootBundlePem());
+      const publisher = new RootCertPublisher(ctx.store, api, env.PILOT_CA_CERT_CONFIGMAP, () => authority.rootBundlePem(), deps.rootCertResyncMs);
       ctx.leader.runWhileLeader(ROOT_CERT_LEASE, () => publisher.start((l) => authority.onChange(l)));
     }
   }

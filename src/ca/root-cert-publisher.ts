@@ -71,6 +71,7 @@ export class RootCertPublisher {
     private readonly api: RootConfigMapApi,
     private readonly name: string,
     private readonly rootPem: () => string,
+    private readonly resyncMs = ROOT_CERT_RESYNC_MS,
   ) {}
 
   /** Starts the triggers; returns the stop function (for LeaderElector.runWhileLeader). */
@@ -79,7 +80,7 @@ export class RootCertPublisher {
       if (events.some((e) => e.kind === 'Namespace' && e.type === 'add')) this.requestSync();
     });
     const unsubRoot = onRootChange(() => this.requestSync());
-    const timer = setInterval(() => this.requestSync(), ROOT_CERT_RESYNC_MS);
+    const timer = setInterval(() => this.requestSync(), this.resyncMs);
     timer.unref();
     this.requestSync();
     return () => {
