@@ -192,7 +192,9 @@ export class MemoryStore implements ObjectStore, StoreWriter {
   }
 
   private emit(events: readonly StoreEvent[]): void {
-    for (const listener of this.listeners) {
+    // A snapshot: a listener subscribed while this batch is delivered must not hear a batch that
+    // was applied before it subscribed (a live Set iteration would visit it).
+    for (const listener of [...this.listeners]) {
       try {
         listener(events);
       } catch (err) {

@@ -92,6 +92,20 @@ describe('MemoryStore events', () => {
     expect(seen).toEqual(['a']);
   });
 
+  test('a listener subscribed while a batch is delivered hears only later batches', () => {
+    const store = new MemoryStore();
+    const late: string[] = [];
+    let subscribed = false;
+    store.subscribe(() => {
+      if (subscribed) return;
+      subscribed = true;
+      store.subscribe((events) => late.push(...events.map((e) => e.object.metadata.name)));
+    });
+    store.upsert('Pod', [pod('before', '1')]);
+    store.upsert('Pod', [pod('after', '1')]);
+    expect(late).toEqual(['after']);
+  });
+
   test('an unsubscribed listener hears nothing more', () => {
     const store = new MemoryStore();
     const seen: string[] = [];
