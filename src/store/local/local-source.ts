@@ -78,9 +78,10 @@ export class LocalSource implements ConfigSource {
     const st = await fs.stat(this.opts.dir).catch(() => undefined);
     if (!st?.isDirectory()) throw new Error(`--configDir ${this.opts.dir}: not a readable folder`);
     this.opts.writer.expectSync(LOCAL_SYNC_PART);
+    // Watch before the first read, so a file written during the initial load is not missed.
+    if (this.opts.watch !== false) this.startWatching();
     await this.reload();
     this.opts.writer.markSynced(LOCAL_SYNC_PART);
-    if (this.opts.watch !== false) this.startWatching();
     const every = this.opts.rescanIntervalMs ?? (this.opts.watch !== false ? LOCAL_RESCAN_INTERVAL_MS : undefined);
     if (every !== undefined && every > 0) {
       this.rescanTimer = setInterval(() => void this.reload(), every);
