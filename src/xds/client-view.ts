@@ -1,0 +1,113 @@
+// What an xDS client holds, decoded for people: workloads, services and policies as rows, a
+// table or JSON. Used by `istiod-ts xds-client`; pure, so it is tested without a socket.
+
+import { addressToJson, authorizationToJson } from '../ambient/codec';
+import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from './cache';
+import type { DeltaResource, DeltaResponse, HeldResources } from './ads-client';
+
+export interface DecodedResource {
+  kind: 'workload' | 'service' | 'policy' | 'unknown';
+  name: string;
+  version: string;
+  /** The message as protobuf JSON, or an error when the bytes do not decode. */
+  value: Record<string, unknown>;
+}
+
+export function decodeResource(typeUrl: string, r: DeltaResource): DecodedResource {
+  const bytes = r.resource?.value ?? Buffer.alloc(0);
+  const base = { name: r.name, version: r.version };
+  try {
+    if (typeUrl === ADDRESS_TYPE_URL) {
+      const json = addressToJson(bytes);
+      if (json['workload']) return { ...base, kind: 'workload', value: json['workload'] as Record<string, unknown> };
+      if (json['service']) return { ...base, kind: 'service', value: json['service'] as Record<string, unknown> };
+      return { ...base, kind: 'unknown', value: { error: 'Address with neither workload nor service' } };
+    }
+    if (typeUrl === AUTHORIZATION_TYPE_URL) return { ...base, kind: 'policy', value: authorizationToJson(bytes) };
+  } catch (err) {
+    return { ...base, kind: 'unknown', value: { error: `cannot decode ${bytes.length} bytes: ${(err as Error).message}` } };
+  }
+  return { ...base, kind: 'unknown', value: { typeUrl, bytes: bytes.length } };
+}
+
+export interface MeshView {
+  workloads: DecodedResource[];
+  services: DecodedResource[];
+  policies: DecodedResource[];
+  other: DecodedResource[];
+}
+
+export function meshView(held: HeldResources): MeshView {
+  const view: MeshView = { workloads: [], services: [], policies: [], other: [] };
+  for (const [typeUrl, byName] of held.byType) {
+    for (const r of byName.values()) {
+      const d = decodeResource(typeUrl, r);
+      if (d.kind === 'workload') view.workloads.push(d);
+      else if (d.kind === 'service') view.services.push(d);
+      else if (d.kind === 'policy') view.policies.push(d);
+      else view.other.push(d);
+    }
+  }
+  for (const list of Object.values(view)) (list as DecodedResource[]).sort((a, b) => a.name.localeCompare(b.name));
+  return view;
+}
+
+const str = (v: unknown): string => (v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v));
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+function workloadRow(d: DecodedResource): string[] {
+  const w = d.value;
+  return [d.name, str(w['namespace']), str(w['name']), ((w['addresses'] as string[] | undefined) ?? []).join(','), str(w['node']), str(w['tunnelProtocol'] ?? 'NONE'), str(w['status'] ?? 'HEALTHY')];
+}
+
+function serviceRow(d: DecodedResource): string[] {
+  const s = d.value;
+  const vips = ((s['addresses'] as { network?: string; address?: string }[] | undefined) ?? []).map((a) => `${a.network ?? ''}/${a.address ?? ''}`);
+  const ports = ((s['ports'] as { servicePort?: number; targetPort?: number }[] | undefined) ?? []).map((p) => `${p.servicePort ?? 0}->${p.targetPort ?? 0}`);
+  return [d.name, vips.join(','), ports.join(','), str(s['waypoint'])];
+}
+
+function policyRow(d: DecodedResource): string[] {
+  const p = d.value;
+  return [d.name, str(p['scope'] ?? 'GLOBAL'), str(p['action'] ?? 'ALLOW'), String(((p['rules'] as unknown[] | undefined) ?? []).length)];
+}
+
+export function renderTable(view: MeshView): string {
+  const parts = [
+    `WORKLOADS (${view.workloads.length})`,
+    table(['UID', 'NAMESPACE', 'NAME', 'ADDRESSES', 'NODE', 'PROTOCOL', 'STATUS'], view.workloads.map(workloadRow)),
+    '',
+    `SERVICES (${view.services.length})`,
+    table(['NAME', 'VIPS', 'PORTS', 'WAYPOINT'], view.services.map(serviceRow)),
+    '',
+    `POLICIES (${view.policies.length})`,
+    table(['NAME', 'SCOPE', 'ACTION', 'RULES'], view.policies.map(policyRow)),
+  ];
+  if (view.other.length > 0) parts.push('', `OTHER (${view.other.length})`, table(['NAME', 'DETAIL'], view.other.map((d) => [d.name, str(d.value)])));
+  return parts.join('\n') + '\n';
+}
+
+/** One delta as lines: "+ kind name version" for adds and updates, "- name" for removals. */
+export function renderDelta(r: DeltaResponse): string {
+  const lines = [`# ${r.type_url} nonce=${r.nonce} resources=${r.resources.length} removed=${r.removed_resources.length}`];
+  for (const res of r.resources) {
+    const d = decodeResource(r.type_url, res);
+    lines.push(`+ ${d.kind} ${d.name} ${d.version}`);
+  }
+  for (const name of r.removed_resources) lines.push(`- ${name}`);
+  return lines.join('\n') + '\n';
+}
+
+export function deltaJson(r: DeltaResponse): Record<string, unknown> {
+  return {
+    typeUrl: r.type_url,
+    nonce: r.nonce,
+    resources: r.resources.map((res) => decodeResource(r.type_url, res)),
+    removed: r.removed_resources,
+  };
+}
