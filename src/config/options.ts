@@ -29,6 +29,7 @@ export const SERVE_ENV = {
   POD_NAME: { kind: 'string', default: '', help: 'pod name of this replica (leader election identity)' },
   REVISION: { kind: 'string', default: 'default', help: 'control plane revision' },
   CLUSTER_ID: { kind: 'string', default: 'Kubernetes', help: 'id of the cluster this control plane runs in' },
+  SHARED_MESH_CONFIG: { kind: 'string', default: '', help: 'ConfigMap in POD_NAMESPACE whose "mesh" key is layered under the primary meshConfig' },
   // CA.
   ENABLE_CA_SERVER: { kind: 'bool', default: 'true', help: 'serve IstioCertificateService' },
   CA_TRUSTED_NODE_ACCOUNTS: { kind: 'list', default: '', help: 'ns/sa list allowed to impersonate identities on their own node; unset means "<POD_NAMESPACE>/ztunnel"' },

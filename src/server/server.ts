@@ -49,10 +49,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     podNamespace: env.POD_NAMESPACE,
     revision: env.REVISION,
     store,
+    sharedConfigMap: env.SHARED_MESH_CONFIG || undefined,
   });
   shutdownHooks.push(() => mesh.stop());
   // The Kubernetes source reads meshConfig's discoverySelectors, so meshConfig comes first.
-  const { source, leader } = await createSource(options, store, mesh);
+  const { source, leader } = await createSource(options, { store, mesh, metrics, debug });
 
   const grpcServers = new GrpcServers(flags.grpcAddr, flags.secureGRPCAddr, grpcServerOptions(options));
   const ctx: ServerContext = {
