@@ -1,6 +1,7 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { CertificateAuthority } from '../../../src/ca/authority';
 import { generateCaCertificate, GeneratedCa } from '../../../src/ca/ca-cert-generator';
 import { loadPluggedInCa } from '../../../src/ca/plugged-in';
 import { loadOrCreateTokenKey, signLocalToken } from '../../../src/security/local-jwt';
@@ -41,7 +42,6 @@ describe('plugged-in CA from ROOT_CA_DIR', () => {
     writeCaDir(dir, root, intermediate);
     const leafKey = crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
     const ca = loadPluggedInCa(dir)!;
-    const { CertificateAuthority } = await import('../../../src/ca/authority');
     const leaf = await new CertificateAuthority(ca).issue(crypto.createPublicKey(leafKey.privateKey).export({ format: 'der', type: 'spki' }), [{ uri: 'spiffe://x/ns/a/sa/b' }], YEAR);
     fs.writeFileSync(path.join(dir, 'ca-cert.pem'), leaf.pem);
     fs.writeFileSync(path.join(dir, 'ca-key.pem'), leafKey.privateKey.export({ format: 'pem', type: 'pkcs8' }));

@@ -1,0 +1,203 @@
+// The mesh CA under ztunnel-like load: CSRs per second and p50/p99 latency with 8, 64 and 256
+// requests in flight over real TLS gRPC (authentication, node authorization, CSR parse and verify
+// included), beside the raw single-thread crypto.sign rate of the same CA key measured in the same
+// run. The load generator runs in a worker thread with its own event loop, as ztunnel is its own
+// process; RSA-2048 and ECDSA P-256 roots are measured side by side.
+
+import * as crypto from 'node:crypto';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { median, percentile, Measurement, Scenario } from '../scenario';
+import { logs } from '../../src/log/logger';
+import { signatureAlgorithmFor, LeafSigner } from '../../src/ca/leaf-signer';
+import { readCsr } from '../../src/ca/csr';
+import { loadOrCreateTokenKey, signLocalToken } from '../../src/security/local-jwt';
+import { makeCsr } from '../../test/unit/ca/fixtures';
+import { SERVER_NAME, startHarness, readRoot } from '../../test/integration/ca/harness';
+
+const CONCURRENCY = [8, 64, 256] as const;
+const RUNS = 3;
+const RUN_MS = 2000;
+const WARMUP_MS = 500;
+const RAW_SIGN_MS = 1500;
+const CSR_POOL = 64;
+const TARGET_RATIO = 0.6;
+const TARGET_P99_MS_AT_64 = 20;
+
+interface LoadResult {
+  ok: number;
+  failed: number;
+  firstError?: string;
+  elapsedMs: number;
+  latencies: number[];
+}
+
+// Runs inside the worker: one channel (ztunnel uses one connection), `concurrency` calls in flight.
+const WORKER_SOURCE = `
+const { parentPort, workerData: w } = require('node:worker_threads');
+const grpc = require(w.grpcPath);
+const protoLoader = require(w.protoLoaderPath);
+const tls = require('node:tls');
+const pkg = protoLoader.loadSync(w.protoPath, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
+const Service = grpc.loadPackageDefinition(pkg).istio.v1.auth.IstioCertificateService;
+const creds = grpc.credentials.createFromSecureContext(tls.createSecureContext({ ca: w.rootPem, minVersion: 'TLSv1.3' }));
+const client = new Service('127.0.0.1:' + w.port, creds, { 'grpc.ssl_target_name_override': w.serverName, 'grpc.default_authority': w.serverName });
+const md = new grpc.Metadata();
+md.set('authorization', 'Bearer ' + w.token);
+md.set('clusterid', 'Kubernetes');
+function run(concurrency, durationMs) {
+  return new Promise((resolve) => {
+    const latencies = [];
+    let ok = 0, failed = 0, firstError, i = 0, inflight = 0;
+    const start = performance.now();
+    const end = start + durationMs;
+    const fire = () => {
+      inflight++;
+      const t0 = performance.now();
+      const req = { csr: w.csrs[i++ % w.csrs.length], validity_duration: 86400, metadata: { fields: { ImpersonatedIdentity: { stringValue: w.identity } } } };
+      client.CreateCertificate(req, md, (err) => {
+        const t1 = performance.now();
+        inflight--;
+        if (err) { failed++; firstError = firstError || err.message; } else { ok++; latencies.push(t1 - t0); }
+        if (t1 < end) fire();
+        else if (inflight === 0) resolve({ ok, failed, firstError, elapsedMs: t1 - start, latencies });
+      });
+    };
+    for (let k = 0; k < concurrency; k++) fire();
+  });
+}
+parentPort.on('message', async (m) => {
+  if (m.type === 'run') parentPort.postMessage(await run(m.concurrency, m.durationMs));
+  else { client.close(); parentPort.postMessage('closed'); }
+});
+`;
+
+function ask<T>(worker: Worker, message: unknown): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error) => {
+      worker.off('message', onMessage);
+      reject(err);
+    };
+    const onMessage = (m: T) => {
+      worker.off('error', onError);
+      resolve(m);
+    };
+    worker.once('message', onMessage);
+    worker.once('error', onError);
+    worker.postMessage(message);
+  });
+}
+
+/** Single-thread synchronous crypto.sign of a leaf TBSCertificate with the CA key: ops/s. */
+function rawSignRate(key: crypto.KeyObject, tbs: Buffer): number {
+  const { hash } = signatureAlgorithmFor(key);
+  let n = 0;
+  const start = performance.now();
+  while (performance.now() - start < RAW_SIGN_MS) {
+    crypto.sign(hash, tbs, key);
+    n++;
+  }
+  return (n * 1000) / (performance.now() - start);
+}
+
+async function measureRoot(keyType: 'RSA' | 'ECDSA'): Promise<Measurement[]> {
+  const label = keyType === 'RSA' ? 'RSA-2048 root' : 'ECDSA P-256 root';
+  const h = await startHarness({ env: { CITADEL_SELF_SIGNED_CA_KEY_TYPE: keyType } });
+  h.store.upsert('Pod', [
+    { metadata: { name: 'ztunnel-a', namespace: 'istio-system', uid: 'uid-zt' }, spec: { serviceAccountName: 'ztunnel', nodeName: 'node-a' }, status: { phase: 'Running' } },
+    { metadata: { name: 'sleep-1', namespace: 'default', uid: 'uid-sleep' }, spec: { serviceAccountName: 'sleep', nodeName: 'node-a' }, status: { phase: 'Running' } },
+  ]);
+  const token = signLocalToken(loadOrCreateTokenKey(h.stateDir), { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-a', podUid: 'uid-zt' }, ['istio-ca'], 3600);
+  const identity = 'spiffe://cluster.local/ns/default/sa/sleep';
+  const csrs = await Promise.all(Array.from({ length: CSR_POOL }, () => makeCsr(identity).then((c) => c.pem)));
+
+  const material = h.ca.authority.current();
+  const signer = new LeafSigner(material.signingCert.raw, material.signingKey);
+  const tbs = signer.buildTbs(
+    { spki: (await readCsr(csrs[0]!)).spki, sans: [{ uri: identity }], notBefore: new Date(), notAfter: new Date(Date.now() + 86400_000) },
+    crypto.randomBytes(16),
+  );
+  const raw = rawSignRate(material.signingKey, tbs);
+
+  const worker = new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: {
+      grpcPath: require.resolve('@grpc/grpc-js'),
+      protoLoaderPath: require.resolve('@grpc/proto-loader'),
+      protoPath: path.join(findProtoDir(), 'citadel.proto'),
+      rootPem: readRoot(h),
+      port: h.port,
+      serverName: SERVER_NAME,
+      token,
+      identity,
+      csrs,
+    },
+  });
+  const out: Measurement[] = [];
+  try {
+    await ask<LoadResult>(worker, { type: 'run', concurrency: 8, durationMs: WARMUP_MS });
+    for (const c of CONCURRENCY) {
+      const runs: LoadResult[] = [];
+      for (let r = 0; r < RUNS; r++) runs.push(await ask<LoadResult>(worker, { type: 'run', concurrency: c, durationMs: RUN_MS }));
+      const rates = runs.map((r) => (r.ok * 1000) / r.elapsedMs);
+      const rate = median(rates);
+      const all = runs.flatMap((r) => r.latencies);
+      const failures = runs.reduce((s, r) => s + r.failed, 0);
+      const p99 = all.length ? percentile(all, 99) : NaN;
+      out.push({
+        metric: `CSRs per second (${c} in flight, ${label})`,
+        value: rate,
+        unit: 'CSR/s',
+        runs: rates,
+        reference: { metric: `raw single-thread crypto.sign (${label})`, value: raw, ratio: rate / raw },
+        target: `>= ${TARGET_RATIO * 100}% of raw sign rate`,
+        met: rate / raw >= TARGET_RATIO,
+      });
+      out.push({ metric: `p50 latency (${c} in flight, ${label})`, value: all.length ? percentile(all, 50) : NaN, unit: 'ms' });
+      out.push({
+        metric: `p99 latency (${c} in flight, ${label})`,
+        value: p99,
+        unit: 'ms',
+        ...(c === 64 ? { target: `< ${TARGET_P99_MS_AT_64} ms`, met: p99 < TARGET_P99_MS_AT_64 } : {}),
+      });
+      out.push({
+        metric: `failed requests (${c} in flight, ${label})${failures ? `: ${runs.find((r) => r.firstError)?.firstError}` : ''}`,
+        value: failures,
+        unit: 'requests',
+        ...(c === 256 ? { target: '0', met: failures === 0 } : {}),
+      });
+    }
+    out.push({ metric: `raw single-thread crypto.sign (${label})`, value: raw, unit: 'signatures/s' });
+  } finally {
+    await ask(worker, { type: 'close' });
+    await worker.terminate();
+    await h.close();
+  }
+  return out;
+}
+
+function findProtoDir(): string {
+  // dist/bench/scenarios -> repository root; bench runs from the build output.
+  for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    if (require('node:fs').existsSync(path.join(dir, 'proto', 'citadel.proto'))) return path.join(dir, 'proto');
+  }
+  throw new Error('proto/citadel.proto not found');
+}
+
+const scenario: Scenario = {
+  name: 'ca',
+  description: 'CSRs/s and p50/p99 at 8/64/256 in flight over TLS gRPC vs the raw crypto.sign rate, RSA-2048 and ECDSA P-256 roots',
+  async run() {
+    // Audit lines are still produced (their cost is part of the path) but not printed.
+    logs.setDestination(new Writable({ write: (_c, _e, cb) => cb() }) as unknown as pino.DestinationStream);
+    try {
+      return [...(await measureRoot('RSA')), ...(await measureRoot('ECDSA'))];
+    } finally {
+      logs.setDestination(pino.destination({ fd: 2, sync: true }));
+    }
+  },
+};
+
+export default scenario;
