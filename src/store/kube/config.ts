@@ -2,6 +2,8 @@
 // else $KUBECONFIG or ~/.kube/config, and a reachability check that fails with advice.
 
 import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from './client';
 
@@ -20,7 +22,19 @@ export function loadKubeConfig(kubeconfigPath: string, env: Record<string, strin
   } else if (env['KUBERNETES_SERVICE_HOST'] && existsSync(SERVICE_ACCOUNT_TOKEN)) {
     kc.loadFromCluster();
   } else {
-    kc.loadFromDefault();
+    // client-node's loadFromDefault would fall back to http://localhost:8080; we would rather say
+    // that nothing is configured.
+    const fromEnv = (env['KUBECONFIG'] ?? '').split(path.delimiter).filter((f) => f !== '');
+    const homeConfig = path.join(env['HOME'] || homedir(), '.kube', 'config');
+    const files = fromEnv.length > 0 ? fromEnv : existsSync(homeConfig) ? [homeConfig] : [];
+    for (const [i, file] of files.entries()) {
+      if (i === 0) kc.loadFromFile(file);
+      else {
+        const more = new KubeConfig();
+        more.loadFromFile(file);
+        kc.mergeConfig(more);
+      }
+    }
   }
   const cluster = kc.getCurrentCluster();
   if (!cluster || !cluster.server) {

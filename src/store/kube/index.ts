@@ -1,0 +1,52 @@
+// Kubernetes mode in one call: load the kubeconfig, check the API server answers, and build the
+// source (informers into the store), the leader elector and the write helpers on one client.
+
+import { hostname } from 'node:os';
+import type { MeshConfigSource } from '../../mesh/types';
+import type { StoreWriter } from '../types';
+import { KubeClient } from './client';
+import { assertReachable, loadKubeConfig } from './config';
+import { LeaseLeaderElector, type LeaderTiming } from './leader';
+import { KubeSource } from './source';
+import { KubeWriter } from './writes';
+
+export { KubeClient, KubeApiError, resourcePath } from './client';
+export { loadKubeConfig, assertReachable, KubeUnreachableError } from './config';
+export { KubeSource, syncPart, meshConfigMapName } from './source';
+export { KubeWriter } from './writes';
+export type { TokenReviewResult, ConfigMapAction } from './writes';
+export { LeaseLeaderElector, LEASE_NAMES, DEFAULT_LEADER_TIMING } from './leader';
+
+export interface KubernetesBackend {
+  client: KubeClient;
+  source: KubeSource;
+  leader: LeaseLeaderElector;
+  writer: KubeWriter;
+}
+
+export interface ConnectOptions {
+  /** --kubeconfig; '' means in-cluster, then $KUBECONFIG, then ~/.kube/config. */
+  kubeconfig: string;
+  /** POD_NAMESPACE. */
+  systemNamespace: string;
+  /** POD_NAME: the leader election identity. */
+  podName: string;
+  /** REVISION. */
+  revision: string;
+  store: StoreWriter;
+  mesh?: MeshConfigSource;
+  leaderTiming?: Partial<LeaderTiming>;
+}
+
+/** Throws KubeUnreachableError (with advice to use --configDir) when no cluster answers. */
+export async function connectKubernetes(o: ConnectOptions): Promise<KubernetesBackend> {
+  const identity = o.podName || `${hostname()}-${process.pid}`;
+  const client = new KubeClient(loadKubeConfig(o.kubeconfig), `istiod-ts/${identity}`);
+  await assertReachable(client);
+  return {
+    client,
+    source: new KubeSource({ client, writer: o.store, systemNamespace: o.systemNamespace, revision: o.revision, ...(o.mesh ? { mesh: o.mesh } : {}) }),
+    leader: new LeaseLeaderElector({ client, namespace: o.systemNamespace, identity, ...(o.leaderTiming ? { timing: o.leaderTiming } : {}) }),
+    writer: new KubeWriter(client),
+  };
+}
