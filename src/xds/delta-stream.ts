@@ -11,8 +11,8 @@ import type { XdsMetrics } from './metrics';
 import { metricType } from './metrics';
 import { NodeError, ProxyNode, parseNode } from './node';
 import type { DeltaDiscoveryRequest } from './proto';
-import type { PushBatch } from './push';
-import { TypeSubscription } from './subscription';
+import type { FullSyncGate, PushBatch, SnapshotCache } from './push';
+import { TakeContext, TypeSubscription } from './subscription';
 import { encodeResponseBody, withNonce } from './wire';
 
 /** Requests held while authentication is in flight (ztunnel sends two). */
@@ -33,6 +33,8 @@ export interface StreamDeps {
   metrics: XdsMetrics;
   clock: Clock;
   log: Logger;
+  snapshots: SnapshotCache;
+  fullSyncs: FullSyncGate;
   onReady(stream: DeltaStream): void;
   onClose(stream: DeltaStream): void;
 }
@@ -56,6 +58,7 @@ export class DeltaStream {
   private writing = false;
   private closed = false;
   private seq = 0;
+  private readonly wake = () => this.flush();
 
   constructor(
     private readonly call: DeltaCall,
@@ -196,9 +199,20 @@ export class DeltaStream {
   /** Writes the next response, Address first, unless a write is still in flight. */
   private flush(): void {
     if (this.writing || this.closed || !this.node) return;
+    const ctx: TakeContext = { cache: this.deps.cache, nodeName: this.node.nodeName, snapshots: this.deps.snapshots };
     for (const sub of this.ordered()) {
-      const delta = sub.take(this.deps.cache, this.node.nodeName);
-      if (!delta) continue;
+      if (!sub.hasWork()) continue;
+      let release: (() => void) | undefined;
+      if (sub.needsFullSync()) {
+        // Wait for a slot rather than skip ahead: Address must precede Authorization.
+        release = this.deps.fullSyncs.tryAcquire(this.wake);
+        if (!release) return;
+      }
+      const delta = sub.take(ctx);
+      if (!delta) {
+        release?.();
+        continue;
+      }
       const nonce = `${this.id}-${(++this.seq).toString(36)}`;
       const body = delta.shared ?? encodeResponseBody({ typeUrl: sub.typeUrl, resources: delta.resources, removed: delta.removed });
       sub.nonceSent = nonce;
@@ -207,6 +221,7 @@ export class DeltaStream {
       const started = this.deps.clock.now();
       this.deps.metrics.pushes.inc({ type: metricType(sub.typeUrl) });
       this.call.write(withNonce(body, nonce), () => {
+        release?.();
         this.writing = false;
         this.deps.metrics.sendTime.observe((this.deps.clock.now() - started) / 1000);
         this.flush();
@@ -232,6 +247,7 @@ export class DeltaStream {
   private close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.deps.fullSyncs.forget(this.wake);
     for (const [type, sub] of this.subs) if (sub.served) this.deps.metrics.connected.dec({ type: metricType(type) });
     this.deps.onClose(this);
   }

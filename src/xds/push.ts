@@ -54,3 +54,85 @@ export class PushBatch {
     this.bodies.clear();
   }
 }
+
+/**
+ * The full state of a type, encoded once per cache generation: every fresh wildcard stream (and
+ * every stream of a full push) gets the same bytes, so 1,000 connecting ztunnels cost one encoding.
+ */
+export class SnapshotCache {
+  private readonly bodies = new Map<string, EncodedDelta>();
+
+  constructor(private readonly cache: ResourceCache) {}
+
+  /** The cache changed: the next full response is encoded again. */
+  invalidate(): void {
+    this.bodies.clear();
+  }
+
+  get(typeUrl: string): EncodedDelta {
+    let enc = this.bodies.get(typeUrl);
+    if (!enc) {
+      const resources = [...this.cache.all(typeUrl as XdsTypeUrl)];
+      enc = { resources, removed: [], body: encodeResponseBody({ typeUrl, resources, removed: [] }) };
+      this.bodies.set(typeUrl, enc);
+    }
+    return enc;
+  }
+}
+
+/**
+ * Limits how many full-state responses are being written at once. A full response for 100k
+ * workloads is tens of MB per stream; without a limit 1,000 reconnecting clients would hold
+ * 1,000 copies in write buffers at once. A slot is released when the write completes or after
+ * FULL_SYNC_SLOT_TIMEOUT_MS, so a client that stops reading holds its one message but no slot.
+ */
+export const MAX_CONCURRENT_FULL_SYNCS = 8;
+export const FULL_SYNC_SLOT_TIMEOUT_MS = 5_000;
+
+export class FullSyncGate {
+  private inUse = 0;
+  private readonly waiting = new Set<() => void>();
+
+  constructor(
+    readonly limit: number = MAX_CONCURRENT_FULL_SYNCS,
+    private readonly slotTimeoutMs: number = FULL_SYNC_SLOT_TIMEOUT_MS,
+  ) {}
+
+  /** Takes a slot, or queues `wake` to be called when one frees and returns undefined. */
+  tryAcquire(wake: () => void): (() => void) | undefined {
+    if (this.inUse >= this.limit) {
+      this.waiting.add(wake);
+      return undefined;
+    }
+    this.waiting.delete(wake);
+    this.inUse++;
+    let released = false;
+    const timer = setTimeout(() => release(), this.slotTimeoutMs);
+    timer.unref();
+    const release = () => {
+      if (released) return;
+      released = true;
+      clearTimeout(timer);
+      this.inUse--;
+      const next = this.waiting.values().next();
+      if (!next.done) {
+        this.waiting.delete(next.value);
+        next.value();
+      }
+    };
+    return release;
+  }
+
+  /** A stream that closes stops waiting. */
+  forget(wake: () => void): void {
+    this.waiting.delete(wake);
+  }
+
+  get active(): number {
+    return this.inUse;
+  }
+
+  get queued(): number {
+    return this.waiting.size;
+  }
+}

@@ -9,7 +9,7 @@ import { Clock, DebounceSettings, PushDebouncer, PushRequest, realClock } from '
 import { DeltaCall, DeltaStream } from './delta-stream';
 import { XdsMetrics, metricType } from './metrics';
 import { DELTA_METHOD, adsServiceDefinition } from './proto';
-import { PushBatch } from './push';
+import { FullSyncGate, PushBatch, SnapshotCache } from './push';
 import { syncz } from './syncz';
 
 const log = scopedLogger('xds');
@@ -26,6 +26,8 @@ export class XdsServer {
   readonly streams = new Set<DeltaStream>();
   private readonly debouncer: PushDebouncer;
   private readonly unsubscribe: () => void;
+  private readonly snapshots: SnapshotCache;
+  private readonly fullSyncs = new FullSyncGate();
   private closed = false;
 
   constructor(
@@ -36,7 +38,11 @@ export class XdsServer {
     private readonly clock: Clock = realClock,
   ) {
     this.debouncer = new PushDebouncer(settings.debounce, (req) => this.push(req), clock);
-    this.unsubscribe = cache.subscribe((changes) => this.debouncer.changed(changes));
+    this.snapshots = new SnapshotCache(cache);
+    this.unsubscribe = cache.subscribe((changes) => {
+      this.snapshots.invalidate();
+      this.debouncer.changed(changes);
+    });
   }
 
   /** The grpc-js implementation object for adsServiceDefinition(). */
@@ -74,6 +80,8 @@ export class XdsServer {
       metrics: this.metrics,
       clock: this.clock,
       log,
+      snapshots: this.snapshots,
+      fullSyncs: this.fullSyncs,
       onReady: (s) => this.streams.add(s),
       onClose: (s) => {
         if (this.streams.delete(s)) log.info({ stream: s.id, node: s.node?.id }, 'xDS stream closed');

@@ -4,7 +4,7 @@
 
 import { ADDRESS_TYPE_URL, ResourceCache, XdsResource, XdsTypeUrl } from './cache';
 import type { DeltaDiscoveryRequest } from './proto';
-import { DeltaContent, PushBatch, wildcardDelta } from './push';
+import { DeltaContent, PushBatch, SnapshotCache, wildcardDelta } from './push';
 
 const WILDCARD = '*';
 
@@ -21,6 +21,14 @@ export interface TakenDelta extends DeltaContent {
   shared?: Buffer;
   /** Oldest change behind this response (clock ms), for convergence time. */
   eventAt: number | undefined;
+}
+
+export interface TakeContext {
+  cache: ResourceCache;
+  /** NODE_NAME of the client (its workloads come with on-demand answers). */
+  nodeName: string;
+  /** Full state encoded once per cache generation, shared by streams. */
+  snapshots?: SnapshotCache;
 }
 
 export class TypeSubscription {
@@ -102,6 +110,11 @@ export class TypeSubscription {
     this.eventAt = this.eventAt === undefined ? at : Math.min(this.eventAt, at);
   }
 
+  /** The next response carries the whole state of the type (large; see FullSyncGate). */
+  needsFullSync(): boolean {
+    return this.served && this.wildcard && this.full;
+  }
+
   hasWork(): boolean {
     return this.mustRespond || this.full || this.names.size > 0 || this.keys.size > 0;
   }
@@ -112,14 +125,18 @@ export class TypeSubscription {
   }
 
   /** The content of the next response, or undefined when there is nothing to send. Clears pending work. */
-  take(cache: ResourceCache, nodeName: string): TakenDelta | undefined {
+  take(ctx: TakeContext): TakenDelta | undefined {
     if (!this.hasWork()) return undefined;
+    const { cache, nodeName } = ctx;
     const eventAt = this.eventAt;
     let out: TakenDelta;
     const sharedDelta = this.shared?.sharedDelta(this.typeUrl);
     if (!this.served) out = { resources: [], removed: [], eventAt };
     else if (sharedDelta) out = { resources: sharedDelta.resources, removed: sharedDelta.removed, shared: sharedDelta.body, eventAt };
-    else if (this.wildcard) out = { ...this.takeWildcard(cache), eventAt };
+    else if (this.wildcard && this.full && !this.initialVersions?.size && this.names.size === 0 && ctx.snapshots) {
+      const snap = ctx.snapshots.get(this.typeUrl);
+      out = { resources: snap.resources, removed: [], shared: snap.body, eventAt };
+    } else if (this.wildcard) out = { ...this.takeWildcard(cache), eventAt };
     else out = { ...this.takeExplicit(cache, nodeName), eventAt };
     const respond = this.mustRespond;
     this.full = false;

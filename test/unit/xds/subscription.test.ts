@@ -36,7 +36,7 @@ describe('wildcard', () => {
   test('an empty subscribe list is a wildcard subscription to everything', () => {
     const s = sub();
     expect(s.wildcard).toBe(true);
-    expect(names(s.take(demoCache(), 'node-1'))).toEqual([A, B, C, ECHO].sort());
+    expect(names(s.take({ cache: demoCache(), nodeName: 'node-1' }))).toEqual([A, B, C, ECHO].sort());
   });
 
   test('"*" in the subscribe list is a wildcard subscription', () => {
@@ -46,21 +46,21 @@ describe('wildcard', () => {
   test('subscribe ["*"] with unsubscribe ["*"] is an explicit subscription to nothing', () => {
     const s = sub({ resource_names_subscribe: ['*'], resource_names_unsubscribe: ['*'] });
     expect(s.wildcard).toBe(false);
-    expect(names(s.take(demoCache(), ''))).toEqual([]);
+    expect(names(s.take({ cache: demoCache(), nodeName: '' }))).toEqual([]);
   });
 
   test('the first response is sent even when empty, later empty deltas are not', () => {
     const cache = demoCache();
     const s = sub({}, 'type.googleapis.com/other');
-    expect(s.take(cache, '')).toBeDefined();
-    expect(s.take(cache, '')).toBeUndefined();
+    expect(s.take({ cache: cache, nodeName: '' })).toBeDefined();
+    expect(s.take({ cache: cache, nodeName: '' })).toBeUndefined();
   });
 
   test('initial_resource_versions: unchanged names are skipped, vanished names removed', () => {
     const cache = demoCache();
     const versionA = cache.get(ADDRESS_TYPE_URL, A)!.version;
     const s = sub({ initial_resource_versions: { [A]: versionA, [B]: 'old', 'Kubernetes//Pod/default/gone': 'x' } });
-    const d = s.take(cache, '')!;
+    const d = s.take({ cache: cache, nodeName: '' })!;
     expect(names(d)).toEqual([B, C, ECHO].sort());
     expect(d.removed).toEqual(['Kubernetes//Pod/default/gone']);
   });
@@ -68,13 +68,13 @@ describe('wildcard', () => {
   test('pending changes are a set of names: many pushes of one name send its latest version once', () => {
     const cache = demoCache();
     const s = sub();
-    s.take(cache, '');
+    s.take({ cache: cache, nodeName: '' });
     for (let i = 0; i < 5; i++) {
       cache.setWorkload({ uid: A, ip: '10.0.0.1', node: 'node-1', label: `v${i}` });
       s.addPush(push(cache, [A]));
     }
     expect(s.pendingCount()).toBe(1);
-    const d = s.take(cache, '')!;
+    const d = s.take({ cache: cache, nodeName: '' })!;
     expect(d.resources).toHaveLength(1);
     expect(d.resources[0]!.version).toBe(cache.get(ADDRESS_TYPE_URL, A)!.version);
   });
@@ -82,58 +82,58 @@ describe('wildcard', () => {
   test('a changed name that no longer exists is sent as removed', () => {
     const cache = demoCache();
     const s = sub();
-    s.take(cache, '');
+    s.take({ cache: cache, nodeName: '' });
     cache.delete(ADDRESS_TYPE_URL, A);
     s.addPush(push(cache, [A]));
-    expect(s.take(cache, '')).toMatchObject({ resources: [], removed: [A] });
+    expect(s.take({ cache: cache, nodeName: '' })).toMatchObject({ resources: [], removed: [A] });
   });
 
   test('an idle wildcard stream uses the body shared by the push; a busy one builds its own', () => {
     const cache = demoCache();
     const idle = sub();
     const busy = sub();
-    idle.take(cache, '');
+    idle.take({ cache: cache, nodeName: '' });
     const batch = push(cache, [A]);
     busy.addPush(batch); // busy still owes its first response
     idle.addPush(batch);
-    expect(idle.take(cache, '')!.shared).toBe(batch.sharedDelta(ADDRESS_TYPE_URL)!.body);
-    expect(busy.take(cache, '')!.shared).toBeUndefined();
+    expect(idle.take({ cache: cache, nodeName: '' })!.shared).toBe(batch.sharedDelta(ADDRESS_TYPE_URL)!.body);
+    expect(busy.take({ cache: cache, nodeName: '' })!.shared).toBeUndefined();
   });
 
   test('a full push resends every resource of the type', () => {
     const cache = demoCache();
     const s = sub();
-    s.take(cache, '');
+    s.take({ cache: cache, nodeName: '' });
     s.addPush(new PushBatch({ changes: new Map(), full: true, eventAt: 0 }, cache));
-    expect(names(s.take(cache, ''))).toEqual([A, B, C, ECHO].sort());
+    expect(names(s.take({ cache: cache, nodeName: '' }))).toEqual([A, B, C, ECHO].sort());
   });
 
   test('the oldest change time behind a response is kept for convergence', () => {
     const cache = demoCache();
     const s = sub();
-    s.take(cache, '');
+    s.take({ cache: cache, nodeName: '' });
     s.addPush(new PushBatch({ changes: new Map([[ADDRESS_TYPE_URL, new Set([A])]]), full: false, eventAt: 50 }, cache));
     s.addPush(new PushBatch({ changes: new Map([[ADDRESS_TYPE_URL, new Set([B])]]), full: false, eventAt: 70 }, cache));
-    expect(s.take(cache, '')!.eventAt).toBe(50);
+    expect(s.take({ cache: cache, nodeName: '' })!.eventAt).toBe(50);
   });
 });
 
 describe('explicit (on-demand)', () => {
   function onDemand(cache = demoCache(), node = ''): TypeSubscription {
     const s = sub({ resource_names_subscribe: ['*'], resource_names_unsubscribe: ['*'] });
-    s.take(cache, node);
+    s.take({ cache: cache, nodeName: node });
     return s;
   }
 
   test('the first response carries every workload on the client node', () => {
     const s = sub({ resource_names_subscribe: ['*'], resource_names_unsubscribe: ['*'] });
-    expect(names(s.take(demoCache(), 'node-1'))).toEqual([A, C]);
+    expect(names(s.take({ cache: demoCache(), nodeName: 'node-1' }))).toEqual([A, C]);
   });
 
   test('a requested key that is not a resource name is listed in removed after its matches', () => {
     const s = onDemand();
     s.resubscribe(req({ resource_names_subscribe: ['/10.0.0.2'] }));
-    const d = s.take(demoCache(), '')!;
+    const d = s.take({ cache: demoCache(), nodeName: '' })!;
     expect(names(d)).toEqual([B]);
     expect(d.removed).toEqual(['/10.0.0.2']);
   });
@@ -141,7 +141,7 @@ describe('explicit (on-demand)', () => {
   test('a service key brings the service and its workloads and is not removed', () => {
     const s = onDemand();
     s.resubscribe(req({ resource_names_subscribe: [ECHO] }));
-    const d = s.take(demoCache(), '')!;
+    const d = s.take({ cache: demoCache(), nodeName: '' })!;
     expect(names(d)).toEqual([A, B, ECHO].sort());
     expect(d.removed).toEqual([]);
   });
@@ -149,27 +149,27 @@ describe('explicit (on-demand)', () => {
   test('an unknown key is answered with only its removal', () => {
     const s = onDemand();
     s.resubscribe(req({ resource_names_subscribe: ['nowhere/x'] }));
-    expect(s.take(demoCache(), '')).toMatchObject({ resources: [], removed: ['nowhere/x'] });
+    expect(s.take({ cache: demoCache(), nodeName: '' })).toMatchObject({ resources: [], removed: ['nowhere/x'] });
   });
 
   test('a repeated request for a key is answered again', () => {
     const cache = demoCache();
     const s = onDemand(cache);
     s.resubscribe(req({ resource_names_subscribe: [A] }));
-    s.take(cache, '');
+    s.take({ cache: cache, nodeName: '' });
     s.resubscribe(req({ resource_names_subscribe: [A] }));
-    expect(names(s.take(cache, ''))).toEqual([A]);
+    expect(names(s.take({ cache: cache, nodeName: '' }))).toEqual([A]);
   });
 
   test('pushes include only watched names, and a watched name that vanishes is removed', () => {
     const cache = demoCache();
     const s = onDemand(cache);
     s.resubscribe(req({ resource_names_subscribe: [A] }));
-    s.take(cache, '');
+    s.take({ cache: cache, nodeName: '' });
     cache.delete(ADDRESS_TYPE_URL, A);
     cache.setWorkload({ uid: C, ip: '10.0.0.3', node: 'node-1', label: 'z' });
     s.addPush(push(cache, [A, C]));
-    expect(s.take(cache, '')).toMatchObject({ resources: [], removed: [A] });
+    expect(s.take({ cache: cache, nodeName: '' })).toMatchObject({ resources: [], removed: [A] });
     expect(s.watched.has(A)).toBe(false);
   });
 
@@ -181,13 +181,13 @@ describe('explicit (on-demand)', () => {
       initial_resource_versions: { [A]: cache.get(ADDRESS_TYPE_URL, A)!.version, [B]: 'stale' },
     });
     expect(s.wildcard).toBe(false);
-    expect(names(s.take(cache, ''))).toEqual([B]);
+    expect(names(s.take({ cache: cache, nodeName: '' }))).toEqual([B]);
   });
 
   test('explicit Authorization names resolve only to themselves', () => {
     const cache = demoCache();
     const s = sub({ resource_names_subscribe: ['default/allow-echo', 'default/none'] }, AUTHORIZATION_TYPE_URL);
-    const d = s.take(cache, 'node-1')!;
+    const d = s.take({ cache: cache, nodeName: 'node-1' })!;
     expect(names(d)).toEqual(['default/allow-echo']);
     expect(d.removed).toEqual(['default/none']);
   });
