@@ -5,14 +5,12 @@
 import { parseFlags, describe, SettingSpec, UsageError } from '../config/settings';
 import { loadOrCreateTokenKey, signLocalToken } from '../security/local-jwt';
 
-const nonEmpty = (v: string) => (v.trim() === '' ? 'is required' : undefined);
-
 export const TOKEN_FLAGS = {
   stateDir: { kind: 'string', default: './.istiod-ts', help: "the server's --stateDir (holds the token key)" },
-  namespace: { kind: 'string', default: '', help: 'namespace of the service account', check: nonEmpty },
-  serviceAccount: { kind: 'string', default: '', help: 'service account name', check: nonEmpty },
-  pod: { kind: 'string', default: '', help: 'pod name the token is bound to', check: nonEmpty },
-  podUID: { kind: 'string', default: '', help: 'uid of that pod', check: nonEmpty },
+  namespace: { kind: 'string', default: '', help: 'namespace of the service account' },
+  serviceAccount: { kind: 'string', default: '', help: 'service account name' },
+  pod: { kind: 'string', default: '', help: 'pod name the token is bound to' },
+  podUID: { kind: 'string', default: '', help: 'uid of that pod' },
   node: { kind: 'string', default: '', help: 'node the pod runs on' },
   audience: { kind: 'list', default: 'istio-ca', help: 'audiences of the token' },
   ttl: { kind: 'duration', default: '1h', help: 'lifetime of the token', check: (v: number) => (v < 1000 ? 'must be at least 1s' : undefined) },
@@ -40,7 +38,7 @@ export async function runTokenCommand(argv: string[], out: (s: string) => void =
       return 0;
     }
     if (positional.length > 0) throw new UsageError(`unexpected argument: ${positional[0]}`);
-    const missing = REQUIRED.filter((f) => !given.has(f));
+    const missing = REQUIRED.filter((f) => !given.has(f) || values[f].trim() === '');
     if (missing.length > 0) throw new UsageError(`missing ${missing.map((f) => `--${f}`).join(', ')} (see --help)`);
     if (values.audience.length === 0) throw new UsageError('--audience must name at least one audience');
     const key = loadOrCreateTokenKey(values.stateDir);

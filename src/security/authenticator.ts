@@ -13,15 +13,32 @@ export interface TokenVerifier {
   verify(token: string): Promise<VerifiedToken>;
 }
 
-/** Local mode: tokens signed by the server's own token key. */
+/** Verified local tokens are remembered this long at most (and never past their expiry). */
+export const LOCAL_TOKEN_CACHE_TTL_MS = 5 * 60 * 1000;
+export const LOCAL_TOKEN_CACHE_MAX_ENTRIES = 10_000;
+
+/**
+ * Local mode: tokens signed by the server's own token key. A ztunnel sends the same token on
+ * every call, so successful verifications are cached like TokenReviews are in Kubernetes mode.
+ */
 export class LocalTokenVerifier implements TokenVerifier {
+  private readonly cache = new Map<string, { until: number; token: VerifiedToken }>();
+
   constructor(
     private readonly publicKey: crypto.KeyObject,
     private readonly audiences: () => readonly string[],
+    private readonly now: () => number = Date.now,
   ) {}
 
   async verify(token: string): Promise<VerifiedToken> {
-    return verifyLocalToken(this.publicKey, token, this.audiences());
+    const t = this.now();
+    const hit = this.cache.get(token);
+    if (hit && hit.until > t) return hit.token;
+    if (hit) this.cache.delete(token);
+    const verified = verifyLocalToken(this.publicKey, token, this.audiences(), t);
+    if (this.cache.size >= LOCAL_TOKEN_CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(token, { until: Math.min(t + LOCAL_TOKEN_CACHE_TTL_MS, verified.exp * 1000), token: verified });
+    return verified;
   }
 }
 

@@ -1,0 +1,112 @@
+import { AuthError } from '../../../src/security/auth-error';
+import {
+  CachedTokenVerifier,
+  POD_NAME_EXTRA,
+  POD_UID_EXTRA,
+  TOKEN_REVIEW_CACHE_MAX_ENTRIES,
+  TOKEN_REVIEW_FAILURE_TTL_MS,
+  TOKEN_REVIEW_SUCCESS_TTL_MS,
+  TokenReviewResult,
+  TokenReviewer,
+  identityFromReview,
+} from '../../../src/security/token-review';
+
+const ok: TokenReviewResult = {
+  authenticated: true,
+  username: 'system:serviceaccount:istio-system:ztunnel',
+  audiences: ['istio-ca'],
+  extra: { [POD_NAME_EXTRA]: ['ztunnel-a'], [POD_UID_EXTRA]: ['uid-1'] },
+};
+
+function jwtWithExp(expSeconds: number, salt = ''): string {
+  return `h.${Buffer.from(JSON.stringify({ exp: expSeconds, salt })).toString('base64url')}.s`;
+}
+
+class CountingReviewer implements TokenReviewer {
+  calls = 0;
+  constructor(public result: TokenReviewResult | Error) {}
+  async review(): Promise<TokenReviewResult> {
+    this.calls++;
+    if (this.result instanceof Error) throw this.result;
+    return this.result;
+  }
+}
+
+describe('TokenReview results', () => {
+  test('an authenticated service account yields its namespace, name and pod from user.extra', () => {
+    expect(identityFromReview(ok, ['istio-ca'])).toMatchObject({ namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-a', podUid: 'uid-1' });
+  });
+
+  test('an unauthenticated review is invalid_token with the API server reason', () => {
+    expect(() => identityFromReview({ authenticated: false, error: 'token expired' }, ['istio-ca'])).toThrow(/token expired/);
+  });
+
+  test('a user that is not a service account is refused', () => {
+    expect(() => identityFromReview({ ...ok, username: 'alice' }, ['istio-ca'])).toThrow(expect.objectContaining({ reason: 'not_a_service_account' }));
+  });
+
+  test('review audiences outside TOKEN_AUDIENCES are refused', () => {
+    expect(() => identityFromReview({ ...ok, audiences: ['other'] }, ['istio-ca'])).toThrow(expect.objectContaining({ reason: 'wrong_audience' }));
+  });
+});
+
+describe('the TokenReview cache', () => {
+  let now = 1_000_000_000_000;
+  const clock = () => now;
+
+  test('a burst of calls with one token costs one review', async () => {
+    const reviewer = new CountingReviewer(ok);
+    const v = new CachedTokenVerifier(reviewer, () => ['istio-ca'], clock);
+    const token = jwtWithExp(now / 1000 + 3600);
+    await Promise.all(Array.from({ length: 50 }, () => v.verify(token)));
+    await v.verify(token);
+    expect(reviewer.calls).toBe(1);
+  });
+
+  test(`a success is reviewed again after ${TOKEN_REVIEW_SUCCESS_TTL_MS} ms`, async () => {
+    const reviewer = new CountingReviewer(ok);
+    const v = new CachedTokenVerifier(reviewer, () => ['istio-ca'], clock);
+    const token = jwtWithExp(now / 1000 + 3600);
+    await v.verify(token);
+    now += TOKEN_REVIEW_SUCCESS_TTL_MS + 1;
+    await v.verify(token);
+    expect(reviewer.calls).toBe(2);
+  });
+
+  test('a success is not reused past the token expiry when that comes first', async () => {
+    const reviewer = new CountingReviewer(ok);
+    const v = new CachedTokenVerifier(reviewer, () => ['istio-ca'], clock);
+    const token = jwtWithExp(now / 1000 + 10);
+    await v.verify(token);
+    now += 11_000;
+    await v.verify(token);
+    expect(reviewer.calls).toBe(2);
+  });
+
+  test(`a failure is cached for ${TOKEN_REVIEW_FAILURE_TTL_MS} ms only`, async () => {
+    const reviewer = new CountingReviewer({ authenticated: false, error: 'nope' });
+    const v = new CachedTokenVerifier(reviewer, () => ['istio-ca'], clock);
+    const token = jwtWithExp(now / 1000 + 3600);
+    await expect(v.verify(token)).rejects.toBeInstanceOf(AuthError);
+    await expect(v.verify(token)).rejects.toBeInstanceOf(AuthError);
+    expect(reviewer.calls).toBe(1);
+    now += TOKEN_REVIEW_FAILURE_TTL_MS + 1;
+    await expect(v.verify(token)).rejects.toBeInstanceOf(AuthError);
+    expect(reviewer.calls).toBe(2);
+  });
+
+  test('an unreachable API server is token_review_failed and is not cached', async () => {
+    const reviewer = new CountingReviewer(new Error('connect ECONNREFUSED'));
+    const v = new CachedTokenVerifier(reviewer, () => ['istio-ca'], clock);
+    const token = jwtWithExp(now / 1000 + 3600);
+    await expect(v.verify(token)).rejects.toMatchObject({ reason: 'token_review_failed' });
+    await expect(v.verify(token)).rejects.toMatchObject({ reason: 'token_review_failed' });
+    expect(reviewer.calls).toBe(2);
+  });
+
+  test(`the cache holds at most ${TOKEN_REVIEW_CACHE_MAX_ENTRIES} entries`, async () => {
+    const v = new CachedTokenVerifier(new CountingReviewer(ok), () => ['istio-ca'], clock);
+    for (let i = 0; i < TOKEN_REVIEW_CACHE_MAX_ENTRIES + 10; i++) await v.verify(jwtWithExp(now / 1000 + 3600, String(i)));
+    expect(v.size).toBe(TOKEN_REVIEW_CACHE_MAX_ENTRIES);
+  });
+});
