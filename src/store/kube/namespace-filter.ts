@@ -38,7 +38,8 @@ export class NamespaceFilter {
     const now = this.matches(labels ?? {});
     if (now) this.selected.add(name);
     else this.selected.delete(name);
-    if (now === was) return { added: [], removed: [] };
+    // Without selectors every object already passes; nothing enters or leaves.
+    if (now === was || this.selectors.length === 0) return { added: [], removed: [] };
     return now ? { added: [name], removed: [] } : { added: [], removed: [name] };
   }
 
