@@ -6,6 +6,8 @@ import { UsageError } from './config/settings';
 import { scopedLogger } from './log/logger';
 import { versionInfo } from './server/version';
 import { startServer } from './server/server';
+import { runTokenCommand } from './cli/token';
+import { runXdsClientCommand } from './cli/xds-client';
 
 const log = scopedLogger('default');
 
@@ -14,9 +16,11 @@ export const SHUTDOWN_TIMEOUT_MS = 10_000;
 
 type Command = (argv: string[]) => Promise<number>;
 
-const COMMANDS: Record<string, { description: string; load: () => Promise<Command> }> = {
-  serve: { description: 'run the control plane (default)', load: async () => serve },
-  version: { description: 'print the version', load: async () => printVersion },
+const COMMANDS: Record<string, { description: string; run: Command }> = {
+  serve: { description: 'run the control plane (default)', run: serve },
+  token: { description: 'mint a local-mode service-account token, as the kubelet would', run: runTokenCommand },
+  'xds-client': { description: "connect as a ztunnel and print what it is told", run: runXdsClientCommand },
+  version: { description: 'print the version', run: printVersion },
 };
 
 async function printVersion(): Promise<number> {
@@ -87,7 +91,7 @@ export async function main(argv: string[]): Promise<void> {
     code = 2;
   } else {
     try {
-      code = await (await command.load())(rest);
+      code = await command.run(rest);
     } catch (err) {
       if (err instanceof UsageError) {
         process.stderr.write(`istiod-ts: ${err.message}\n`);

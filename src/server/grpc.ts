@@ -8,7 +8,7 @@ import { formatAddress } from '../config/address';
 import { scopedLogger } from '../log/logger';
 import type { GrpcPorts, GrpcRegistrar, ServingCertSink } from './context';
 import type { BoundListener } from './http';
-import { ServingCertProvider, servingCredentials } from './tls';
+import { servingCertCredentials } from '../ca/grpc-credentials';
 
 const log = scopedLogger('server');
 
@@ -48,7 +48,6 @@ function shutdownServer(server: grpc.Server): Promise<void> {
 export class GrpcServers implements GrpcRegistrar {
   readonly plaintext: grpc.Server | undefined;
   readonly secure: grpc.Server | undefined;
-  private provider: ServingCertProvider | undefined;
 
   constructor(
     private readonly plaintextAddr: ListenAddress | null,
@@ -78,9 +77,7 @@ export class GrpcServers implements GrpcRegistrar {
   async startSecure(certs: ServingCertSink): Promise<BoundListener | undefined> {
     if (!this.secure || !this.secureAddr) return undefined;
     await certs.whenAvailable();
-    const { credentials, provider } = servingCredentials(certs);
-    this.provider = provider;
-    const port = await bind(this.secure, this.secureAddr, credentials);
+    const port = await bind(this.secure, this.secureAddr, servingCertCredentials(certs));
     return this.listener('secure-grpc', this.secureAddr, port, this.secure);
   }
 
@@ -91,10 +88,7 @@ export class GrpcServers implements GrpcRegistrar {
       name,
       address,
       port,
-      close: async () => {
-        await shutdownServer(server);
-        if (server === this.secure) this.provider?.close();
-      },
+      close: () => shutdownServer(server),
     };
   }
 }

@@ -5,9 +5,8 @@ import * as http from 'node:http';
 import type { ServeOptions } from '../config/options';
 import { logs, scopedLogger } from '../log/logger';
 import { MemoryStore } from '../store/memory-store';
-import type { ConfigSource } from '../store/types';
 import { createMeshConfigSource } from '../mesh/source';
-import type { LeaderElector, ServerContext } from './context';
+import type { ServerContext } from './context';
 import { DebugRouter } from './debug';
 import { registerBuiltinDebug } from './debug-builtins';
 import { GrpcServers } from './grpc';
@@ -17,6 +16,7 @@ import { ReadinessTracker } from './readiness';
 import { ServingCertHolder } from './serving-cert';
 import { grpcServerOptions } from './grpc-options';
 import { createSource } from './source';
+import { startComponents } from './components';
 
 const log = scopedLogger('server');
 
@@ -53,7 +53,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   });
   shutdownHooks.push(() => mesh.stop());
   // The Kubernetes source reads meshConfig's discoverySelectors, so meshConfig comes first.
-  const { source, leader } = await createSource(options, { store, mesh, metrics, debug });
+  const { source, leader, kubeConfig } = await createSource(options, { store, mesh, metrics, debug });
 
   const grpcServers = new GrpcServers(flags.grpcAddr, flags.secureGRPCAddr, grpcServerOptions(options));
   const ctx: ServerContext = {
@@ -80,7 +80,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     listeners.set('monitoring', await listen('monitoring', http.createServer(monitoringHandler(metrics)), flags.monitoringAddr));
   }
 
-  await startComponents(ctx);
+  await startComponents(ctx, kubeConfig);
 
   await source.start();
   store.whenSynced().then(() => {
@@ -120,10 +120,3 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
 
   return { ctx, readiness, listeners, secureStarted, stop };
 }
-
-/** Wires the domain components onto the context. */
-async function startComponents(_ctx: ServerContext): Promise<void> {
-  // Components (CA, ambient index, xDS, webhook) are added here as they land.
-}
-
-export type { ConfigSource, LeaderElector };

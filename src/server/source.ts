@@ -1,6 +1,7 @@
 // Picks the object source and the leader elector for the mode: a folder in local mode, the
 // Kubernetes API otherwise.
 
+import type { KubeConfig } from '@kubernetes/client-node';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { ServeOptions } from '../config/options';
 import { LocalSource } from '../store/local/local-source';
@@ -13,6 +14,8 @@ import { SoleLeader } from './leader';
 export interface SourceAndLeader {
   source: ConfigSource;
   leader: LeaderElector & { stop(): Promise<void> };
+  /** Kubernetes mode: the client configuration the components' own API calls use. */
+  kubeConfig?: KubeConfig;
 }
 
 export interface SourceDeps {
