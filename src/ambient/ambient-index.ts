@@ -10,7 +10,8 @@ import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, ChangeSet, ResourceCache, Xds
 import { convertAuthorizationPolicy } from './authorization';
 import { encodeAddress, encodeAuthorization } from './codec';
 import { DEFAULT_ROOT_NAMESPACE, DEFAULT_SYSTEM_NAMESPACE, DEFAULT_TRUST_DOMAIN, LABEL } from './constants';
-import { DerivedStore, Entry } from './derived-store';
+import { DerivedStore, Entry, KEY_SEPARATOR } from './derived-store';
+import { Multimap } from './multimap';
 import { DirtyContext, DirtySet, markEvent } from './dirty';
 import { ipToText } from './ip';
 import type { Authorization, Service, Workload } from './messages';
@@ -45,9 +46,11 @@ export class AmbientIndex implements ResourceCache {
   private readonly store: ObjectStore;
   private readonly view: StoreView;
   private readonly listeners = new Set<(changes: readonly ChangeSet[]) => void>();
-  private readonly nodes = new Map<string, Set<string>>();
-  private readonly aliases = new Map<string, Set<string>>();
-  private readonly members = new Map<string, Set<string>>();
+  private readonly nodes = new Multimap();
+  private readonly aliases = new Multimap();
+  private readonly members = new Multimap();
+  /** One string instance per service name, shared by every workload entry listing it. */
+  private readonly interned = new Map<string, string>();
   private readonly addresses = new DerivedStore((prev, next) => this.reindex(prev, next));
   private readonly authorizations = new DerivedStore();
   /** Derived names per source object, for sources that yield several resources. */
@@ -113,23 +116,23 @@ export class AmbientIndex implements ResourceCache {
     const names = new Set<string>();
     const addService = (name: string) => {
       names.add(name);
-      for (const uid of this.members.get(name) ?? []) names.add(uid);
+      for (const uid of this.members.get(name)) names.add(uid);
     };
     const entry = this.addresses.entries.get(key);
     if (entry) {
-      if (entry.services === undefined) names.add(key);
-      else addService(key);
+      if (entry.services === '') addService(key);
+      else names.add(key);
     }
-    for (const name of this.aliases.get(key) ?? []) {
+    for (const name of this.aliases.get(key)) {
       const e = this.addresses.entries.get(name);
-      if (e?.services === undefined) names.add(name);
-      else addService(name);
+      if (e?.services === '') addService(name);
+      else names.add(name);
     }
     return [...names];
   }
 
   workloadsOnNode(node: string): string[] {
-    return [...(this.nodes.get(node) ?? [])];
+    return this.nodes.get(node);
   }
 
   private table(typeUrl: XdsTypeUrl): DerivedStore {
@@ -139,26 +142,23 @@ export class AmbientIndex implements ResourceCache {
   // ---- reverse maps ----
 
   private reindex(prev: Entry | undefined, next: Entry | undefined): void {
-    const drop = (map: Map<string, Set<string>>, key: string, name: string) => {
-      const set = map.get(key);
-      set?.delete(name);
-      if (set && set.size === 0) map.delete(key);
-    };
-    const add = (map: Map<string, Set<string>>, key: string, name: string) => {
-      let set = map.get(key);
-      if (!set) map.set(key, (set = new Set()));
-      set.add(name);
-    };
     if (prev) {
-      if (prev.node) drop(this.nodes, prev.node, prev.name);
-      for (const a of prev.aliases ?? []) drop(this.aliases, a, prev.name);
-      for (const s of prev.services ?? []) drop(this.members, s, prev.name);
+      if (prev.node) this.nodes.delete(prev.node, prev.name);
+      for (const a of splitKeys(prev.aliases)) this.aliases.delete(a, prev.name);
+      for (const s of splitKeys(prev.services)) this.members.delete(s, prev.name);
     }
     if (next) {
-      if (next.node) add(this.nodes, next.node, next.name);
-      for (const a of next.aliases ?? []) add(this.aliases, a, next.name);
-      for (const s of next.services ?? []) add(this.members, s, next.name);
+      if (next.node) this.nodes.add(next.node, next.name);
+      for (const a of splitKeys(next.aliases)) this.aliases.add(a, next.name);
+      for (const s of splitKeys(next.services)) this.members.add(s, next.name);
     }
+  }
+
+  private intern(s: string): string {
+    const known = this.interned.get(s);
+    if (known !== undefined) return known;
+    this.interned.set(s, s);
+    return s;
   }
 
   // ---- writes ----
@@ -166,20 +166,20 @@ export class AmbientIndex implements ResourceCache {
   private setWorkload(uid: string, w: Workload | undefined): void {
     if (!w) return this.addresses.set(uid, undefined);
     const net = w.network ?? '';
-    const aliases = w.networkMode === NetworkMode.HOST_NETWORK ? undefined : (w.addresses ?? []).map((a) => `${net}/${ipToText(a)}`);
+    const aliases = w.networkMode === NetworkMode.HOST_NETWORK ? [] : (w.addresses ?? []).map((a) => `${net}/${ipToText(a)}`);
     const extra: Omit<Entry, 'name' | 'version' | 'bytes'> = {};
-    if (aliases?.length) extra.aliases = aliases;
-    if (w.node) extra.node = w.node;
+    if (aliases.length) extra.aliases = aliases.join(KEY_SEPARATOR);
+    if (w.node) extra.node = this.intern(w.node);
     const services = Object.keys(w.services ?? {});
-    if (services.length) extra.services = services;
+    if (services.length) extra.services = services.length === 1 ? this.intern(services[0]!) : services.join(KEY_SEPARATOR);
     this.addresses.set(uid, encodeAddress({ workload: w }), extra);
   }
 
   private setService(name: string, s: Service | undefined): void {
     if (!s) return this.addresses.set(name, undefined);
     const aliases = (s.addresses ?? []).map((a) => `${a.network ?? ''}/${ipToText(a.address)}${a.length !== undefined ? `/${a.length}` : ''}`);
-    // `services: []` marks the entry as a service for resolveAddress.
-    this.addresses.set(name, encodeAddress({ service: s }), aliases.length ? { aliases, services: [] } : { services: [] });
+    // `services: ''` marks the entry as a service for resolveAddress.
+    this.addresses.set(name, encodeAddress({ service: s }), aliases.length ? { aliases: aliases.join(KEY_SEPARATOR), services: '' } : { services: '' });
   }
 
   private setAuthorization(name: string, a: Authorization | undefined): void {
@@ -316,6 +316,10 @@ export class AmbientIndex implements ResourceCache {
       }
     }
   }
+}
+
+function splitKeys(joined: string | undefined): string[] {
+  return joined ? joined.split(KEY_SEPARATOR) : [];
 }
 
 function splitKey(key: string): [string, string] {

@@ -5,12 +5,15 @@
 import type { XdsResource } from '../xds/cache';
 import { versionOf } from './codec';
 
+/** Separates several keys kept in one string (a string costs far less heap than an array of them). */
+export const KEY_SEPARATOR = ' ';
+
 export interface Entry extends XdsResource {
-  /** Lookup keys other than the name (`<network>/<ip>`), for on-demand resolution. */
-  aliases?: readonly string[];
+  /** Lookup keys other than the name (`<network>/<ip>`), joined by KEY_SEPARATOR. */
+  aliases?: string;
   node?: string;
-  /** Service names a workload lists. */
-  services?: readonly string[];
+  /** Service names a workload lists, joined by KEY_SEPARATOR; '' marks a service entry. */
+  services?: string;
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

@@ -31,7 +31,7 @@ describe('AuthorizationPolicy: scope', () => {
 });
 
 describe('AuthorizationPolicy: rules', () => {
-  it('no rules gives no rules (an ALLOW that matches nothing)', () => expect(convert({}).rules).toBeUndefined());
+  it('no rules gives no rules (an ALLOW that matches nothing)', () => expect(convert({})!.rules).toBeUndefined());
   it('an empty rule gives a Rule with no clauses (matches everything)', () => expect(convert({ rules: [{}] })!.rules).toEqual([{}]));
   it('to, from and each when become clauses in that order', () => {
     const a = convert({ rules: [{ from: [{ source: { namespaces: ['ns1'] } }], to: [{ operation: { ports: ['80'] } }], when: [{ key: 'source.ip', values: ['10.0.0.0/8'] }] }] })!;

@@ -97,7 +97,7 @@ function generator(rand: () => number) {
       }),
     Namespace: (i) => namespace(NAMESPACES[i]!, maybe(0.3) ? { 'istio.io/use-waypoint': pick(['gw0', 'gw1', 'none']), ...(i === 3 && maybe(0.3) ? { 'topology.istio.io/network': 'net1' } : {}) } : {}, maybe(0.2) ? { 'networking.istio.io/traffic-distribution': 'PreferClose' } : {}),
     Node: (i) => node(`n${i}`, maybe(0.7) ? { 'topology.kubernetes.io/region': pick(['r1', 'r2']), 'topology.kubernetes.io/zone': pick(['z1', 'z2']) } : {}),
-    GatewayClass: () => ({ kind: 'GatewayClass', object: { metadata: { name: 'istio-waypoint', labels: maybe(0.5) ? { 'istio.io/waypoint-for': pick(['service', 'all']) } : {} } } }),
+    GatewayClass: () => ({ kind: 'GatewayClass', object: { metadata: { name: 'istio-waypoint', labels: (maybe(0.5) ? { 'istio.io/waypoint-for': pick(['service', 'all']) } : {}) as Record<string, string> } } }),
   };
   return { pick, maybe, make };
 }
