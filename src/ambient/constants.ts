@@ -5,6 +5,8 @@ export const LABEL = {
   tunnel: 'networking.istio.io/tunnel',
   useWaypoint: 'istio.io/use-waypoint',
   useWaypointNamespace: 'istio.io/use-waypoint-namespace',
+  useWaypointCanary: 'istio.io/use-waypoint-canary',
+  useWaypointCanaryNamespace: 'istio.io/use-waypoint-canary-namespace',
   waypointFor: 'istio.io/waypoint-for',
   gatewayName: 'gateway.networking.k8s.io/gateway-name',
   managedGateway: 'gateway.istio.io/managed',
@@ -28,6 +30,7 @@ export const ANNOTATION = {
   trafficDistribution: 'networking.istio.io/traffic-distribution',
   dryRun: 'istio.io/dry-run',
   autoRegistrationGroup: 'istio.io/autoRegistrationGroup',
+  useWaypointCanaryWeight: 'istio.io/use-waypoint-canary-weight',
 } as const;
 
 export const REDIRECTION_ENABLED = 'enabled';
@@ -53,6 +56,9 @@ export const DEFAULT_DOMAIN = 'cluster.local';
 export const DEFAULT_TRUST_DOMAIN = 'cluster.local';
 export const DEFAULT_ROOT_NAMESPACE = 'istio-system';
 export const DEFAULT_SYSTEM_NAMESPACE = 'istio-system';
+
+/** The canary weight is a percentage; the primary gets the rest. */
+export const MAX_CANARY_WEIGHT = 100;
 
 /** Length of the hex version string (64 bits of SHA-256): collisions are negligible at mesh sizes. */
 export const VERSION_HEX_LENGTH = 16;

@@ -2,7 +2,7 @@
 // one hostname claimed by several objects.
 
 import type { KubeObject } from '../store/types';
-import { ANNOTATION, LABEL, MANAGED_EASTWEST_CONTROLLER, MANAGED_MESH_CONTROLLER } from './constants';
+import { ANNOTATION, LABEL, MANAGED_EASTWEST_CONTROLLER, MANAGED_MESH_CONTROLLER, MAX_CANARY_WEIGHT } from './constants';
 import { maskCidr, parseCidr, parseIp } from './ip';
 import {
   HealthPolicy,
@@ -14,13 +14,15 @@ import {
   Port,
   Service,
   Visibility,
+  GatewayAddress,
+  WeightedWaypoint,
   setIf,
 } from './messages';
 import { oldest } from './peer-authentication';
 import { kubePortAppProtocol, serviceEntryAppProtocol } from './protocols';
 import { KubeServicePort, ServiceEntryPort, numericTargetPort } from './service-ports';
 import type { MeshView } from './view';
-import { boundWaypoint } from './waypoints';
+import { Waypoint, boundCanary, boundWaypoint } from './waypoints';
 import { kubeServiceHostname } from './workloads';
 
 const PREFER_CLOSE: LoadBalancing = { routingPreference: [LbScope.NETWORK, LbScope.REGION, LbScope.ZONE], mode: LbMode.FAILOVER };
@@ -81,6 +83,19 @@ const skipsWaypoint = (o: KubeObject) => {
   return managed === MANAGED_MESH_CONTROLLER || managed === MANAGED_EASTWEST_CONTROLLER;
 };
 
+/** With a primary waypoint and a canary: [{primary, 100 - w}, {canary, w}]. */
+function weightedWaypoints(primary: Waypoint | undefined, o: KubeObject, view: MeshView): WeightedWaypoint[] | undefined {
+  if (!primary) return undefined;
+  const canary = boundCanary(o.metadata.namespace!, o.metadata.labels, o.metadata.annotations, view);
+  if (!canary) return undefined;
+  const entry = (destination: GatewayAddress, weight: number): WeightedWaypoint => {
+    const w: WeightedWaypoint = { destination };
+    setIf(w, 'weight', weight);
+    return w;
+  };
+  return [entry(primary.address, MAX_CANARY_WEIGHT - canary.weight), entry(canary.waypoint.address, canary.weight)];
+}
+
 /** ExternalName Services are not sent; headless ones are, with no addresses. */
 export function kubeService(svc: KubeObject, view: MeshView): Service | undefined {
   if (svc.spec?.type === 'ExternalName') return undefined;
@@ -110,6 +125,7 @@ export function kubeService(svc: KubeObject, view: MeshView): Service | undefine
   setIf(out, 'loadBalancing', kubeLoadBalancing(svc, namespace));
   setIf(out, 'ipFamilies', ipFamilies(svc.spec?.ipFamilies));
   out.canonical = true;
+  setIf(out, 'weightedWaypoints', weightedWaypoints(wp, svc, view));
   if (wp) {
     const ingress = svc.metadata.labels?.[LABEL.ingressUseWaypoint] ?? namespace?.metadata.labels?.[LABEL.ingressUseWaypoint];
     setIf(out, 'ingressUseWaypoint', parseBool(ingress));
@@ -169,6 +185,7 @@ export function serviceEntryService(se: KubeObject, host: string, view: MeshView
   // A namespace-private ServiceEntry may not use another namespace's waypoint.
   if (wp && visibility === Visibility.NAMESPACE && wp.namespace !== ns) wp = undefined;
   setIf(out, 'waypoint', wp?.address);
+  setIf(out, 'weightedWaypoints', weightedWaypoints(wp, se, view));
   setIf(out, 'loadBalancing', serviceEntryLoadBalancing(se, namespace));
   setIf(out, 'visibility', visibility);
   return out;

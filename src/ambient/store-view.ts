@@ -7,7 +7,7 @@ import type { KubeObject, ObjectStore } from '../store/types';
 import { LABEL } from './constants';
 import type { AmbientSettings } from './settings';
 import type { MeshView } from './view';
-import { Waypoint, waypointFromGateway, waypointRefFromLabels } from './waypoints';
+import { Waypoint, canaryRefFromLabels, waypointFromGateway, waypointRefFromLabels } from './waypoints';
 import { workloadEntryLabels } from './workloads';
 
 export const INDEX = {
@@ -36,7 +36,10 @@ const ns = (o: KubeObject) => o.metadata.namespace ?? '';
 /** Keys under which an object's own waypoint binding is filed: `<wp ns>/<wp name>`. */
 function waypointRefKeys(labels: Record<string, string> | undefined, namespace: string): string[] {
   const ref = waypointRefFromLabels(labels, namespace);
-  return ref ? [`${ref.namespace}/${ref.name}`] : [];
+  const canary = canaryRefFromLabels(labels, namespace);
+  const keys = ref ? [`${ref.namespace}/${ref.name}`] : [];
+  if (canary) keys.push(`${canary.namespace}/${canary.name}`);
+  return keys;
 }
 
 /** Index key of one label pair in any namespace (root-namespace policies select across namespaces). */

@@ -9,6 +9,7 @@ import {
   DEFAULT_TRAFFIC_TYPE,
   HBONE_PORT,
   LABEL,
+  MAX_CANARY_WEIGHT,
   TRAFFIC_TYPES,
   TrafficType,
   WAYPOINT_NONE,
@@ -114,6 +115,13 @@ export function waypointRefFromLabels(labels: Record<string, string> | undefined
   return { namespace: labels?.[LABEL.useWaypointNamespace] || defaultNamespace, name };
 }
 
+/** The canary waypoint an object's own labels name (istio.io/use-waypoint-canary). */
+export function canaryRefFromLabels(labels: Record<string, string> | undefined, defaultNamespace: string): WaypointRef | undefined {
+  const name = labels?.[LABEL.useWaypointCanary];
+  if (!name || name === WAYPOINT_NONE) return undefined;
+  return { namespace: labels?.[LABEL.useWaypointCanaryNamespace] || defaultNamespace, name };
+}
+
 function attachmentAllowed(wp: Waypoint, fromNamespace: string, view: WaypointLookup): boolean {
   if (wp.allowedFrom === 'All') return true;
   if (wp.allowedFrom === 'Same') return wp.namespace === fromNamespace;
@@ -138,6 +146,38 @@ export function boundWaypoint(
   if (!wp || !attachmentAllowed(wp, namespace, view)) return undefined;
   if (wp.trafficType !== traffic && wp.trafficType !== 'all') return undefined;
   return wp;
+}
+
+export interface CanaryBinding {
+  waypoint: Waypoint;
+  /** 0..MAX_CANARY_WEIGHT, the canary's share. */
+  weight: number;
+}
+
+/**
+ * The canary waypoint of a service: labels on the service, else on its namespace, with the weight
+ * annotation of the same object (default 0). It must be a service waypoint that may be attached.
+ */
+export function boundCanary(
+  namespace: string,
+  labels: Record<string, string> | undefined,
+  annotations: Record<string, string> | undefined,
+  view: WaypointLookup,
+): CanaryBinding | undefined {
+  let ref = canaryRefFromLabels(labels, namespace);
+  let weightText = annotations?.[ANNOTATION.useWaypointCanaryWeight];
+  if (!ref) {
+    const ns = view.get('Namespace', undefined, namespace);
+    ref = canaryRefFromLabels(ns?.metadata.labels, namespace);
+    weightText = ns?.metadata.annotations?.[ANNOTATION.useWaypointCanaryWeight];
+  }
+  if (!ref) return undefined;
+  const weight = weightText === undefined ? 0 : /^\d{1,3}$/.test(weightText) ? Number(weightText) : -1;
+  if (weight < 0 || weight > MAX_CANARY_WEIGHT) return undefined;
+  const wp = view.waypoint(ref.namespace, ref.name);
+  if (!wp || !attachmentAllowed(wp, namespace, view)) return undefined;
+  if (wp.trafficType !== 'service' && wp.trafficType !== 'all') return undefined;
+  return { waypoint: wp, weight };
 }
 
 /** The waypoint a pod is an instance of (label gateway-name naming a waypoint of its namespace). */

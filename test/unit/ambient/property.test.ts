@@ -56,7 +56,8 @@ function generator(rand: () => number) {
       service(`s${i}`, {
         ns: nsOf(i),
         selector: selector(),
-        labels: maybe(0.2) ? { 'istio.io/use-waypoint': pick(['gw0', 'gw1']) } : {},
+        labels: maybe(0.2) ? { 'istio.io/use-waypoint': pick(['gw0', 'gw1']), ...(maybe(0.5) ? { 'istio.io/use-waypoint-canary': pick(['gw0', 'gw1']) } : {}) } : {},
+        annotations: maybe(0.3) ? { 'istio.io/use-waypoint-canary-weight': pick(['5', '50', 'x']) } : {},
         ports: [{ name: pick(['http', 'tcp']), port: 80, targetPort: pick([8080, 'http', 'grpc']) }],
         spec: maybe(0.1) ? { type: 'ExternalName' } : maybe(0.2) ? { internalTrafficPolicy: 'Local' } : {},
       }),
@@ -95,7 +96,7 @@ function generator(rand: () => number) {
         addresses: maybe(0.8) ? [{ type: pick(['Hostname', 'IPAddress']), value: maybe(0.5) ? `gw${i}.x.svc.cluster.local` : `10.200.0.${i}` }] : [],
         listeners: [{ port: 15008, protocol: 'HBONE', allowedRoutes: { namespaces: { from: pick(['Same', 'All']) } } }],
       }),
-    Namespace: (i) => namespace(NAMESPACES[i]!, maybe(0.3) ? { 'istio.io/use-waypoint': pick(['gw0', 'gw1', 'none']), ...(i === 3 && maybe(0.3) ? { 'topology.istio.io/network': 'net1' } : {}) } : {}, maybe(0.2) ? { 'networking.istio.io/traffic-distribution': 'PreferClose' } : {}),
+    Namespace: (i) => namespace(NAMESPACES[i]!, maybe(0.3) ? { 'istio.io/use-waypoint': pick(['gw0', 'gw1', 'none']), ...(maybe(0.3) ? { 'istio.io/use-waypoint-canary': pick(['gw0', 'gw1']) } : {}), ...(i === 3 && maybe(0.3) ? { 'topology.istio.io/network': 'net1' } : {}) } : {}, maybe(0.2) ? { 'networking.istio.io/traffic-distribution': 'PreferClose' } : {}),
     Node: (i) => node(`n${i}`, maybe(0.7) ? { 'topology.kubernetes.io/region': pick(['r1', 'r2']), 'topology.kubernetes.io/zone': pick(['z1', 'z2']) } : {}),
     GatewayClass: () => ({ kind: 'GatewayClass', object: { metadata: { name: 'istio-waypoint', labels: (maybe(0.5) ? { 'istio.io/waypoint-for': pick(['service', 'all']) } : {}) as Record<string, string> } } }),
   };

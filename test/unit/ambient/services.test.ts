@@ -74,6 +74,26 @@ describe('Service waypoint', () => {
     const s = service('waypoint', { labels: { 'gateway.istio.io/managed': 'istio.io-mesh-controller' } });
     expect(derive(s, [wp, namespace('default', { 'istio.io/use-waypoint': 'waypoint' })])!.waypoint).toBeUndefined();
   });
+  it('a canary waypoint adds weighted_waypoints [{primary, 100-w}, {canary, w}] and keeps the primary in waypoint', () => {
+    const canary = gateway('canary', 'default');
+    const s = service('w', { labels: { 'istio.io/use-waypoint': 'waypoint', 'istio.io/use-waypoint-canary': 'canary' }, annotations: { 'istio.io/use-waypoint-canary-weight': '10' } });
+    const out = derive(s, [wp, canary])!;
+    expect(out.waypoint!.hostname!.hostname).toBe('waypoint.default.svc.cluster.local');
+    expect(out.weightedWaypoints!.map((w) => [w.destination.hostname!.hostname, w.weight])).toEqual([
+      ['waypoint.default.svc.cluster.local', 90],
+      ['canary.default.svc.cluster.local', 10],
+    ]);
+  });
+  it('the canary weight defaults to 0; a weight outside 0..100 or a missing canary gives no weighted waypoints', () => {
+    const canary = gateway('canary', 'default');
+    const labels = { 'istio.io/use-waypoint': 'waypoint', 'istio.io/use-waypoint-canary': 'canary' };
+    expect(derive(service('w', { labels }), [wp, canary])!.weightedWaypoints!.map((w) => w.weight)).toEqual([100, undefined]);
+    expect(derive(service('w', { labels, annotations: { 'istio.io/use-waypoint-canary-weight': '101' } }), [wp, canary])!.weightedWaypoints).toBeUndefined();
+    expect(derive(service('w', { labels }), [wp])!.weightedWaypoints).toBeUndefined();
+  });
+  it('a canary without a primary waypoint is ignored', () => {
+    expect(derive(service('w', { labels: { 'istio.io/use-waypoint-canary': 'canary' } }), [gateway('canary', 'default')])!.weightedWaypoints).toBeUndefined();
+  });
   it('ingress_use_waypoint comes from the label when a waypoint is bound', () => {
     const s = service('w', { labels: { 'istio.io/use-waypoint': 'waypoint', 'istio.io/ingress-use-waypoint': 'true' } });
     expect(derive(s, [wp])!.ingressUseWaypoint).toBe(true);
