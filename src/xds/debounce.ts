@@ -1,7 +1,9 @@
 // Coalesces change sets into pushes without making a lone change wait: if nothing was pushed
-// during the last `after` ms, a change goes out at once. Changes arriving within that window are
-// merged and go out once no change has arrived for `after` ms, or `max` ms after the first of
-// them at the latest. (istiod always waits the quiet window, so every change costs it `after`.)
+// during the last `after` ms, a change goes out at once (with everything merged before it).
+// Changes arriving within that window are merged and go out once no change has arrived for
+// `after` ms, or `max` ms after the first of them at the latest. Under steady churn this pushes
+// about once per `after` ms. (istiod always waits for a quiet window, so every change costs it
+// `after`, and steady churn can hold its pushes back until `max`.)
 
 import type { ChangeSet } from './cache';
 
@@ -91,7 +93,9 @@ export class PushDebouncer {
   private schedule(): void {
     if (this.closed) return;
     const now = this.clock.now();
-    if (this.timer === undefined && now - this.lastPushAt >= this.settings.after) {
+    if (now - this.lastPushAt >= this.settings.after) {
+      if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+      this.timer = undefined;
       this.flush(now);
       return;
     }

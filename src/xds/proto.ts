@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { decodeDeltaRequest } from './request-wire';
 
 export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
 export const DELTA_METHOD = 'DeltaAggregatedResources';
@@ -64,13 +65,13 @@ export interface StatusMessage {
   message: string;
 }
 
-/** envoy.service.discovery.v3.DeltaDiscoveryRequest as decoded with PROTO_LOADER_OPTIONS. */
+/** envoy.service.discovery.v3.DeltaDiscoveryRequest as the server decodes it (request-wire.ts). */
 export interface DeltaDiscoveryRequest {
   node: NodeMessage | null;
   type_url: string;
   resource_names_subscribe: string[];
   resource_names_unsubscribe: string[];
-  initial_resource_versions: Record<string, string>;
+  initial_resource_versions: Map<string, string>;
   response_nonce: string;
   /** Present (non-null) only on a NACK. */
   error_detail: StatusMessage | null;
@@ -79,8 +80,8 @@ export interface DeltaDiscoveryRequest {
 let cached: grpc.ServiceDefinition | undefined;
 
 /**
- * The ADS service definition for the server: requests are decoded from the proto, responses are
- * written as the Buffers the server already encoded.
+ * The ADS service definition for the server: requests are decoded by hand (request-wire.ts),
+ * responses are written as the Buffers the server already encoded.
  */
 export function adsServiceDefinition(): grpc.ServiceDefinition {
   if (cached) return cached;
@@ -90,6 +91,7 @@ export function adsServiceDefinition(): grpc.ServiceDefinition {
   cached = {
     [DELTA_METHOD]: {
       ...method,
+      requestDeserialize: decodeDeltaRequest,
       responseSerialize: (value: Buffer) => value,
     },
   } as grpc.ServiceDefinition;

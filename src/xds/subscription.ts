@@ -61,16 +61,18 @@ export class TypeSubscription {
   /** The first request of this type on the stream (istiod's wildcard rule, IRV joins the set). */
   initialize(req: DeltaDiscoveryRequest): void {
     const set = new Set(req.resource_names_subscribe);
-    const irv = new Map(Object.entries(req.initial_resource_versions ?? {}));
-    for (const k of irv.keys()) set.add(k);
+    const irv = req.initial_resource_versions;
     for (const k of req.resource_names_unsubscribe) set.delete(k);
     this.wildcard = set.has(WILDCARD) || req.resource_names_subscribe.length === 0;
-    set.delete(WILDCARD);
     this.mustRespond = true;
     if (this.wildcard) {
+      // Wildcard streams keep no per-name state: the held versions are only compared once.
       this.full = true;
       this.initialVersions = irv;
     } else {
+      // IRV names join the explicit subscriptions (istiod's rule).
+      for (const k of irv.keys()) if (!req.resource_names_unsubscribe.includes(k)) set.add(k);
+      set.delete(WILDCARD);
       for (const key of set) this.keys.set(key, irv.get(key) ?? '');
     }
   }

@@ -75,16 +75,34 @@ test('a change after a quiet window since the last push is again pushed at once'
   expect(pushes).toHaveLength(2);
 });
 
-test('continuous churn is pushed no later than PILOT_DEBOUNCE_MAX after its first change', () => {
+test('steady churn is pushed about once per PILOT_DEBOUNCE_AFTER, never held back for a quiet window', () => {
   const { clock, pushes, change } = setup();
-  change('first');
   for (let i = 0; i < 40; i++) {
-    clock.advance(AFTER / 2);
     change(`n${i}`);
+    clock.advance(AFTER / 4);
   }
-  expect(pushes.length).toBeGreaterThanOrEqual(2);
-  const second = pushes[1]!;
-  expect(second.at - (1_000 + AFTER / 2)).toBe(MAX);
+  // 40 changes over 10 windows: one push per window, each carrying the changes merged in it.
+  expect(pushes).toHaveLength(10);
+  const gaps = pushes.slice(1).map((p, i) => p.at - pushes[i]!.at);
+  expect(new Set(gaps)).toEqual(new Set([AFTER]));
+  // When the churn stops, the last merged changes go out after a quiet window.
+  clock.advance(AFTER);
+  expect(pushes).toHaveLength(11);
+  expect(pushes.reduce((n, p) => n + names(p.req).length, 0)).toBe(40);
+});
+
+test('PILOT_DEBOUNCE_MAX bounds the wait when it is shorter than the quiet window', () => {
+  const clock = new ManualClock();
+  const pushes: number[] = [];
+  const d = new PushDebouncer({ after: 100, max: 30 }, () => pushes.push(clock.now()), clock);
+  const change = () => d.changed([{ typeUrl: ADDRESS_TYPE_URL, updated: ['x'], removed: [] }]);
+  change();
+  clock.advance(10);
+  change();
+  clock.advance(10);
+  change();
+  clock.advance(100);
+  expect(pushes).toEqual([1_000, 1_040]);
 });
 
 test('merged changes keep names per type and the time of the oldest change', () => {

@@ -9,20 +9,22 @@ const B = 'Kubernetes//Pod/default/b';
 const C = 'Kubernetes//Pod/default/c';
 const ECHO = 'default/echo.default.svc.cluster.local';
 
-function req(r: Partial<DeltaDiscoveryRequest>): DeltaDiscoveryRequest {
+type RequestInit = Partial<Omit<DeltaDiscoveryRequest, 'initial_resource_versions'>> & { initial_resource_versions?: Record<string, string> };
+
+function req(r: RequestInit): DeltaDiscoveryRequest {
   return {
     node: null,
     type_url: ADDRESS_TYPE_URL,
     resource_names_subscribe: [],
     resource_names_unsubscribe: [],
-    initial_resource_versions: {},
     response_nonce: '',
     error_detail: null,
     ...r,
+    initial_resource_versions: new Map(Object.entries(r.initial_resource_versions ?? {})),
   };
 }
 
-function sub(r: Partial<DeltaDiscoveryRequest> = {}, type = ADDRESS_TYPE_URL): TypeSubscription {
+function sub(r: RequestInit = {}, type = ADDRESS_TYPE_URL): TypeSubscription {
   const s = new TypeSubscription(type, true);
   s.initialize(req({ type_url: type, ...r }));
   return s;
