@@ -1,0 +1,95 @@
+// Typed views of the objects charts/istiod renders, for the chart tests.
+
+import { findObject, type Rendered } from '../../support/helm';
+
+export interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: { fieldRef?: { fieldPath: string } };
+}
+
+export interface Container {
+  name: string;
+  image: string;
+  args: string[];
+  env: EnvVar[];
+  ports: { name: string; containerPort: number; protocol: string }[];
+  readinessProbe: { httpGet: { path: string; port: number } };
+  securityContext: { readOnlyRootFilesystem: boolean; runAsNonRoot: boolean; allowPrivilegeEscalation: boolean; capabilities: { drop: string[] } };
+  volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[];
+}
+
+export interface Volume {
+  name: string;
+  secret?: { secretName: string; optional?: boolean };
+  emptyDir?: object;
+  projected?: { sources: { serviceAccountToken?: { audience: string; path: string; expirationSeconds: number } }[] };
+}
+
+export interface DeploymentView {
+  replicas?: number;
+  selector: Record<string, string>;
+  podLabels: Record<string, string>;
+  podSecurityContext: { runAsNonRoot: boolean; runAsUser: number };
+  serviceAccountName: string;
+  container: Container;
+  volumes: Volume[];
+}
+
+export function deploymentOf(objects: readonly Rendered[]): DeploymentView {
+  const d = findObject(objects, 'Deployment');
+  const spec = d['spec'] as {
+    replicas?: number;
+    selector: { matchLabels: Record<string, string> };
+    template: { metadata: { labels: Record<string, string> }; spec: { securityContext: DeploymentView['podSecurityContext']; serviceAccountName: string; containers: Container[]; volumes: Volume[] } };
+  };
+  const containers = spec.template.spec.containers;
+  if (containers.length !== 1) throw new Error(`expected one container, found ${containers.length}`);
+  return {
+    ...(spec.replicas !== undefined ? { replicas: spec.replicas } : {}),
+    selector: spec.selector.matchLabels,
+    podLabels: spec.template.metadata.labels,
+    podSecurityContext: spec.template.spec.securityContext,
+    serviceAccountName: spec.template.spec.serviceAccountName,
+    container: containers[0]!,
+    volumes: spec.template.spec.volumes,
+  };
+}
+
+/** The container's environment as the kubelet resolves it for a pod in `namespace` named `pod`. */
+export function resolvedEnv(container: Container, namespace: string, pod = 'istiod-0'): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of container.env) {
+    if (e.value !== undefined) out[e.name] = e.value;
+    else if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.namespace') out[e.name] = namespace;
+    else if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.name') out[e.name] = pod;
+    else throw new Error(`env ${e.name}: a source the test does not resolve`);
+  }
+  return out;
+}
+
+export interface ServicePort {
+  name: string;
+  port: number;
+  targetPort?: number;
+  protocol: string;
+}
+
+export function servicePorts(objects: readonly Rendered[]): ServicePort[] {
+  return (findObject(objects, 'Service')['spec'] as { ports: ServicePort[] }).ports;
+}
+
+export function serviceSelector(objects: readonly Rendered[]): Record<string, string> {
+  return (findObject(objects, 'Service')['spec'] as { selector: Record<string, string> }).selector;
+}
+
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+export function rulesOf(objects: readonly Rendered[], kind: 'ClusterRole' | 'Role'): PolicyRule[] {
+  return findObject(objects, kind)['rules'] as PolicyRule[];
+}
