@@ -34,6 +34,10 @@ export interface AmbientIndexOptions {
   network?: string;
   /** istiod's own namespace (where the network label is read); default istio-system. */
   systemNamespace?: string;
+  /** REVISION: Istio objects labelled istio.io/rev for another revision are ignored. */
+  revision?: string;
+  /** AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY: send dry-run policies with dry_run set. */
+  enableDryRun?: boolean;
 }
 
 /** Counters of the last applied batch, for the bench and the debug page. */
@@ -94,6 +98,8 @@ export class AmbientIndex implements ResourceCache {
       trustDomain: mesh.trustDomain || DEFAULT_TRUST_DOMAIN,
       rootNamespace: mesh.rootNamespace || DEFAULT_ROOT_NAMESPACE,
       network: this.options.network ?? this.store.get('Namespace', undefined, systemNs)?.metadata.labels?.[LABEL.network] ?? '',
+      ...(this.options.revision !== undefined ? { revision: this.options.revision } : {}),
+      ...(this.options.enableDryRun ? { enableDryRun: true } : {}),
     };
   }
 
@@ -205,7 +211,7 @@ export class AmbientIndex implements ResourceCache {
 
   private recomputeWorkloadEntry(key: string): void {
     const [ns, name] = splitKey(key);
-    const we = this.store.get('WorkloadEntry', ns, name);
+    const we = this.view.get('WorkloadEntry', ns, name);
     this.setWorkload(workloadEntryUid(this.view.settings.clusterId, ns, name), we ? workloadEntryWorkload(we, this.view) : undefined);
   }
 
@@ -216,7 +222,7 @@ export class AmbientIndex implements ResourceCache {
 
   private recomputeServiceEntry(key: string): void {
     const [ns, name] = splitKey(key);
-    const se = this.store.get('ServiceEntry', ns, name);
+    const se = this.view.get('ServiceEntry', ns, name);
     this.recomputeMany(`ServiceEntry:${key}`, se ? serviceEntryWorkloads(se, this.view) : []);
   }
 
@@ -234,19 +240,19 @@ export class AmbientIndex implements ResourceCache {
 
   private recomputePolicy(key: string): void {
     const [ns, name] = splitKey(key);
-    const ap = this.store.get('AuthorizationPolicy', ns, name);
-    this.setAuthorization(key, ap ? convertAuthorizationPolicy(ap, this.view.settings.rootNamespace) : undefined);
+    const ap = this.view.get('AuthorizationPolicy', ns, name);
+    this.setAuthorization(key, ap ? convertAuthorizationPolicy(ap, this.view.settings.rootNamespace, this.view.settings.enableDryRun) : undefined);
   }
 
   /** PA-derived policies are few; any PeerAuthentication event recomputes all of them. */
   private recomputePeerAuthentications(): void {
     const root = this.view.settings.rootNamespace;
-    const all = this.store.list('PeerAuthentication');
+    const all = this.view.list('PeerAuthentication');
     const derived: Authorization[] = [];
     if (all.length > 0) derived.push(staticStrictPolicy(root));
-    const rootPolicy = namespacePolicy(this.store.list('PeerAuthentication', root));
+    const rootPolicy = namespacePolicy(this.view.list('PeerAuthentication', root));
     for (const pa of all) {
-      const nsPolicy = namespacePolicy(this.store.list('PeerAuthentication', pa.metadata.namespace));
+      const nsPolicy = namespacePolicy(this.view.list('PeerAuthentication', pa.metadata.namespace));
       const converted = convertPeerAuthentication(pa, nsPolicy, rootPolicy, root);
       if (converted) derived.push(converted);
     }

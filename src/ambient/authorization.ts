@@ -31,14 +31,16 @@ const HTTP_SOURCE_FIELDS = ['remoteIpBlocks', 'notRemoteIpBlocks', 'requestPrinc
 /** The only `when` keys ztunnel can evaluate. */
 export const L4_WHEN_KEYS = ['source.ip', 'source.namespace', 'source.principal', 'destination.ip', 'destination.port'] as const;
 
-export function policyDisposition(ap: KubeObject): PolicyDisposition {
+export function policyDisposition(ap: KubeObject, enableDryRun = false): PolicyDisposition {
   const spec = ap.spec ?? {};
   if (spec.targetRef || (Array.isArray(spec.targetRefs) && spec.targetRefs.length > 0)) return 'targetRef';
   const action = spec.action ?? 'ALLOW';
   if (action !== 'ALLOW' && action !== 'DENY') return 'unsupportedAction';
-  if (ap.metadata.annotations?.[ANNOTATION.dryRun] === 'true') return 'dryRun';
+  if (isDryRun(ap) && !enableDryRun) return 'dryRun';
   return 'sent';
 }
+
+const isDryRun = (ap: KubeObject) => ap.metadata.annotations?.[ANNOTATION.dryRun] === 'true';
 
 /** `*` is presence, a leading `*` a suffix, a trailing `*` a prefix, anything else exact. */
 export function stringMatches(values: readonly string[] | undefined): StringMatch[] {
@@ -136,8 +138,8 @@ export function convertRule(action: AuthzAction, rule: ApRule, policyNamespace: 
 }
 
 /** The Authorization ztunnel receives for an AP, or undefined when the AP is not sent. */
-export function convertAuthorizationPolicy(ap: KubeObject, rootNamespace: string): Authorization | undefined {
-  if (policyDisposition(ap) !== 'sent') return undefined;
+export function convertAuthorizationPolicy(ap: KubeObject, rootNamespace: string, enableDryRun = false): Authorization | undefined {
+  if (policyDisposition(ap, enableDryRun) !== 'sent') return undefined;
   const spec = ap.spec ?? {};
   const namespace = ap.metadata.namespace!;
   const action = spec.action === 'DENY' ? AuthzAction.DENY : AuthzAction.ALLOW;
@@ -154,10 +156,11 @@ export function convertAuthorizationPolicy(ap: KubeObject, rootNamespace: string
   setIf(out, 'scope', scope);
   setIf(out, 'action', action);
   setIf(out, 'rules', rules);
+  setIf(out, 'dryRun', isDryRun(ap));
   return out;
 }
 
 /** The name a selecting AP contributes to Workload.authorization_policies; only sent policies are listed. */
-export function workloadPolicyName(ap: KubeObject): string | undefined {
-  return policyDisposition(ap) === 'sent' ? `${ap.metadata.namespace}/${ap.metadata.name}` : undefined;
+export function workloadPolicyName(ap: KubeObject, enableDryRun = false): string | undefined {
+  return policyDisposition(ap, enableDryRun) === 'sent' ? `${ap.metadata.namespace}/${ap.metadata.name}` : undefined;
 }

@@ -12,6 +12,16 @@ export interface AmbientSettings {
   rootNamespace: string;
   /** The local network ("" = default). */
   network: string;
+  /** AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY: send istio.io/dry-run policies with dry_run set. */
+  enableDryRun?: boolean;
+  /** Control plane revision; Istio objects labelled istio.io/rev for another revision are ignored. */
+  revision?: string;
+}
+
+/** istiod's inRevision: an Istio object without istio.io/rev is everyone's; with it, only its revision's. */
+export function inRevision(labels: Record<string, string> | undefined, revision: string | undefined): boolean {
+  const rev = labels?.['istio.io/rev'];
+  return rev === undefined || revision === undefined || rev === revision;
 }
 
 /** istiod leaves trust_domain empty when it is the default, and ztunnel fills the default back in. */

@@ -5,7 +5,10 @@ import type { KindId } from '../store/kinds';
 import { matchLabels } from '../store/selector';
 import type { KubeObject, ObjectStore } from '../store/types';
 import { LABEL } from './constants';
-import type { AmbientSettings } from './settings';
+import { AmbientSettings, inRevision } from './settings';
+
+/** The Istio kinds istiod filters by istio.io/rev. */
+const REVISIONED: ReadonlySet<KindId> = new Set<KindId>(['AuthorizationPolicy', 'PeerAuthentication', 'ServiceEntry', 'WorkloadEntry']);
 import type { MeshView } from './view';
 import { Waypoint, canaryRefFromLabels, waypointFromGateway, waypointRefFromLabels } from './waypoints';
 import { workloadEntryLabels } from './workloads';
@@ -105,7 +108,14 @@ export class StoreView implements MeshView {
   ) {}
 
   get(kind: KindId, namespace: string | undefined, name: string): KubeObject | undefined {
-    return this.store.get(kind, namespace, name);
+    const o = this.store.get(kind, namespace, name);
+    return REVISIONED.has(kind) && o && !inRevision(o.metadata.labels, this.settings.revision) ? undefined : o;
+  }
+
+  /** store.list of one kind, without objects of another revision. */
+  list(kind: KindId, namespace?: string): KubeObject[] {
+    const all = this.store.list(kind, namespace);
+    return REVISIONED.has(kind) ? all.filter((o) => inRevision(o.metadata.labels, this.settings.revision)) : all;
   }
 
   servicesSelecting(namespace: string, labels: Record<string, string>): KubeObject[] {
@@ -113,7 +123,7 @@ export class StoreView implements MeshView {
   }
 
   serviceEntriesSelecting(namespace: string, labels: Record<string, string>): KubeObject[] {
-    return candidates(this.store, 'ServiceEntry', namespace, labels).filter((s) => matchLabels(labels, s.spec?.workloadSelector?.labels));
+    return candidates(this.store, 'ServiceEntry', namespace, labels).filter((s) => this.inRev(s) && matchLabels(labels, s.spec?.workloadSelector?.labels));
   }
 
   slicesTargetingPod(namespace: string, name: string): KubeObject[] {
@@ -124,11 +134,11 @@ export class StoreView implements MeshView {
     const root = this.settings.rootNamespace;
     const out = candidates(this.store, 'AuthorizationPolicy', namespace, labels, [allKey(namespace)]);
     if (root !== namespace) out.push(...candidates(this.store, 'AuthorizationPolicy', root, labels, [allKey(root)]));
-    return out.filter((p) => matchLabels(labels, p.spec.selector.matchLabels));
+    return out.filter((p) => this.inRev(p) && matchLabels(labels, p.spec.selector.matchLabels));
   }
 
   peerAuthentications(namespace: string): KubeObject[] {
-    return this.store.list('PeerAuthentication', namespace);
+    return this.list('PeerAuthentication', namespace);
   }
 
   waypoint(namespace: string, name: string): Waypoint | undefined {
@@ -139,6 +149,10 @@ export class StoreView implements MeshView {
   }
 
   serviceEntriesWithHost(host: string): KubeObject[] {
-    return this.store.byIndex('ServiceEntry', INDEX.host, host);
+    return this.store.byIndex('ServiceEntry', INDEX.host, host).filter((s) => this.inRev(s));
+  }
+
+  private inRev(o: KubeObject): boolean {
+    return inRevision(o.metadata.labels, this.settings.revision);
   }
 }

@@ -29,7 +29,7 @@ export function kubeServiceHostname(name: string, namespace: string, domain: str
 export function selectingPolicyNames(view: MeshView, namespace: string, labels: Record<string, string> | undefined): string[] {
   const names: string[] = [];
   for (const ap of view.policiesSelecting(namespace, labels ?? {})) {
-    const n = workloadPolicyName(ap);
+    const n = workloadPolicyName(ap, view.settings.enableDryRun);
     if (n !== undefined) names.push(n);
   }
   return names.sort();

@@ -49,6 +49,8 @@ export const SERVE_ENV = {
   ISTIO_GPRC_MAXRECVMSGSIZE: { kind: 'int', default: '4194304', help: 'largest gRPC message accepted, bytes', check: positive },
   XDS_AUTH: { kind: 'bool', default: 'true', help: 'require authentication on xDS streams' },
   PILOT_ENABLE_XDS_IDENTITY_CHECK: { kind: 'bool', default: 'true', help: "require node metadata NAMESPACE to equal the caller's namespace" },
+  // Ambient index.
+  AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY: { kind: 'bool', default: 'false', help: 'send AuthorizationPolicies annotated istio.io/dry-run=true to ztunnel with dry_run set (ztunnel only logs them)' },
 } as const satisfies Record<string, SettingSpec>;
 
 export type ServeFlags = SettingValues<typeof SERVE_FLAGS>;

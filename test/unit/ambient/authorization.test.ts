@@ -18,6 +18,10 @@ describe('AuthorizationPolicy: what is sent', () => {
   it('a dry-run policy is not sent', () => {
     expect(convert({}, 'default', { annotations: { 'istio.io/dry-run': 'true' } })).toBeUndefined();
   });
+  it('with AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY a dry-run policy is sent with dry_run set', () => {
+    const a = convertAuthorizationPolicy(authz('p', 'default', {}, { annotations: { 'istio.io/dry-run': 'true' } }).object, 'istio-system', true);
+    expect(a!.dryRun).toBe(true);
+  });
   it('name, namespace and action come from the policy; ALLOW is the default', () => {
     expect(convert({ action: 'DENY', rules: [{}] })).toMatchObject({ name: 'p', namespace: 'default', action: AuthzAction.DENY });
     expect(convert({ rules: [{}] })!.action).toBeUndefined();
@@ -107,6 +111,11 @@ describe('Workload.authorization_policies from AuthorizationPolicies', () => {
   });
   it('does not list selector policies of other namespaces or that do not match', () => {
     expect(names(authz('x', 'other', { selector: { matchLabels: { app: 'a' } } }), authz('y', 'default', { selector: { matchLabels: { app: 'b' } } }))).toBeUndefined();
+  });
+  it('ignores policies labelled for another control plane revision', () => {
+    const other = authz('r', 'default', { selector: { matchLabels: { app: 'a' } } }, { labels: { 'istio.io/rev': 'canary' } });
+    const mine = authz('m', 'default', { selector: { matchLabels: { app: 'a' } } }, { labels: { 'istio.io/rev': 'default' } });
+    expect(podWorkload(p.object, viewOf([p, other, mine], { revision: 'default' }))!.authorizationPolicies).toEqual(['default/m']);
   });
   it('does not list policies that are not sent', () => {
     expect(names(authz('c', 'default', { action: 'CUSTOM', selector: { matchLabels: { app: 'a' } } }))).toBeUndefined();

@@ -24,6 +24,7 @@ function prng(seed: number): () => number {
 }
 
 const NAMESPACES = ['ns0', 'ns1', 'ns2', 'istio-system'];
+const REVISION = 'default';
 const COUNTS: Record<string, number> = { Pod: 120, Service: 30, ServiceEntry: 12, WorkloadEntry: 15, EndpointSlice: 10, AuthorizationPolicy: 25, PeerAuthentication: 12, Gateway: 4, Namespace: 4, Node: 3, GatewayClass: 1 };
 
 function generator(rand: () => number) {
@@ -103,6 +104,8 @@ function generator(rand: () => number) {
   return { pick, maybe, make };
 }
 
+const REVISIONED = new Set(['AuthorizationPolicy', 'PeerAuthentication', 'ServiceEntry', 'WorkloadEntry']);
+
 function snapshot(index: AmbientIndex): Map<string, string> {
   const out = new Map<string, string>();
   for (const t of XDS_TYPE_ORDER) for (const r of index.all(t)) out.set(`${t} ${r.name}`, Buffer.from(r.bytes).toString('hex'));
@@ -135,7 +138,7 @@ describe('incremental ambient index (property)', () => {
     for (const [kind, n] of Object.entries(COUNTS)) for (let i = 0; i < n; i++) if (maybe(0.7)) initial.push(make[kind]!(i));
     store.apply(initial);
     const mesh = meshSource();
-    const index = new AmbientIndex({ store, mesh, clusterId: 'Kubernetes', domain: 'cluster.local' });
+    const index = new AmbientIndex({ store, mesh, clusterId: 'Kubernetes', domain: 'cluster.local', revision: REVISION });
     let emitted: ChangeSet[] = [];
     index.subscribe((c) => emitted.push(...c));
     let before = snapshot(index);
@@ -147,6 +150,8 @@ describe('incremental ambient index (property)', () => {
       for (let j = 0; j < size; j++, events++) {
         const kind = pick(Object.keys(COUNTS)) as KindId;
         const o = make[kind]!(Math.floor(rand() * COUNTS[kind]!));
+        if (REVISIONED.has(kind) && maybe(0.1)) o.object.metadata.labels = { ...o.object.metadata.labels, 'istio.io/rev': pick(['default', 'canary']) };
+        if (kind === 'AuthorizationPolicy' && maybe(0.1)) o.object.metadata.annotations = { 'istio.io/dry-run': 'true' };
         const exists = store.get(o.kind, o.object.metadata.namespace, o.object.metadata.name) !== undefined;
         batch.push({ kind: o.kind, object: o.object, ...(exists && maybe(0.35) ? { deleted: true } : {}) });
       }
@@ -158,7 +163,7 @@ describe('incremental ambient index (property)', () => {
       emitted = [];
       store.apply(batch);
       const after = snapshot(index);
-      const fresh = new AmbientIndex({ store, mesh, clusterId: 'Kubernetes', domain: 'cluster.local' });
+      const fresh = new AmbientIndex({ store, mesh, clusterId: 'Kubernetes', domain: 'cluster.local', revision: REVISION });
       const rebuilt = snapshot(fresh);
       fresh.close();
       expect(diff(rebuilt, after)).toEqual([]);
