@@ -9,26 +9,63 @@ export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-confi
 
 type Json = Record<string, unknown>;
 
+/** Distinct strings kept for sharing; when the table is full it starts over. */
+export const INTERN_TABLE_LIMIT = 100_000;
+/** Longer strings are rarely repeated and are not shared. */
+export const INTERN_MAX_LENGTH = 128;
+
+const internTable = new Map<string, string>();
+
+/**
+ * Returns one shared copy of a string. JSON.parse gives every pod its own copy of "default",
+ * "TCP", its node's name and its labels' values; at 100k pods those copies are most of the heap.
+ */
+export function intern<T>(value: T): T {
+  if (typeof value !== 'string' || value.length > INTERN_MAX_LENGTH) return value;
+  const found = internTable.get(value);
+  if (found !== undefined) return found as T;
+  if (internTable.size >= INTERN_TABLE_LIMIT) internTable.clear();
+  internTable.set(value, value);
+  return value;
+}
+
+export function internTableSize(): number {
+  return internTable.size;
+}
+
+// Objects are built with one literal holding every field (absent ones as undefined), never with
+// object spread or one property at a time: V8 gives a spread-built object several times the
+// memory of an equal literal, and a grown one an extra property array (measured by the
+// kube-memory bench scenario). The store holds 100k of them. Fields that are undefined are
+// absent to every reader (JSON, truthiness checks, toEqual).
+
+function internValues(map: Record<string, string>, skip?: string): Record<string, string> | undefined {
+  let out: Record<string, string> | undefined;
+  for (const k of Object.keys(map)) {
+    if (k === skip) continue;
+    (out ??= {})[k] = intern(map[k]!);
+  }
+  return out;
+}
+
 function slimOwnerReference(o: OwnerReference): OwnerReference {
-  return { apiVersion: o.apiVersion, kind: o.kind, name: o.name, uid: o.uid, ...(o.controller !== undefined ? { controller: o.controller } : {}) };
+  return { apiVersion: intern(o.apiVersion), kind: intern(o.kind), name: intern(o.name), uid: intern(o.uid), controller: o.controller };
 }
 
 export function slimMetadata(m: ObjectMeta): ObjectMeta {
-  const out: ObjectMeta = { name: m.name };
-  if (m.namespace !== undefined) out.namespace = m.namespace;
-  if (m.uid !== undefined) out.uid = m.uid;
-  if (m.resourceVersion !== undefined) out.resourceVersion = m.resourceVersion;
-  if (m.generation !== undefined) out.generation = m.generation;
-  if (m.creationTimestamp !== undefined) out.creationTimestamp = m.creationTimestamp;
-  if (m.deletionTimestamp !== undefined) out.deletionTimestamp = m.deletionTimestamp;
-  if (m.generateName !== undefined) out.generateName = m.generateName;
-  if (m.labels && Object.keys(m.labels).length > 0) out.labels = m.labels;
-  if (m.annotations) {
-    const { [LAST_APPLIED_ANNOTATION]: _dropped, ...rest } = m.annotations;
-    if (Object.keys(rest).length > 0) out.annotations = rest;
-  }
-  if (m.ownerReferences && m.ownerReferences.length > 0) out.ownerReferences = m.ownerReferences.map(slimOwnerReference);
-  return out;
+  return {
+    name: m.name,
+    namespace: m.namespace === undefined ? undefined : intern(m.namespace),
+    uid: m.uid,
+    resourceVersion: m.resourceVersion,
+    generation: m.generation,
+    creationTimestamp: m.creationTimestamp === undefined ? undefined : intern(m.creationTimestamp),
+    deletionTimestamp: m.deletionTimestamp,
+    generateName: m.generateName === undefined ? undefined : intern(m.generateName),
+    labels: m.labels && internValues(m.labels),
+    annotations: m.annotations && internValues(m.annotations, LAST_APPLIED_ANNOTATION),
+    ownerReferences: m.ownerReferences && m.ownerReferences.length > 0 ? m.ownerReferences.map(slimOwnerReference) : undefined,
+  };
 }
 
 interface ContainerPort {
@@ -42,45 +79,60 @@ interface Container {
   restartPolicy?: string;
 }
 
-function slimContainer(c: Container): Container {
-  const out: Container = { name: c.name };
-  if (c.ports && c.ports.length > 0) {
-    out.ports = c.ports.map((p) => ({ ...(p.name !== undefined ? { name: p.name } : {}), containerPort: p.containerPort, protocol: p.protocol ?? 'TCP' }));
-  }
-  if (c.restartPolicy !== undefined) out.restartPolicy = c.restartPolicy;
-  return out;
+function slimPort(p: ContainerPort): ContainerPort {
+  if (p.name === undefined) return { containerPort: p.containerPort, protocol: intern(p.protocol ?? 'TCP') };
+  return { name: intern(p.name), containerPort: p.containerPort, protocol: intern(p.protocol ?? 'TCP') };
 }
 
-function slimPod(o: KubeObject): Json {
-  const spec = (o.spec ?? {}) as Json;
-  const status = (o.status ?? {}) as Json;
-  const outSpec: Json = {};
-  for (const f of ['nodeName', 'serviceAccountName', 'hostNetwork'] as const) if (spec[f] !== undefined) outSpec[f] = spec[f];
-  outSpec['containers'] = ((spec['containers'] as Container[] | undefined) ?? []).map(slimContainer);
+function slimContainer(c: Container): Container {
+  return { name: intern(c.name), ports: c.ports && c.ports.length > 0 ? c.ports.map(slimPort) : undefined, restartPolicy: c.restartPolicy };
+}
+
+function slimPodSpec(spec: Json): Json {
   // Only native sidecars (restartPolicy Always) can serve a Service's named targetPort.
   const sidecars = ((spec['initContainers'] as Container[] | undefined) ?? []).filter((c) => c.restartPolicy === 'Always');
-  if (sidecars.length > 0) outSpec['initContainers'] = sidecars.map(slimContainer);
-  const outStatus: Json = {};
-  for (const f of ['phase', 'podIP', 'hostIP'] as const) if (status[f] !== undefined) outStatus[f] = status[f];
-  const podIPs = status['podIPs'] as { ip: string }[] | undefined;
-  if (podIPs && podIPs.length > 0) outStatus['podIPs'] = podIPs.map((p) => ({ ip: p.ip }));
-  const ready = ((status['conditions'] as { type: string; status: string }[] | undefined) ?? []).filter((c) => c.type === 'Ready');
-  if (ready.length > 0) outStatus['conditions'] = ready.map((c) => ({ type: c.type, status: c.status }));
-  return { spec: outSpec, status: outStatus };
+  return {
+    nodeName: intern(spec['nodeName']),
+    serviceAccountName: intern(spec['serviceAccountName']),
+    hostNetwork: spec['hostNetwork'],
+    containers: ((spec['containers'] as Container[] | undefined) ?? []).map(slimContainer),
+    initContainers: sidecars.length > 0 ? sidecars.map(slimContainer) : undefined,
+  };
 }
 
-function slimNode(o: KubeObject): Json {
-  const status = (o.status ?? {}) as Json;
-  // A Node's status carries its image list and conditions; only its addresses are of use.
-  return { ...(o.spec !== undefined ? { spec: o.spec } : {}), status: status['addresses'] !== undefined ? { addresses: status['addresses'] } : {} };
+function slimPodStatus(status: Json): Json {
+  const podIP = status['podIP'] as string | undefined;
+  const podIPs = status['podIPs'] as { ip: string }[] | undefined;
+  const ready = ((status['conditions'] as { type: string; status: string }[] | undefined) ?? []).filter((c) => c.type === 'Ready');
+  // A pod's own IP is unique (and shared between podIP and podIPs); its phase and its node's IP
+  // are shared with many pods.
+  return {
+    phase: intern(status['phase']),
+    podIP,
+    hostIP: intern(status['hostIP']),
+    podIPs: podIPs && podIPs.length > 0 ? podIPs.map((p) => ({ ip: p.ip === podIP ? podIP : p.ip })) : undefined,
+    conditions: ready.length > 0 ? ready.map((c) => ({ type: intern(c.type), status: intern(c.status) })) : undefined,
+  };
 }
 
 /** Returns the stored form of an object of a kind: typed (apiVersion/kind set) and slimmed. */
 export function slimObject(kind: KindId, o: KubeObject): KubeObject {
   const info = KINDS[kind];
-  const head = { apiVersion: apiVersionOf(info), kind: info.kind, metadata: slimMetadata(o.metadata) };
-  if (kind === 'Pod') return { ...head, ...slimPod(o) };
-  if (kind === 'Node') return { ...head, ...slimNode(o) };
-  const { apiVersion: _a, kind: _k, metadata: _m, ...rest } = o;
-  return { ...head, ...rest };
+  const apiVersion = apiVersionOf(info);
+  const metadata = slimMetadata(o.metadata);
+  if (kind === 'Pod') {
+    return { apiVersion, kind: info.kind, metadata, spec: slimPodSpec((o.spec ?? {}) as Json), status: slimPodStatus((o.status ?? {}) as Json) };
+  }
+  const out: KubeObject = { apiVersion, kind: info.kind, metadata };
+  if (kind === 'Node') {
+    // A Node's status carries its image list and conditions; only its addresses are of use.
+    if (o.spec !== undefined) out.spec = o.spec;
+    const addresses = (o.status as Json | undefined)?.['addresses'];
+    out.status = addresses !== undefined ? { addresses } : {};
+    return out;
+  }
+  for (const key of Object.keys(o)) {
+    if (key !== 'apiVersion' && key !== 'kind' && key !== 'metadata') out[key] = o[key];
+  }
+  return out;
 }
