@@ -71,20 +71,35 @@ class SlimmingWatch extends Watch {
     if (this.owner.stopped) return new AbortController();
     const query = { ...queryParams, allowWatchBookmarks: true, timeoutSeconds: this.owner.timing.watchTimeoutSeconds };
     this.owner.watchStarted();
-    return super.watch(
-      path,
-      query,
-      (phase, obj, raw) => {
-        const isObject = phase === 'ADDED' || phase === 'MODIFIED' || phase === 'DELETED';
-        this.owner.watchDelivered();
-        callback(phase, isObject ? this.owner.slim(obj as KubeObject) : obj, raw);
-      },
-      (err) => {
-        this.owner.watchEnded(err);
-        done(err);
-      },
-    );
+    try {
+      return await super.watch(
+        path,
+        query,
+        (phase, obj, raw) => {
+          const isObject = phase === 'ADDED' || phase === 'MODIFIED' || phase === 'DELETED';
+          this.owner.watchDelivered();
+          if (!isObject) callback(phase, obj, raw);
+          else if (wellFormed(obj)) callback(phase, this.owner.slim(obj), raw);
+        },
+        (err) => {
+          this.owner.watchEnded(err);
+          done(err);
+        },
+      );
+    } catch (err) {
+      // e.g. the credentials could not be read: report it like any failed watch, never reject.
+      done(err);
+      return new AbortController();
+    }
   }
+}
+
+/** An object without a name cannot be keyed; it is skipped (and logged) rather than crash the informer. */
+function wellFormed(o: unknown): o is KubeObject {
+  const name = typeof o === 'object' && o !== null ? (o as KubeObject).metadata?.name : undefined;
+  const ok = typeof name === 'string' && name !== '';
+  if (!ok) log.warn({ object: JSON.stringify(o)?.slice(0, 200) }, 'skipping an object without metadata.name');
+  return ok;
 }
 
 export class KindWatcher {
@@ -142,7 +157,11 @@ export class KindWatcher {
 
   start(): void {
     this.stopped = false;
-    void this.informer.start();
+    this.restart();
+  }
+
+  private restart(): void {
+    this.informer.start().catch((err: unknown) => this.onError(err));
   }
 
   async stop(): Promise<void> {
@@ -174,7 +193,7 @@ export class KindWatcher {
         path,
         query: { limit: LIST_PAGE_SIZE, continue: cont, fieldSelector: this.options.fieldSelector },
       });
-      for (const item of page.items ?? []) items.push(this.slim(item));
+      for (const item of page.items ?? []) if (wellFormed(item)) items.push(this.slim(item));
       resourceVersion = page.metadata?.resourceVersion;
       cont = page.metadata?.continue || undefined;
     } while (cont);
@@ -223,7 +242,7 @@ export class KindWatcher {
     const level = this.failures === 1 ? 'warn' : 'debug';
     log[level]({ kind, attempt: this.failures, retryInMs: delay, err: (err as Error)?.message ?? String(err) }, 'list/watch failed; retrying');
     this.retryTimer = setTimeout(() => {
-      if (!this.stopped) void this.informer.start();
+      if (!this.stopped) this.restart();
     }, delay);
   }
 
@@ -240,7 +259,7 @@ export class KindWatcher {
     this.informer = this.makeInformer();
     if (!this.synced) this.markSynced();
     this.retryTimer = setTimeout(() => {
-      if (!this.stopped) void this.informer.start();
+      if (!this.stopped) this.restart();
     }, this.timing.missingKindRetryMs);
   }
 

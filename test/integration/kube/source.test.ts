@@ -161,3 +161,13 @@ test('a second source in the same process is refused: one set of watches per pro
   const second = startSource(client);
   await expect(second.source.start()).rejects.toThrow(/already watching/);
 });
+
+test('an object without a name is skipped; the rest of the list is stored', async () => {
+  seed();
+  server.storage.write('/pods', { metadata: { name: '', namespace: 'default' } }, 'ADDED');
+  const { store, source: s } = startSource(client, { kinds: ['Pod'] });
+  source = s;
+  await s.start();
+  await store.whenSynced();
+  expect(store.list('Pod')).toHaveLength(2);
+});

@@ -5,6 +5,8 @@ export type { Fault, RecordedRequest, TestApiServerOptions } from './server';
 export { serviceAccountIdentity, POD_NAME_EXTRA, POD_UID_EXTRA, API_SERVER_AUDIENCE } from './tokens';
 export type { TokenIdentity } from './tokens';
 export { HISTORY_LIMIT } from './storage';
+export { neededRules } from './rbac';
+export type { NeededRule } from './rbac';
 export type { StoredObject } from './storage';
 
 /** Polls `check` until it returns true; fails with `what` after `timeoutMs`. */
