@@ -3,7 +3,7 @@
 // signature algorithms ztunnel and istio-agent use. Its subject and attributes are checked for
 // well-formedness only: the CA ignores them (the SAN comes from authentication).
 
-import * as crypto from 'node:crypto';
+import { CsrVerifierPool, sharedCsrVerifierPool } from './csr-verifier-pool';
 import { DerError, TAG, Tlv, checkWellFormed, children, content, decodeOid, expectTag, readTlv, whole } from './der';
 
 /** Largest CSR PEM accepted, in bytes (a P-256 CSR is ~500 bytes, RSA-4096 ~1.7 KiB). */
@@ -37,7 +37,6 @@ const SIGNATURE_ALGORITHMS: Readonly<Record<string, { family: 'RSA' | 'EC'; hash
 export interface ParsedCsr {
   /** The SubjectPublicKeyInfo, DER, copied verbatim into the certificate. */
   spki: Buffer;
-  publicKey: crypto.KeyObject;
   /** e.g. "ECDSA P-256", "RSA 2048". */
   keyDescription: string;
   /** The signed part (CertificationRequestInfo), for signature verification. */
@@ -71,33 +70,56 @@ function algorithmIdentifier(der: Buffer, tlv: Tlv, what: string): { oid: string
   return { oid: decodeOid(content(der, parts[0]!)), params: parts[1] };
 }
 
-function describeKey(der: Buffer, spkiTlv: Tlv): { family: 'RSA' | 'EC'; description: string; publicKey: crypto.KeyObject } {
+/** Bit length of a positive big-endian INTEGER's content. */
+function bitLength(bytes: Buffer): number {
+  let i = 0;
+  while (i < bytes.length && bytes[i] === 0) i++;
+  if (i === bytes.length) return 0;
+  return (bytes.length - i - 1) * 8 + (32 - Math.clz32(bytes[i]!));
+}
+
+/** EC point sizes (uncompressed, compressed) per curve. */
+const EC_POINT_LENGTHS: Readonly<Record<string, { name: string; lengths: readonly number[] }>> = {
+  [OID.p256]: { name: 'P-256', lengths: [65, 33] },
+  [OID.p384]: { name: 'P-384', lengths: [97, 49] },
+};
+
+// The key itself is imported (and fully validated) by the verifier worker; here only its
+// algorithm, curve and size are read from the DER, which costs microseconds.
+function describeKey(der: Buffer, spkiTlv: Tlv): { family: 'RSA' | 'EC'; description: string } {
   expectTag(spkiTlv, TAG.SEQUENCE, 'SubjectPublicKeyInfo');
   const parts = children(der, spkiTlv);
   if (parts.length !== 2) throw new DerError('SubjectPublicKeyInfo: expected 2 elements');
   expectTag(parts[1]!, TAG.BIT_STRING, 'subjectPublicKey');
+  const bits = content(der, parts[1]!);
+  if (bits.length < 2 || bits[0] !== 0) throw new CsrError('subjectPublicKey BIT STRING is malformed');
+  const key = bits.subarray(1);
   const alg = algorithmIdentifier(der, parts[0]!, 'SubjectPublicKeyInfo algorithm');
-  let publicKey: crypto.KeyObject;
-  try {
-    publicKey = crypto.createPublicKey({ key: whole(der, spkiTlv), format: 'der', type: 'spki' });
-  } catch (err) {
-    throw new CsrError(`CSR public key cannot be read: ${(err as Error).message}`);
-  }
   if (alg.oid === OID.rsaEncryption) {
     if (!alg.params || alg.params.tag !== TAG.NULL || alg.params.end !== alg.params.contentStart) {
       throw new CsrError('RSA public key algorithm must have NULL parameters');
     }
-    const bits = publicKey.asymmetricKeyDetails?.modulusLength ?? 0;
-    if (bits < MIN_RSA_KEY_BITS) throw new CsrError(`RSA key of ${bits} bits is too small (at least ${MIN_RSA_KEY_BITS})`);
-    if (bits > MAX_RSA_KEY_BITS) throw new CsrError(`RSA key of ${bits} bits is too large (at most ${MAX_RSA_KEY_BITS})`);
-    return { family: 'RSA', description: `RSA ${bits}`, publicKey };
+    const seq = readTlv(key, 0);
+    if (seq.end !== key.length) throw new DerError('trailing bytes after the RSA public key');
+    expectTag(seq, TAG.SEQUENCE, 'RSAPublicKey');
+    const fields = children(key, seq);
+    if (fields.length !== 2) throw new DerError('RSAPublicKey: expected modulus and exponent');
+    expectTag(fields[0]!, TAG.INTEGER, 'RSA modulus');
+    expectTag(fields[1]!, TAG.INTEGER, 'RSA exponent');
+    const modulus = content(key, fields[0]!);
+    if (modulus.length === 0 || modulus[0]! & 0x80) throw new CsrError('RSA modulus is not a positive integer');
+    const size = bitLength(modulus);
+    if (size < MIN_RSA_KEY_BITS) throw new CsrError(`RSA key of ${size} bits is too small (at least ${MIN_RSA_KEY_BITS})`);
+    if (size > MAX_RSA_KEY_BITS) throw new CsrError(`RSA key of ${size} bits is too large (at most ${MAX_RSA_KEY_BITS})`);
+    return { family: 'RSA', description: `RSA ${size}` };
   }
   if (alg.oid === OID.ecPublicKey) {
     if (!alg.params || alg.params.tag !== TAG.OID) throw new CsrError('EC public key must name its curve');
     const curve = decodeOid(content(der, alg.params));
-    if (curve === OID.p256) return { family: 'EC', description: 'ECDSA P-256', publicKey };
-    if (curve === OID.p384) return { family: 'EC', description: 'ECDSA P-384', publicKey };
-    throw new CsrError(`unsupported EC curve ${curve} (P-256 or P-384 only)`);
+    const known = EC_POINT_LENGTHS[curve];
+    if (!known) throw new CsrError(`unsupported EC curve ${curve} (P-256 or P-384 only)`);
+    if (!known.lengths.includes(key.length)) throw new CsrError(`EC ${known.name} public key has ${key.length} bytes`);
+    return { family: 'EC', description: `ECDSA ${known.name}` };
   }
   throw new CsrError(`unsupported public key algorithm ${alg.oid} (ECDSA P-256/P-384 or RSA only)`);
 }
@@ -131,7 +153,6 @@ export function parseCsrDer(der: Buffer): ParsedCsr {
     if (sig.length < 2 || sig[0] !== 0) throw new CsrError('signature BIT STRING is malformed');
     return {
       spki: Buffer.from(whole(der, spkiTlv)),
-      publicKey: key.publicKey,
       keyDescription: key.description,
       signedData: whole(der, info),
       signature: sig.subarray(1),
@@ -144,14 +165,11 @@ export function parseCsrDer(der: Buffer): ParsedCsr {
   }
 }
 
-/** Verifies the CSR's own signature on the libuv thread pool. */
-export function verifyCsrSignature(csr: ParsedCsr): Promise<void> {
-  return new Promise((resolve, reject) => {
-    crypto.verify(csr.hash, csr.signedData, csr.publicKey, csr.signature, (err, ok) => {
-      if (err || !ok) reject(new CsrError('CSR signature does not verify'));
-      else resolve();
-    });
-  });
+/** Verifies the CSR's own signature (and imports its key) off the event loop. */
+export async function verifyCsrSignature(csr: ParsedCsr, pool: CsrVerifierPool = sharedCsrVerifierPool()): Promise<void> {
+  const outcome = await pool.verify({ spki: csr.spki, hash: csr.hash, data: csr.signedData, signature: csr.signature });
+  if (outcome.error) throw new CsrError(outcome.error);
+  if (!outcome.ok) throw new CsrError('CSR signature does not verify');
 }
 
 /** Parses and verifies a PEM CSR: everything the CA checks before it signs. */

@@ -104,8 +104,9 @@ export function createCertificateService(deps: CertificateServiceDeps): {
     try {
       csr = await readCsr(req.csr);
     } catch (err) {
+      if (!(err instanceof CsrError)) throw err;
       metrics.csrParseErrors.inc();
-      throw new Refusal(grpc.status.INVALID_ARGUMENT, (err as CsrError).message);
+      throw new Refusal(grpc.status.INVALID_ARGUMENT, err.message);
     }
     let issued;
     try {
