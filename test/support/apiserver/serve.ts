@@ -2,6 +2,7 @@
 //
 //   npm run build
 //   node dist/test/support/apiserver/serve.js [--port N] [--seed DIR_OF_YAML]
+//        [--token TOKEN=NAMESPACE/SERVICEACCOUNT[/POD_NAME[/POD_UID]]]...
 //   istiod-ts --kubeconfig <the printed path>
 //
 // Without --seed it holds the namespaces istio-system and default and an empty `istio` ConfigMap.
@@ -12,14 +13,26 @@ import { parseAllDocuments } from 'yaml';
 import { TestApiServer } from './server';
 import { findResourceByKind } from './resources';
 import { namespace } from './fixtures';
+import { API_SERVER_AUDIENCE, serviceAccountIdentity, type TokenIdentity } from './tokens';
 
 interface Args {
   port: number;
   seed?: string;
+  tokens: [string, TokenIdentity][];
+}
+
+/** Audiences a hand-registered token is valid for: the CA's and the API server's. */
+const TOKEN_AUDIENCES = ['istio-ca', API_SERVER_AUDIENCE];
+
+function parseToken(text: string): [string, TokenIdentity] {
+  const m = /^([^=]+)=([^/]+)\/([^/]+)(?:\/([^/]+))?(?:\/([^/]+))?$/.exec(text);
+  if (!m) throw new Error(`--token "${text}": expected TOKEN=NAMESPACE/SERVICEACCOUNT[/POD_NAME[/POD_UID]]`);
+  const [, token, ns, sa, podName, podUid] = m;
+  return [token!, serviceAccountIdentity({ namespace: ns!, serviceAccount: sa!, ...(podName ? { podName } : {}), ...(podUid ? { podUid } : {}), audiences: TOKEN_AUDIENCES })];
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { port: 0 };
+  const args: Args = { port: 0, tokens: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = () => {
@@ -31,8 +44,9 @@ function parseArgs(argv: string[]): Args {
       args.port = Number(value());
       if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw new Error(`--port: "${argv[i]}" is not a port number`);
     } else if (a === '--seed') args.seed = value();
+    else if (a === '--token') args.tokens.push(parseToken(value()));
     else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: node dist/test/support/apiserver/serve.js [--port N] [--seed DIR_OF_YAML]\n');
+      process.stdout.write('usage: node dist/test/support/apiserver/serve.js [--port N] [--seed DIR_OF_YAML] [--token TOKEN=NS/SA[/POD[/UID]]]...\n');
       process.exit(0);
     } else throw new Error(`unknown argument ${a} (try --help)`);
   }
@@ -78,6 +92,7 @@ async function main(): Promise<void> {
   server.put(namespace('default'));
   server.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'istio', namespace: 'istio-system' }, data: { mesh: '' } });
   const seeded = args.seed ? seedFrom(server, args.seed) : 0;
+  for (const [token, identity] of args.tokens) server.registerToken(token, identity);
   const kubeconfig = server.writeKubeconfig();
   process.stdout.write(`test API server at ${server.url} (${seeded} objects seeded)\nkubeconfig: ${kubeconfig}\n  istiod-ts --kubeconfig ${kubeconfig}\n`);
   const shutdown = () => void server.close().then(() => process.exit(0));
