@@ -18,14 +18,18 @@ export interface WorkerConfig {
   firstIndex: number;
   /** A JSON file of name -> version sent as initial_resource_versions of the Address request. */
   irvFile?: string;
+  /** Load, report 'ready', and connect only on 'go' (so the parent can time just the server's work). */
+  waitForGo?: boolean;
 }
 
 export type WorkerMessage =
   | { t: 'synced'; stream: number; at: number; resources: number; bytes: number }
   | { t: 'recv'; items: [string, number][] }
-  | { t: 'error'; message: string };
+  | { t: 'error'; message: string }
+  | { t: 'ready' };
 
 const now = () => performance.timeOrigin + performance.now();
+const BENCH_FLOW_CONTROL_WINDOW = 8 * 1024 * 1024;
 
 interface Parsed {
   typeUrl: string;
@@ -78,6 +82,15 @@ function parseResponse(buf: Buffer, withVersions: boolean): Parsed {
 
 function main(): void {
   const config = JSON.parse(process.argv[2]!) as WorkerConfig;
+  if (!config.waitForGo) {
+    start(config);
+    return;
+  }
+  process.once('message', () => start(config));
+  process.send!({ t: 'ready' } satisfies WorkerMessage);
+}
+
+function start(config: WorkerConfig): void {
   const service = loadProtos(['xds.proto'])[ADS_SERVICE] as grpc.ServiceDefinition;
   const method = service[DELTA_METHOD]!;
   const rawService = { [DELTA_METHOD]: { ...method, responseDeserialize: (b: Buffer) => b } } as grpc.ServiceDefinition;
@@ -99,6 +112,9 @@ function main(): void {
       'grpc.ssl_target_name_override': config.serverName,
       'grpc.max_receive_message_length': CLIENT_MAX_RECEIVE_BYTES,
       'grpc.use_local_subchannel_pool': 1,
+      // HTTP/2 windows sized for bulk transfer, as hyper's adaptive window (ztunnel) grows to;
+      // the 64 KB default would make the client's event loop the bottleneck of the initial sync.
+      'grpc-node.flow_control_window': BENCH_FLOW_CONTROL_WINDOW,
     });
     const md = new grpc.Metadata();
     md.set('authorization', `Bearer ${config.token}`);

@@ -82,7 +82,7 @@ class Clients {
         if (!list) this.receipts.set(version, (list = []));
         list.push(at);
       }
-    } else if (this.errors.length < 20) this.errors.push(m.message);
+    } else if (m.t === 'error' && this.errors.length < 20) this.errors.push(m.message);
   }
 
   async until(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
@@ -168,10 +168,11 @@ async function run(): Promise<Measurement[]> {
     const sentRuns: number[] = [];
     for (let r = 0; r < RECONNECT_RUNS; r++) {
       const index = 1_000_000 + r;
-      const [child] = clients.spawn({ ...base, irvFile }, 1, 1, index);
-      await new Promise<void>((res) => child!.once('spawn', () => res()));
-      await sleep(300); // the worker loads; the server is idle meanwhile
+      const [child] = clients.spawn({ ...base, irvFile, waitForGo: true }, 1, 1, index);
+      await new Promise<void>((res) => child!.on('message', (m: WorkerMessage) => m.t === 'ready' && res()));
+      await sleep(100);
       const cpu = process.cpuUsage();
+      child!.send({ t: 'go' });
       await clients.until(() => clients.synced.has(index), DELIVERY_TIMEOUT_MS, 'the reconnecting stream to sync');
       const used = process.cpuUsage(cpu);
       cpuRuns.push((used.user + used.system) / 1000);

@@ -13,7 +13,7 @@ import { NodeError, ProxyNode, parseNode } from './node';
 import type { DeltaDiscoveryRequest } from './proto';
 import type { FullSyncGate, PushBatch, SnapshotCache } from './push';
 import { TakeContext, TypeSubscription } from './subscription';
-import { encodeResponseBody, withNonce } from './wire';
+import { OutgoingResponse, encodeResponseBody } from './wire';
 
 /** Requests held while authentication is in flight (ztunnel sends two). */
 export const MAX_REQUESTS_BEFORE_AUTH = 16;
@@ -22,7 +22,7 @@ export const MAX_TYPES_PER_STREAM = 16;
 /** Explicitly watched names per type; beyond it the stream is ended with RESOURCE_EXHAUSTED. */
 export const MAX_WATCHED_NAMES = 100_000;
 
-export type DeltaCall = grpc.ServerDuplexStream<DeltaDiscoveryRequest, Buffer>;
+export type DeltaCall = grpc.ServerDuplexStream<DeltaDiscoveryRequest, OutgoingResponse>;
 
 export interface StreamDeps {
   cache: ResourceCache;
@@ -220,7 +220,8 @@ export class DeltaStream {
       this.writing = true;
       const started = this.deps.clock.now();
       this.deps.metrics.pushes.inc({ type: metricType(sub.typeUrl) });
-      this.call.write(withNonce(body, nonce), () => {
+      const response: OutgoingResponse = { body, nonce };
+      this.call.write(response, () => {
         release?.();
         this.writing = false;
         this.deps.metrics.sendTime.observe((this.deps.clock.now() - started) / 1000);

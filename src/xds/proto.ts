@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { decodeDeltaRequest } from './request-wire';
+import { serializeOutgoing } from './wire';
 
 export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
 export const DELTA_METHOD = 'DeltaAggregatedResources';
@@ -92,7 +93,7 @@ export function adsServiceDefinition(): grpc.ServiceDefinition {
     [DELTA_METHOD]: {
       ...method,
       requestDeserialize: decodeDeltaRequest,
-      responseSerialize: (value: Buffer) => value,
+      responseSerialize: serializeOutgoing,
     },
   } as grpc.ServiceDefinition;
   return cached;

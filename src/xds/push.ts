@@ -3,7 +3,7 @@
 
 import type { ResourceCache, XdsResource, XdsTypeUrl } from './cache';
 import type { PushRequest } from './debounce';
-import { encodeResponseBody } from './wire';
+import { EncodedBody, encodeResponseBody } from './wire';
 
 export interface DeltaContent {
   resources: XdsResource[];
@@ -23,7 +23,7 @@ export function wildcardDelta(cache: ResourceCache, typeUrl: string, names: Iter
 }
 
 export interface EncodedDelta extends DeltaContent {
-  body: Buffer;
+  body: EncodedBody;
 }
 
 export class PushBatch {

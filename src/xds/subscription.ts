@@ -5,6 +5,7 @@
 import { ADDRESS_TYPE_URL, ResourceCache, XdsResource, XdsTypeUrl } from './cache';
 import type { DeltaDiscoveryRequest } from './proto';
 import { DeltaContent, PushBatch, SnapshotCache, wildcardDelta } from './push';
+import type { EncodedBody } from './wire';
 
 const WILDCARD = '*';
 
@@ -18,7 +19,7 @@ export interface NackState extends AckState {
 
 export interface TakenDelta extends DeltaContent {
   /** Pre-encoded body shared with other streams of the same push. */
-  shared?: Buffer;
+  shared?: EncodedBody;
   /** Oldest change behind this response (clock ms), for convergence time. */
   eventAt: number | undefined;
 }

@@ -98,15 +98,57 @@ export interface ResponseBody {
   removed: readonly string[];
 }
 
+/** Room left after a body for a nonce field; longer nonces take the slow path. */
+export const NONCE_SLACK = 64;
+const MAX_INLINE_NONCE = NONCE_SLACK - 2; // tag byte + one length byte
+
+/**
+ * Everything of a DeltaDiscoveryResponse except the nonce, in one buffer with room after it.
+ * withNonce() writes a stream's nonce into that room and returns a view of the whole message;
+ * the response serializer calls it and grpc-js copies the view into its frame in the same
+ * synchronous call, so one body serves every stream without a copy of its own per stream.
+ */
+export class EncodedBody {
+  private readonly buf: Buffer;
+
+  constructor(parts: readonly Buffer[]) {
+    let total = 0;
+    for (const p of parts) total += p.length;
+    this.buf = Buffer.allocUnsafe(total + NONCE_SLACK);
+    let pos = 0;
+    for (const p of parts) {
+      p.copy(this.buf, pos);
+      pos += p.length;
+    }
+    this.length = total;
+  }
+
+  readonly length: number;
+
+  /** The complete message; valid until the next withNonce() on this body (copy it at once). */
+  withNonce(nonce: string): Buffer {
+    const bytes = Buffer.byteLength(nonce);
+    if (bytes > MAX_INLINE_NONCE) return Buffer.concat([this.buf.subarray(0, this.length), encodeStringField(RESPONSE_NONCE, nonce)]);
+    let pos = writeHeader(this.buf, this.length, RESPONSE_NONCE, bytes);
+    pos += this.buf.write(nonce, pos, 'utf8');
+    return this.buf.subarray(0, pos);
+  }
+}
+
+/** A response on its way out: the shared body and this stream's nonce, joined by the serializer. */
+export interface OutgoingResponse {
+  body: EncodedBody;
+  nonce: string;
+}
+
+export function serializeOutgoing(r: OutgoingResponse): Buffer {
+  return r.body.withNonce(r.nonce);
+}
+
 /** Everything of a DeltaDiscoveryResponse except the nonce. */
-export function encodeResponseBody(body: ResponseBody): Buffer {
+export function encodeResponseBody(body: ResponseBody): EncodedBody {
   const parts: Buffer[] = [encodeStringField(RESPONSE_TYPE_URL, body.typeUrl)];
   for (const r of body.resources) parts.push(resourceFrame(body.typeUrl, r));
   for (const name of body.removed) parts.push(encodeStringField(RESPONSE_REMOVED, name));
-  return Buffer.concat(parts);
-}
-
-/** The complete response: the shared body followed by this stream's nonce. */
-export function withNonce(body: Buffer, nonce: string): Buffer {
-  return Buffer.concat([body, encodeStringField(RESPONSE_NONCE, nonce)]);
+  return new EncodedBody(parts);
 }

@@ -22,7 +22,7 @@ test('fresh wildcard streams share one encoding of the full state until the cach
   snapshots.invalidate();
   const c = freshWildcard().take({ cache, nodeName: '', snapshots })!;
   expect(c.shared).not.toBe(a.shared);
-  expect(c.shared).toEqual(a.shared);
+  expect(Buffer.from(c.shared!.withNonce('n'))).toEqual(Buffer.from(a.shared!.withNonce('n')));
 });
 
 test('a push body is shared only while the push is being fanned out', () => {

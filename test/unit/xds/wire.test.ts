@@ -1,7 +1,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import { ADDRESS_TYPE_URL, XdsResource } from '../../../src/xds/cache';
 import { ADS_SERVICE, DELTA_METHOD, adsServiceDefinition, loadProtos } from '../../../src/xds/proto';
-import { encodeResourceFrame, encodeResponseBody, resourceFrame, withNonce } from '../../../src/xds/wire';
+import { NONCE_SLACK, encodeResourceFrame, encodeResponseBody, resourceFrame, serializeOutgoing } from '../../../src/xds/wire';
 
 const method = (loadProtos(['xds.proto'])[ADS_SERVICE] as grpc.ServiceDefinition)[DELTA_METHOD]!;
 const decode = (b: Buffer) => method.responseDeserialize(b) as {
@@ -15,7 +15,7 @@ const res = (name: string, size: number): XdsResource => ({ name, version: `v-${
 
 test('a hand-encoded response decodes with the proto: type, resources with Any, removals and nonce', () => {
   const body = encodeResponseBody({ typeUrl: ADDRESS_TYPE_URL, resources: [res('a', 3), res('ns/b', 300)], removed: ['gone', '/10.0.0.1'] });
-  const out = decode(withNonce(body, 'n-1'));
+  const out = decode(body.withNonce('n-1'));
   expect(out.type_url).toBe(ADDRESS_TYPE_URL);
   expect(out.nonce).toBe('n-1');
   expect(out.removed_resources).toEqual(['gone', '/10.0.0.1']);
@@ -28,12 +28,12 @@ test('a hand-encoded response decodes with the proto: type, resources with Any, 
 
 test('lengths that need multi-byte varints are framed correctly', () => {
   const big = res('big', 70_000);
-  const out = decode(withNonce(encodeResponseBody({ typeUrl: ADDRESS_TYPE_URL, resources: [big], removed: [] }), 'x'));
+  const out = decode(encodeResponseBody({ typeUrl: ADDRESS_TYPE_URL, resources: [big], removed: [] }).withNonce('x'));
   expect(out.resources[0]!.resource.value.length).toBe(70_000);
 });
 
 test('an empty response still names its type', () => {
-  const out = decode(withNonce(encodeResponseBody({ typeUrl: ADDRESS_TYPE_URL, resources: [], removed: [] }), 'n'));
+  const out = decode(encodeResponseBody({ typeUrl: ADDRESS_TYPE_URL, resources: [], removed: [] }).withNonce('n'));
   expect(out).toMatchObject({ type_url: ADDRESS_TYPE_URL, resources: [], removed_resources: [], nonce: 'n' });
 });
 
@@ -43,8 +43,24 @@ test('a resource version is framed once and the frame shared', () => {
   expect(resourceFrame(ADDRESS_TYPE_URL, r)).toEqual(encodeResourceFrame(ADDRESS_TYPE_URL, r));
 });
 
-test('the server service definition writes pre-encoded buffers as they are', () => {
-  const serialize = adsServiceDefinition()[DELTA_METHOD]!.responseSerialize;
-  const bytes = Buffer.from([1, 2, 3]);
-  expect(serialize(bytes)).toBe(bytes);
+test('one body serves many streams: each nonce replaces the previous one in place', () => {
+  const body = encodeResponseBody({ typeUrl: ADDRESS_TYPE_URL, resources: [res('a', 5)], removed: [] });
+  const first = Buffer.from(body.withNonce('stream-1-1'));
+  const second = Buffer.from(body.withNonce('s2'));
+  expect(decode(first).nonce).toBe('stream-1-1');
+  expect(decode(second).nonce).toBe('s2');
+  expect(decode(second).resources.map((r) => r.name)).toEqual(['a']);
+});
+
+test(`a nonce longer than the room after the body (${NONCE_SLACK} bytes) is still encoded`, () => {
+  const body = encodeResponseBody({ typeUrl: ADDRESS_TYPE_URL, resources: [], removed: ['x'] });
+  const long = 'n'.repeat(NONCE_SLACK * 2);
+  expect(decode(body.withNonce(long))).toMatchObject({ nonce: long, removed_resources: ['x'] });
+  expect(decode(body.withNonce('short')).nonce).toBe('short');
+});
+
+test('the server serializer joins the shared body and the stream nonce', () => {
+  const body = encodeResponseBody({ typeUrl: ADDRESS_TYPE_URL, resources: [], removed: [] });
+  expect(adsServiceDefinition()[DELTA_METHOD]!.responseSerialize).toBe(serializeOutgoing);
+  expect(decode(serializeOutgoing({ body, nonce: 'z' })).nonce).toBe('z');
 });
