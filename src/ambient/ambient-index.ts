@@ -12,13 +12,14 @@ import { encodeAddress, encodeAuthorization } from './codec';
 import { DEFAULT_ROOT_NAMESPACE, DEFAULT_SYSTEM_NAMESPACE, DEFAULT_TRUST_DOMAIN, LABEL } from './constants';
 import { DerivedStore, Entry, KEY_SEPARATOR } from './derived-store';
 import { Multimap } from './multimap';
-import { DirtyContext, DirtySet, markEvent } from './dirty';
+import { DirtyContext, DirtySet, expandHostnames, markEvent } from './dirty';
 import { ipToText } from './ip';
 import type { Authorization, Service, Workload } from './messages';
 import { NetworkMode } from './messages';
 import { convertPeerAuthentication, namespacePolicy, staticStrictPolicy } from './peer-authentication';
 import { servicesOfHostname } from './services';
 import type { AmbientSettings } from './settings';
+import type { ServiceEntryVisibilityConfig } from './visibility';
 import { StoreView, registerIndexes } from './store-view';
 import { endpointSliceWorkloads, serviceEntryWorkloads } from './workload-sources';
 import { kubeServiceHostname, podUid, podWorkload, workloadEntryUid, workloadEntryWorkload } from './workloads';
@@ -74,7 +75,8 @@ export class AmbientIndex implements ResourceCache {
       options.mesh.subscribe((mesh) => {
         const next = this.settingsFrom(mesh);
         const prev = this.view.settings;
-        if (next.trustDomain === prev.trustDomain && next.rootNamespace === prev.rootNamespace) return;
+        const sameVisibility = JSON.stringify(next.serviceEntryVisibility) === JSON.stringify(prev.serviceEntryVisibility);
+        if (next.trustDomain === prev.trustDomain && next.rootNamespace === prev.rootNamespace && sameVisibility) return;
         this.view.settings = next;
         this.rebuild();
         this.emit();
@@ -100,6 +102,7 @@ export class AmbientIndex implements ResourceCache {
       network: this.options.network ?? this.store.get('Namespace', undefined, systemNs)?.metadata.labels?.[LABEL.network] ?? '',
       ...(this.options.revision !== undefined ? { revision: this.options.revision } : {}),
       ...(this.options.enableDryRun ? { enableDryRun: true } : {}),
+      ...(mesh['serviceEntryVisibility'] ? { serviceEntryVisibility: mesh['serviceEntryVisibility'] as ServiceEntryVisibilityConfig } : {}),
     };
   }
 
@@ -301,6 +304,7 @@ export class AmbientIndex implements ResourceCache {
     const ctx: DirtyContext = { store: this.store, domain: s.domain, rootNamespace: s.rootNamespace };
     if (this.options.network === undefined) ctx.networkNamespace = this.options.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE;
     for (const e of events) markEvent(ctx, d, e);
+    expandHostnames(ctx, d);
     if (d.all) this.view.settings = this.settingsFrom(this.options.mesh.current());
     const recomputed = this.apply(d);
     this.lastBatch = { events: events.length, recomputed };

@@ -40,7 +40,8 @@ export function policyDisposition(ap: KubeObject, enableDryRun = false): PolicyD
   return 'sent';
 }
 
-const isDryRun = (ap: KubeObject) => ap.metadata.annotations?.[ANNOTATION.dryRun] === 'true';
+/** Go's strconv.ParseBool on the dry-run annotation; an unparsable value is false. */
+const isDryRun = (ap: KubeObject) => ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(ap.metadata.annotations?.[ANNOTATION.dryRun] ?? '');
 
 /** `*` is presence, a leading `*` a suffix, a trailing `*` a prefix, anything else exact. */
 export function stringMatches(values: readonly string[] | undefined): StringMatch[] {

@@ -66,6 +66,7 @@ function markWaypoint(ctx: DirtyContext, d: DirtySet, key: string): void {
   for (const p of ctx.store.byIndex('Pod', INDEX.waypointRef, key)) d.pods.add(keyOf(p));
   for (const p of ctx.store.byIndex('Pod', INDEX.gatewayName, key)) d.pods.add(keyOf(p));
   for (const w of ctx.store.byIndex('WorkloadEntry', INDEX.waypointRef, key)) d.workloadEntries.add(keyOf(w));
+  for (const w of ctx.store.byIndex('WorkloadEntry', INDEX.gatewayName, key)) d.workloadEntries.add(keyOf(w));
   for (const s of ctx.store.byIndex('Service', INDEX.waypointRef, key)) d.hostnames.add(kubeServiceHostname(s.metadata.name, ns(s), ctx.domain));
   for (const se of ctx.store.byIndex('ServiceEntry', INDEX.waypointRef, key)) {
     d.serviceEntries.add(keyOf(se));
@@ -148,6 +149,19 @@ export function markEvent(ctx: DirtyContext, d: DirtySet, event: StoreEvent): vo
         break;
       default:
         break;
+    }
+  }
+}
+
+/**
+ * A hostname's winners decide which hosts a ServiceEntry keeps, so every entry claiming a marked
+ * hostname recomputes its workloads, and the pods and WorkloadEntries it selects their services.
+ */
+export function expandHostnames(ctx: DirtyContext, d: DirtySet): void {
+  for (const h of d.hostnames) {
+    for (const se of ctx.store.byIndex('ServiceEntry', INDEX.host, h)) {
+      d.serviceEntries.add(keyOf(se));
+      markSelected(ctx, d, ns(se), se.spec?.workloadSelector?.labels, false);
     }
   }
 }

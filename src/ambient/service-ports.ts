@@ -41,6 +41,11 @@ export function podTcpPorts(pod: KubeObject): ContainerPort[] {
   return out;
 }
 
+/** A number in a user-written map, ignoring inherited properties such as "constructor". */
+function own(map: Record<string, number>, key: string): number | undefined {
+  return Object.prototype.hasOwnProperty.call(map, key) && typeof map[key] === 'number' ? map[key] : undefined;
+}
+
 function port(servicePort: number, targetPort: number): Port {
   const p: Port = {};
   if (servicePort) p.servicePort = servicePort;
@@ -90,18 +95,18 @@ export function servicePortsForEntry(service: KubeObject, isServiceEntry: boolea
   const map = entryPorts ?? {};
   if (isServiceEntry) {
     for (const p of (service.spec?.ports ?? []) as ServiceEntryPort[]) {
-      const override = p.name !== undefined ? map[p.name] : undefined;
+      const override = own(map, p.name ?? '');
       ports.push(port(p.number, override ?? (p.targetPort || p.number)));
     }
   } else {
     for (const p of (service.spec?.ports ?? []) as KubeServicePort[]) {
       const named = namedTargetPort(p);
       if (named === undefined) {
-        const byName = p.name !== undefined ? map[p.name] : undefined;
+        const byName = own(map, p.name ?? '');
         ports.push(port(p.port, byName ?? numericTargetPort(p)));
         continue;
       }
-      const v = map[named];
+      const v = own(map, named);
       if (v !== undefined) ports.push(port(p.port, v));
     }
   }

@@ -1,10 +1,11 @@
 // Services from Kubernetes Services and ServiceEntries (amb/services.go), and the resolution of
-// one hostname claimed by several objects.
+// one hostname claimed by several objects (selectWorkloadServices).
 
 import type { KubeObject } from '../store/types';
-import { ANNOTATION, LABEL, MANAGED_EASTWEST_CONTROLLER, MANAGED_MESH_CONTROLLER, MAX_CANARY_WEIGHT } from './constants';
+import { ANNOTATION, LABEL } from './constants';
 import { maskCidr, parseCidr, parseIp } from './ip';
 import {
+  GatewayAddress,
   HealthPolicy,
   IPFamilies,
   LbMode,
@@ -14,7 +15,6 @@ import {
   Port,
   Service,
   Visibility,
-  GatewayAddress,
   WeightedWaypoint,
   setIf,
 } from './messages';
@@ -22,53 +22,67 @@ import { oldest } from './peer-authentication';
 import { kubePortAppProtocol, serviceEntryAppProtocol } from './protocols';
 import { KubeServicePort, ServiceEntryPort, numericTargetPort } from './service-ports';
 import type { MeshView } from './view';
-import { Waypoint, boundCanary, boundWaypoint } from './waypoints';
+import { visibilityFor } from './visibility';
+import { Waypoint, boundCanary, serviceWaypoint } from './waypoints';
 import { kubeServiceHostname } from './workloads';
 
-const PREFER_CLOSE: LoadBalancing = { routingPreference: [LbScope.NETWORK, LbScope.REGION, LbScope.ZONE], mode: LbMode.FAILOVER };
-const PREFER_NODE: LoadBalancing = {
-  routingPreference: [LbScope.NETWORK, LbScope.REGION, LbScope.ZONE, LbScope.SUBZONE, LbScope.NODE],
-  mode: LbMode.FAILOVER,
-};
+type Distribution = 'any' | 'zone' | 'node';
 
-/** Traffic distribution presets; an unknown value means none. */
-function distributionPreset(value: string | undefined): LoadBalancing | undefined {
-  switch (value?.toLowerCase()) {
+const preset = (d: Distribution): LoadBalancing | undefined =>
+  d === 'zone'
+    ? { routingPreference: [LbScope.NETWORK, LbScope.REGION, LbScope.ZONE], mode: LbMode.FAILOVER }
+    : d === 'node'
+      ? { routingPreference: [LbScope.NETWORK, LbScope.REGION, LbScope.ZONE, LbScope.SUBZONE, LbScope.NODE], mode: LbMode.FAILOVER }
+      : undefined;
+
+function annotationDistribution(value: string | undefined): Distribution | undefined {
+  if (!value) return undefined;
+  switch (value.toLowerCase()) {
     case 'preferclose':
     case 'prefersamezone':
-      return { ...PREFER_CLOSE, routingPreference: [...PREFER_CLOSE.routingPreference!] };
+      return 'zone';
     case 'prefersamenode':
-      return { ...PREFER_NODE, routingPreference: [...PREFER_NODE.routingPreference!] };
+      return 'node';
     default:
-      return undefined;
+      return 'any';
   }
 }
 
-function firstPresent(...values: (string | undefined)[]): string | undefined {
-  return values.find((v) => v !== undefined && v !== '');
+/**
+ * istiod's GetTrafficDistribution: spec.trafficDistribution when it is a known value (exact case),
+ * else a non-empty Service annotation (case-insensitive; unknown means none), else the Namespace's.
+ */
+export function trafficDistribution(spec: string | undefined, annotations: Record<string, string> | undefined, nsAnnotations: Record<string, string> | undefined): Distribution {
+  if (spec === 'PreferSameZone' || spec === 'PreferClose') return 'zone';
+  if (spec === 'PreferSameNode') return 'node';
+  return annotationDistribution(annotations?.[ANNOTATION.trafficDistribution]) ?? annotationDistribution(nsAnnotations?.[ANNOTATION.trafficDistribution]) ?? 'any';
 }
 
 export function kubeLoadBalancing(svc: KubeObject, namespace: KubeObject | undefined): LoadBalancing | undefined {
-  let lb: LoadBalancing | undefined;
-  if (svc.spec?.internalTrafficPolicy === 'Local') lb = { routingPreference: [LbScope.NODE], mode: LbMode.STRICT };
-  else {
-    lb = distributionPreset(
-      firstPresent(svc.spec?.trafficDistribution, svc.metadata.annotations?.[ANNOTATION.trafficDistribution], namespace?.metadata.annotations?.[ANNOTATION.trafficDistribution]),
-    );
-  }
+  let lb: LoadBalancing | undefined =
+    svc.spec?.internalTrafficPolicy === 'Local'
+      ? { routingPreference: [LbScope.NODE], mode: LbMode.STRICT }
+      : preset(trafficDistribution(svc.spec?.trafficDistribution, svc.metadata.annotations, namespace?.metadata.annotations));
   if (svc.spec?.publishNotReadyAddresses === true) lb = { ...(lb ?? {}), healthPolicy: HealthPolicy.ALLOW_ALL };
   return lb;
 }
 
 function ipFamilies(families: string[] | undefined): IPFamilies {
-  if (!families || families.length === 0) return IPFamilies.AUTOMATIC;
-  if (families.length >= 2) return IPFamilies.DUAL;
-  return families[0] === 'IPv6' ? IPFamilies.IPV6_ONLY : IPFamilies.IPV4_ONLY;
+  if (!families || families.length === 0 || families.length > 2) return IPFamilies.AUTOMATIC;
+  if (families.length === 2) return IPFamilies.DUAL;
+  return families[0] === 'IPv4' ? IPFamilies.IPV4_ONLY : IPFamilies.IPV6_ONLY;
 }
 
-/** Go's strconv.ParseBool. */
+/** Go's strconv.ParseBool, true values only. */
 function parseBool(v: string | undefined): boolean {
   return v !== undefined && ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(v);
+}
+
+/** ingress-use-waypoint from the object's labels, else its namespace's. */
+function ingressUseWaypoint(o: KubeObject, namespace: KubeObject | undefined): boolean {
+  const own = o.metadata.labels;
+  if (own && Object.prototype.hasOwnProperty.call(own, LABEL.ingressUseWaypoint)) return parseBool(own[LABEL.ingressUseWaypoint]);
+  return parseBool(namespace?.metadata.labels?.[LABEL.ingressUseWaypoint]);
 }
 
 function networkAddress(network: string, address: Uint8Array, length?: number): NetworkAddress {
@@ -78,39 +92,40 @@ function networkAddress(network: string, address: Uint8Array, length?: number): 
   return a;
 }
 
-const skipsWaypoint = (o: KubeObject) => {
-  const managed = o.metadata.labels?.[LABEL.managedGateway];
-  return managed === MANAGED_MESH_CONTROLLER || managed === MANAGED_EASTWEST_CONTROLLER;
-};
-
-/** With a primary waypoint and a canary: [{primary, 100 - w}, {canary, w}]. */
+/** With a primary waypoint and a valid canary: [{primary, 100 - w}, {canary, w}]. */
 function weightedWaypoints(primary: Waypoint | undefined, o: KubeObject, view: MeshView): WeightedWaypoint[] | undefined {
   if (!primary) return undefined;
-  const canary = boundCanary(o.metadata.namespace!, o.metadata.labels, o.metadata.annotations, view);
+  const canary = boundCanary(o, primary, view);
   if (!canary) return undefined;
-  const entry = (destination: GatewayAddress, weight: number): WeightedWaypoint => {
-    const w: WeightedWaypoint = { destination };
+  const entry = (destination: GatewayAddress | undefined, weight: number): WeightedWaypoint => {
+    const w = { destination: destination ?? {} } as WeightedWaypoint;
     setIf(w, 'weight', weight);
     return w;
   };
-  return [entry(primary.address, MAX_CANARY_WEIGHT - canary.weight), entry(canary.waypoint.address, canary.weight)];
+  return [entry(primary.address, 100 - canary.weight), entry(canary.waypoint.address, canary.weight)];
 }
 
-/** ExternalName Services are not sent; headless ones are, with no addresses. */
+/** The cluster IPs, without "" and None. */
+function vips(svc: KubeObject): string[] {
+  const ips: string[] = svc.spec?.clusterIPs?.length ? svc.spec.clusterIPs : [svc.spec?.clusterIP ?? ''];
+  return ips.filter((ip) => ip !== '' && ip !== 'None');
+}
+
+/** ExternalName Services are not sent, nor Services with an unparsable cluster IP; headless ones are, with no addresses. */
 export function kubeService(svc: KubeObject, view: MeshView): Service | undefined {
   if (svc.spec?.type === 'ExternalName') return undefined;
   const ns = svc.metadata.namespace!;
   const s = view.settings;
+  const addresses: NetworkAddress[] = [];
+  for (const text of vips(svc)) {
+    const ip = parseIp(text);
+    if (!ip) return undefined;
+    addresses.push(networkAddress(s.network, ip));
+  }
   const namespace = view.get('Namespace', undefined, ns);
   const out: Service = { hostname: kubeServiceHostname(svc.metadata.name, ns, s.domain) };
   setIf(out, 'name', svc.metadata.name);
   setIf(out, 'namespace', ns);
-  const ips: string[] = svc.spec?.clusterIPs?.length ? svc.spec.clusterIPs : svc.spec?.clusterIP ? [svc.spec.clusterIP] : [];
-  const addresses: NetworkAddress[] = [];
-  for (const text of ips) {
-    const ip = text && text !== 'None' ? parseIp(text) : undefined;
-    if (ip) addresses.push(networkAddress(s.network, ip));
-  }
   setIf(out, 'addresses', addresses);
   const ports: Port[] = ((svc.spec?.ports ?? []) as KubeServicePort[]).map((p) => {
     const port: Port = {};
@@ -120,30 +135,23 @@ export function kubeService(svc: KubeObject, view: MeshView): Service | undefine
     return port;
   });
   setIf(out, 'ports', ports);
-  const wp = skipsWaypoint(svc) ? undefined : boundWaypoint(ns, svc.metadata.labels, 'service', view);
+  const wp = serviceWaypoint(ns, svc.metadata.labels, view);
   setIf(out, 'waypoint', wp?.address);
   setIf(out, 'loadBalancing', kubeLoadBalancing(svc, namespace));
   setIf(out, 'ipFamilies', ipFamilies(svc.spec?.ipFamilies));
+  // A Kubernetes Service is always canonical for its hostname.
   out.canonical = true;
+  if (wp) setIf(out, 'ingressUseWaypoint', ingressUseWaypoint(svc, namespace));
   setIf(out, 'weightedWaypoints', weightedWaypoints(wp, svc, view));
-  if (wp) {
-    const ingress = svc.metadata.labels?.[LABEL.ingressUseWaypoint] ?? namespace?.metadata.labels?.[LABEL.ingressUseWaypoint];
-    setIf(out, 'ingressUseWaypoint', parseBool(ingress));
-  }
   return out;
 }
 
-/** exportTo ["."] keeps a ServiceEntry in its namespace. */
-export function serviceEntryVisibility(se: KubeObject): Visibility {
-  const exportTo: string[] | undefined = se.spec?.exportTo;
-  return exportTo && exportTo.length > 0 && exportTo.every((e) => e === '.' || e === se.metadata.namespace) ? Visibility.NAMESPACE : Visibility.PUBLIC;
-}
-
-function serviceEntryAddresses(se: KubeObject, host: string, network: string): NetworkAddress[] {
+/** Addresses of one host: the spec's (IP or masked CIDR), else auto-allocated ones from status. */
+function serviceEntryAddresses(se: KubeObject, host: string, network: string): NetworkAddress[] | undefined {
   const out: NetworkAddress[] = [];
   for (const text of (se.spec?.addresses ?? []) as string[]) {
     const cidr = parseCidr(text);
-    if (!cidr) continue;
+    if (!cidr) return undefined;
     const masked = maskCidr(cidr);
     const isHost = masked.length === masked.address.length * 8;
     out.push(networkAddress(network, masked.address, isHost ? undefined : masked.length));
@@ -160,17 +168,24 @@ function serviceEntryAddresses(se: KubeObject, host: string, network: string): N
 
 export function serviceEntryLoadBalancing(se: KubeObject, namespace: KubeObject | undefined): LoadBalancing | undefined {
   if ((se.spec?.resolution ?? 'NONE') === 'NONE') return { mode: LbMode.PASSTHROUGH, healthPolicy: HealthPolicy.ALLOW_ALL };
-  return distributionPreset(firstPresent(se.metadata.annotations?.[ANNOTATION.trafficDistribution], namespace?.metadata.annotations?.[ANNOTATION.trafficDistribution]));
+  return preset(trafficDistribution(undefined, se.metadata.annotations, namespace?.metadata.annotations));
 }
 
-/** The Service of one ServiceEntry host (canonical is decided by the hostname's group). */
-export function serviceEntryService(se: KubeObject, host: string, view: MeshView): Service {
+/**
+ * The Service of one ServiceEntry host before hostname resolution (canonical is decided there).
+ * None when meshConfig.serviceEntryVisibility hides the entry or an address does not parse.
+ */
+export function serviceEntryService(se: KubeObject, host: string, view: MeshView): Service | undefined {
   const ns = se.metadata.namespace!;
   const namespace = view.get('Namespace', undefined, ns);
+  const visibility = visibilityFor(view.settings.serviceEntryVisibility, namespace?.metadata.labels);
+  if (visibility === 'NONE') return undefined;
+  const addresses = serviceEntryAddresses(se, host, view.settings.network);
+  if (!addresses) return undefined;
   const out: Service = { hostname: host };
   setIf(out, 'name', se.metadata.name);
   setIf(out, 'namespace', ns);
-  setIf(out, 'addresses', serviceEntryAddresses(se, host, view.settings.network));
+  setIf(out, 'addresses', addresses);
   const ports: Port[] = ((se.spec?.ports ?? []) as ServiceEntryPort[]).map((p) => {
     const port: Port = {};
     setIf(port, 'servicePort', p.number);
@@ -180,14 +195,14 @@ export function serviceEntryService(se: KubeObject, host: string, view: MeshView
   });
   setIf(out, 'ports', ports);
   setIf(out, 'subjectAltNames', se.spec?.subjectAltNames);
-  const visibility = serviceEntryVisibility(se);
-  let wp = skipsWaypoint(se) ? undefined : boundWaypoint(ns, se.metadata.labels, 'service', view);
-  // A namespace-private ServiceEntry may not use another namespace's waypoint.
-  if (wp && visibility === Visibility.NAMESPACE && wp.namespace !== ns) wp = undefined;
+  let wp = serviceWaypoint(ns, se.metadata.labels, view);
+  // A namespace-private ServiceEntry may not bind a waypoint of another namespace.
+  if (wp && visibility === 'NAMESPACE' && wp.namespace !== ns) wp = undefined;
   setIf(out, 'waypoint', wp?.address);
-  setIf(out, 'weightedWaypoints', weightedWaypoints(wp, se, view));
   setIf(out, 'loadBalancing', serviceEntryLoadBalancing(se, namespace));
-  setIf(out, 'visibility', visibility);
+  if (wp) setIf(out, 'ingressUseWaypoint', ingressUseWaypoint(se, namespace));
+  setIf(out, 'weightedWaypoints', weightedWaypoints(wp, se, view));
+  setIf(out, 'visibility', visibility === 'NAMESPACE' ? Visibility.NAMESPACE : Visibility.PUBLIC);
   return out;
 }
 
@@ -200,33 +215,52 @@ export function kubeServiceOfHostname(hostname: string, domain: string): { names
   return { name: parts[0], namespace: parts[1] };
 }
 
+export interface HostnameWinner {
+  service: Service;
+  /** The Kubernetes Service or ServiceEntry it came from. */
+  source: KubeObject;
+  kube: boolean;
+}
+
 /**
- * Every Service resource claiming `hostname`, keyed `<ns>/<hostname>`. Per namespace a Kubernetes
- * Service beats ServiceEntries, else the oldest ServiceEntry wins; canonical goes to the Kubernetes
- * Service, else to the oldest winner that is not namespace-private.
+ * One winner per namespace among the objects claiming `hostname`: a Kubernetes Service always,
+ * else the oldest ServiceEntry. Canonical goes to the Kubernetes Service, else to the oldest
+ * winner that is not namespace-private. Keyed `<ns>/<hostname>`, sorted.
  */
-export function servicesOfHostname(hostname: string, view: MeshView): Map<string, Service> {
-  const winners = new Map<string, { service: Service; source: KubeObject; kube: boolean }>();
+export function hostnameWinners(hostname: string, view: MeshView): Map<string, HostnameWinner> {
+  const winners = new Map<string, HostnameWinner>();
   const ref = kubeServiceOfHostname(hostname, view.settings.domain);
   const kubeSvc = ref ? view.get('Service', ref.namespace, ref.name) : undefined;
   const kube = kubeSvc ? kubeService(kubeSvc, view) : undefined;
   if (kube && kubeSvc) winners.set(kubeSvc.metadata.namespace!, { service: kube, source: kubeSvc, kube: true });
-  const byNamespace = new Map<string, KubeObject[]>();
+  const byNamespace = new Map<string, { se: KubeObject; service: Service }[]>();
   for (const se of view.serviceEntriesWithHost(hostname)) {
     const ns = se.metadata.namespace!;
     if (winners.has(ns)) continue;
-    byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), se]);
+    const service = serviceEntryService(se, hostname, view);
+    if (!service) continue;
+    byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), { se, service }]);
   }
   for (const [ns, entries] of byNamespace) {
-    const se = oldest(entries)!;
-    winners.set(ns, { service: serviceEntryService(se, hostname, view), source: se, kube: false });
+    const first = oldest(entries.map((e) => e.se))!;
+    winners.set(ns, { service: entries.find((e) => e.se === first)!.service, source: first, kube: false });
   }
   if (!kube) {
     const eligible = [...winners.values()].filter((w) => w.service.visibility !== Visibility.NAMESPACE);
     const first = oldest(eligible.map((w) => w.source));
     for (const w of winners.values()) if (w.source === first) w.service.canonical = true;
   }
-  const out = new Map<string, Service>();
-  for (const ns of [...winners.keys()].sort()) out.set(`${ns}/${hostname}`, winners.get(ns)!.service);
+  const out = new Map<string, HostnameWinner>();
+  for (const ns of [...winners.keys()].sort()) out.set(`${ns}/${hostname}`, winners.get(ns)!);
   return out;
+}
+
+export function servicesOfHostname(hostname: string, view: MeshView): Map<string, Service> {
+  return new Map([...hostnameWinners(hostname, view)].map(([k, w]) => [k, w.service]));
+}
+
+/** The hosts a ServiceEntry won in its namespace: only these reach ztunnel and its workloads. */
+export function serviceEntryWinningHosts(se: KubeObject, view: MeshView): string[] {
+  const ns = se.metadata.namespace!;
+  return [...new Set<string>(se.spec?.hosts ?? [])].filter((h) => hostnameWinners(h, view).get(`${ns}/${h}`)?.source === se);
 }

@@ -1,6 +1,7 @@
 // The mesh-wide inputs of every derivation, gathered once per meshConfig change.
 
 import { DEFAULT_TRUST_DOMAIN } from './constants';
+import type { ServiceEntryVisibilityConfig } from './visibility';
 
 export interface AmbientSettings {
   clusterId: string;
@@ -16,6 +17,8 @@ export interface AmbientSettings {
   enableDryRun?: boolean;
   /** Control plane revision; Istio objects labelled istio.io/rev for another revision are ignored. */
   revision?: string;
+  /** meshConfig.serviceEntryVisibility. */
+  serviceEntryVisibility?: ServiceEntryVisibilityConfig;
 }
 
 /** istiod's inRevision: an Istio object without istio.io/rev is everyone's; with it, only its revision's. */

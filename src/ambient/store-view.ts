@@ -65,7 +65,11 @@ export function registerIndexes(store: ObjectStore): void {
   store.addIndex('Pod', INDEX.waypointRef, (o) => waypointRefKeys(o.metadata.labels, ns(o)));
   store.addIndex('Pod', INDEX.gatewayName, (o) => (o.metadata.labels?.[LABEL.gatewayName] ? [`${ns(o)}/${o.metadata.labels[LABEL.gatewayName]}`] : []));
   store.addIndex('WorkloadEntry', INDEX.labels, (o) => labelKeys(ns(o), workloadEntryLabels(o)));
-  store.addIndex('WorkloadEntry', INDEX.waypointRef, (o) => waypointRefKeys(o.metadata.labels, ns(o)));
+  store.addIndex('WorkloadEntry', INDEX.waypointRef, (o) => waypointRefKeys(workloadEntryLabels(o), ns(o)));
+  store.addIndex('WorkloadEntry', INDEX.gatewayName, (o) => {
+    const gw = workloadEntryLabels(o)[LABEL.gatewayName];
+    return gw ? [`${ns(o)}/${gw}`] : [];
+  });
   store.addIndex('Service', INDEX.selector, (o) => pairKeys(ns(o), o.spec?.selector));
   store.addIndex('Service', INDEX.waypointRef, (o) => waypointRefKeys(o.metadata.labels, ns(o)));
   store.addIndex('ServiceEntry', INDEX.selector, (o) => pairKeys(ns(o), o.spec?.workloadSelector?.labels));
@@ -73,7 +77,10 @@ export function registerIndexes(store: ObjectStore): void {
   store.addIndex('ServiceEntry', INDEX.waypointRef, (o) => [
     ...new Set([
       ...waypointRefKeys(o.metadata.labels, ns(o)),
-      ...((o.spec?.endpoints ?? []) as { labels?: Record<string, string> }[]).flatMap((e) => waypointRefKeys(e.labels, ns(o))),
+      ...((o.spec?.endpoints ?? []) as { labels?: Record<string, string> }[]).flatMap((e) => [
+        ...waypointRefKeys(e.labels, ns(o)),
+        ...(e.labels?.[LABEL.gatewayName] ? [`${ns(o)}/${e.labels[LABEL.gatewayName]}`] : []),
+      ]),
     ]),
   ]);
   store.addIndex('Namespace', INDEX.waypointRef, (o) => waypointRefKeys(o.metadata.labels, o.metadata.name));

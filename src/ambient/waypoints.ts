@@ -1,31 +1,28 @@
 // Waypoints: Gateways with status addresses, and which waypoint an object (pod, service, entry)
-// is bound to through istio.io/use-waypoint on itself or on its namespace.
+// is bound to through istio.io/use-waypoint on itself or on its namespace (amb/waypoints.go).
 
 import type { LabelSelector } from '../mesh/types';
 import { matchesSelector } from '../store/selector';
 import type { KubeObject } from '../store/types';
-import {
-  ANNOTATION,
-  DEFAULT_TRAFFIC_TYPE,
-  HBONE_PORT,
-  LABEL,
-  MAX_CANARY_WEIGHT,
-  TRAFFIC_TYPES,
-  TrafficType,
-  WAYPOINT_NONE,
-} from './constants';
+import { ANNOTATION, DEFAULT_TRAFFIC_TYPE, HBONE_PORT, LABEL, MAX_CANARY_WEIGHT, WAYPOINT_NONE } from './constants';
 import { parseIp } from './ip';
 import { AppTunnelProtocol, ApplicationTunnel, GatewayAddress } from './messages';
+
+/** The listener protocol a PROXY inbound binding attaches to. */
+export const PROXY_LISTENER_PROTOCOL = 'istio.io/PROXY';
 
 export interface Waypoint {
   namespace: string;
   name: string;
-  trafficType: TrafficType;
-  address: GatewayAddress;
-  /** allowedRoutes.namespaces of the HBONE listener: who may bind. */
-  allowedFrom: 'Same' | 'All' | 'Selector';
+  /** The istio.io/waypoint-for value as written (an unknown value binds nothing). */
+  trafficType: string;
+  /** Undefined when no status address is usable; the waypoint still exists and binds. */
+  address?: GatewayAddress;
+  /** allowedRoutes.namespaces of the bound (or HBONE) listener: who may bind. */
+  allowedFrom: string;
+  /** For `Selector`; absent means the selector matches nothing, as a nil Kubernetes selector. */
   allowedSelector?: LabelSelector;
-  /** Set on the waypoint's own pods when the inbound-binding annotation asks for it. */
+  /** The inbound-binding annotation, applied to the waypoint's own pods. */
   inboundBinding?: ApplicationTunnel;
 }
 
@@ -35,65 +32,68 @@ interface GatewayListener {
   allowedRoutes?: { namespaces?: { from?: string; selector?: LabelSelector } };
 }
 
-function trafficTypeOf(value: string | undefined): TrafficType | undefined {
-  return TRAFFIC_TYPES.find((t) => t === value);
-}
-
-/** `NONE`, `PROXY` or `<protocol>/<port>`; anything else is ignored. */
+/** `<protocol>` or `<protocol>/<port>` with protocol NONE or PROXY; a bad port reads as 0, as in istiod. */
 export function parseInboundBinding(value: string | undefined): ApplicationTunnel | undefined {
   if (value === undefined) return undefined;
-  const [proto, portText, ...rest] = value.split('/');
-  if (rest.length > 0) return undefined;
-  const protocol = proto === 'NONE' ? AppTunnelProtocol.NONE : proto === 'PROXY' ? AppTunnelProtocol.PROXY : undefined;
+  const parts = value.split('/');
+  if (parts.length > 2) return undefined;
+  const protocol = parts[0] === 'NONE' ? AppTunnelProtocol.NONE : parts[0] === 'PROXY' ? AppTunnelProtocol.PROXY : undefined;
   if (protocol === undefined) return undefined;
   const out: ApplicationTunnel = {};
   if (protocol) out.protocol = protocol;
-  if (portText !== undefined) {
-    if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) return undefined;
-    if (Number(portText)) out.port = Number(portText);
-  }
+  if (parts.length === 2 && /^\d+$/.test(parts[1]!) && Number(parts[1]) <= 0xffffffff && Number(parts[1]) > 0) out.port = Number(parts[1]);
   return out;
 }
 
-/** Hostname status address first (istiod's waypoints publish one), else the first IP. */
+/** A Hostname status address first (istiod's waypoints publish one), else the first valid IPAddress. */
 function gatewayAddress(gateway: KubeObject, network: string): GatewayAddress | undefined {
   const addresses: { type?: string; value?: string }[] = gateway.status?.addresses ?? [];
-  const host = addresses.find((a) => a.type === 'Hostname' && a.value);
-  if (host) return { hostname: { namespace: gateway.metadata.namespace!, hostname: host.value! }, hboneMtlsPort: HBONE_PORT };
+  const host = addresses.find((a) => a.type === 'Hostname');
+  if (host) return { hostname: { namespace: gateway.metadata.namespace!, ...(host.value ? { hostname: host.value } : {}) }, hboneMtlsPort: HBONE_PORT };
   for (const a of addresses) {
-    if (a.type !== undefined && a.type !== 'IPAddress') continue;
+    if (a.type !== 'IPAddress') continue;
     const ip = parseIp(a.value);
     if (!ip) continue;
-    const address = network ? { network, address: ip } : { address: ip };
-    return { address, hboneMtlsPort: HBONE_PORT };
+    return { address: network ? { network, address: ip } : { address: ip }, hboneMtlsPort: HBONE_PORT };
   }
   return undefined;
 }
 
+/** The listener whose allowedRoutes govern attachment: the bound one, else HBONE on 15008. */
+function attachmentListener(listeners: readonly GatewayListener[], binding: ApplicationTunnel | undefined): GatewayListener | undefined {
+  if (binding) {
+    const bound = binding.port
+      ? listeners.find((l) => l.port === binding.port)
+      : binding.protocol === AppTunnelProtocol.PROXY
+        ? listeners.find((l) => l.protocol === PROXY_LISTENER_PROTOCOL)
+        : undefined;
+    if (bound) return bound;
+  }
+  return listeners.find((l) => l.protocol === 'HBONE' && l.port === HBONE_PORT);
+}
+
+/** A Gateway is a waypoint once its status has addresses (any class). */
 export function waypointFromGateway(gateway: KubeObject, gatewayClass: KubeObject | undefined, network: string): Waypoint | undefined {
-  const address = gatewayAddress(gateway, network);
-  if (!address) return undefined;
-  const trafficType =
-    trafficTypeOf(gateway.metadata.labels?.[LABEL.waypointFor]) ??
-    trafficTypeOf(gatewayClass?.metadata.labels?.[LABEL.waypointFor]) ??
-    DEFAULT_TRAFFIC_TYPE;
-  const listeners: GatewayListener[] = gateway.spec?.listeners ?? [];
-  const hbone = listeners.find((l) => l.protocol === 'HBONE' && l.port === HBONE_PORT);
-  const from = hbone?.allowedRoutes?.namespaces?.from;
-  const allowedFrom = from === 'All' || from === 'Selector' ? from : 'Same';
-  const binding =
-    gateway.metadata.annotations?.[ANNOTATION.waypointInboundBinding] ??
-    gatewayClass?.metadata.annotations?.[ANNOTATION.waypointInboundBinding];
+  if (!Array.isArray(gateway.status?.addresses) || gateway.status.addresses.length === 0) return undefined;
+  let trafficType: string = DEFAULT_TRAFFIC_TYPE;
+  const classType = gatewayClass?.metadata.labels?.[LABEL.waypointFor];
+  if (classType !== undefined) trafficType = classType;
+  const ownType = gateway.metadata.labels?.[LABEL.waypointFor];
+  if (ownType !== undefined) trafficType = ownType;
+  const bindingText = gateway.metadata.annotations?.[ANNOTATION.waypointInboundBinding] ?? gatewayClass?.metadata.annotations?.[ANNOTATION.waypointInboundBinding];
+  const binding = parseInboundBinding(bindingText);
+  const listener = attachmentListener(gateway.spec?.listeners ?? [], binding);
+  const namespaces = listener?.allowedRoutes?.namespaces;
   const wp: Waypoint = {
     namespace: gateway.metadata.namespace!,
     name: gateway.metadata.name,
     trafficType,
-    address,
-    allowedFrom,
+    allowedFrom: namespaces?.from ?? 'Same',
   };
-  if (allowedFrom === 'Selector') wp.allowedSelector = hbone?.allowedRoutes?.namespaces?.selector ?? {};
-  const inbound = parseInboundBinding(binding);
-  if (inbound) wp.inboundBinding = inbound;
+  const address = gatewayAddress(gateway, network);
+  if (address) wp.address = address;
+  if (namespaces?.selector) wp.allowedSelector = namespaces.selector;
+  if (binding) wp.inboundBinding = binding;
   return wp;
 }
 
@@ -107,45 +107,88 @@ export interface WaypointRef {
   name: string;
 }
 
-/** The waypoint an object's own labels name; `null` for the explicit `none` opt-out. */
+/**
+ * istiod's GetUseWaypoint: the label's presence decides (even an empty value); `none` is the
+ * explicit opt-out (null); a present namespace label overrides the namespace, even when empty.
+ */
 export function waypointRefFromLabels(labels: Record<string, string> | undefined, defaultNamespace: string): WaypointRef | null | undefined {
-  const name = labels?.[LABEL.useWaypoint];
-  if (name === undefined || name === '') return undefined;
+  if (!labels || !Object.prototype.hasOwnProperty.call(labels, LABEL.useWaypoint)) return undefined;
+  const name = labels[LABEL.useWaypoint]!;
   if (name === WAYPOINT_NONE) return null;
-  return { namespace: labels?.[LABEL.useWaypointNamespace] || defaultNamespace, name };
+  const nsOverride = Object.prototype.hasOwnProperty.call(labels, LABEL.useWaypointNamespace) ? labels[LABEL.useWaypointNamespace]! : defaultNamespace;
+  return { namespace: nsOverride, name };
 }
 
-/** The canary waypoint an object's own labels name (istio.io/use-waypoint-canary). */
+/** The canary waypoint a set of labels names (istio.io/use-waypoint-canary). */
 export function canaryRefFromLabels(labels: Record<string, string> | undefined, defaultNamespace: string): WaypointRef | undefined {
   const name = labels?.[LABEL.useWaypointCanary];
   if (!name || name === WAYPOINT_NONE) return undefined;
-  return { namespace: labels?.[LABEL.useWaypointCanaryNamespace] || defaultNamespace, name };
+  const nsOverride = Object.prototype.hasOwnProperty.call(labels, LABEL.useWaypointCanaryNamespace) ? labels![LABEL.useWaypointCanaryNamespace]! : defaultNamespace;
+  return { namespace: nsOverride, name };
 }
 
 function attachmentAllowed(wp: Waypoint, fromNamespace: string, view: WaypointLookup): boolean {
-  if (wp.allowedFrom === 'All') return true;
-  if (wp.allowedFrom === 'Same') return wp.namespace === fromNamespace;
-  const ns = view.get('Namespace', undefined, fromNamespace);
-  return ns !== undefined && matchesSelector(ns.metadata.labels, wp.allowedSelector ?? {});
+  switch (wp.allowedFrom) {
+    case 'All':
+      return true;
+    case 'Selector': {
+      // A missing selector selects nothing (metav1.LabelSelectorAsSelector(nil) is Nothing).
+      if (!wp.allowedSelector) return false;
+      return matchesSelector(view.get('Namespace', undefined, fromNamespace)?.metadata.labels ?? {}, wp.allowedSelector);
+    }
+    default:
+      return wp.namespace === fromNamespace;
+  }
 }
 
 /**
- * The waypoint bound to an object in `namespace` with `labels`: its own use-waypoint label, else its
- * namespace's. A missing waypoint, a denied attachment or the wrong traffic type gives none.
+ * istiod's fetchWaypointForTarget: the object's own use-waypoint label, else its namespace's (the
+ * Namespace object must exist). A named waypoint that is missing or denies attachment gives none;
+ * there is no fallback from the object to its namespace.
  */
-export function boundWaypoint(
-  namespace: string,
-  labels: Record<string, string> | undefined,
-  traffic: 'service' | 'workload',
-  view: WaypointLookup,
-): Waypoint | undefined {
-  let ref = waypointRefFromLabels(labels, namespace);
-  if (ref === undefined) ref = waypointRefFromLabels(view.get('Namespace', undefined, namespace)?.metadata.labels, namespace);
+function waypointForTarget(namespace: string, labels: Record<string, string> | undefined, view: WaypointLookup): Waypoint | undefined {
+  const own = waypointRefFromLabels(labels, namespace);
+  if (own === null) return undefined;
+  let ref = own;
+  if (ref === undefined) {
+    const ns = view.get('Namespace', undefined, namespace);
+    ref = ns ? (waypointRefFromLabels(ns.metadata.labels, namespace) ?? undefined) : undefined;
+  }
   if (!ref) return undefined;
   const wp = view.waypoint(ref.namespace, ref.name);
-  if (!wp || !attachmentAllowed(wp, namespace, view)) return undefined;
-  if (wp.trafficType !== traffic && wp.trafficType !== 'all') return undefined;
-  return wp;
+  return wp && attachmentAllowed(wp, namespace, view) ? wp : undefined;
+}
+
+/** A workload binds only a `workload` or `all` waypoint. */
+export function workloadWaypoint(namespace: string, labels: Record<string, string> | undefined, view: WaypointLookup): Waypoint | undefined {
+  const wp = waypointForTarget(namespace, labels, view);
+  return wp && (wp.trafficType === 'workload' || wp.trafficType === 'all') ? wp : undefined;
+}
+
+/** A service binds only a `service` or `all` waypoint; a waypoint's or east-west gateway's own Service binds none. */
+export function serviceWaypoint(namespace: string, labels: Record<string, string> | undefined, view: WaypointLookup): Waypoint | undefined {
+  const managed = labels?.[LABEL.managedGateway];
+  if (managed === 'istio.io-mesh-controller' || managed === 'istio.io-eastwest-controller') return undefined;
+  const wp = waypointForTarget(namespace, labels, view);
+  return wp && (wp.trafficType === 'service' || wp.trafficType === 'all') ? wp : undefined;
+}
+
+/** The waypoint a pod (or entry) is an instance of: label gateway-name naming a waypoint of its namespace. */
+export function waypointOfInstance(namespace: string, labels: Record<string, string> | undefined, view: WaypointLookup): Waypoint | undefined {
+  const name = labels?.[LABEL.gatewayName];
+  return name ? view.waypoint(namespace, name) : undefined;
+}
+
+/** istiod's computeWaypoint for workloads: an instance gets the inbound binding, others their bound waypoint. */
+export function computeWorkloadWaypoint(
+  namespace: string,
+  labels: Record<string, string> | undefined,
+  view: WaypointLookup,
+): { waypoint?: GatewayAddress; applicationTunnel?: ApplicationTunnel } {
+  const instanceOf = waypointOfInstance(namespace, labels, view);
+  if (instanceOf) return instanceOf.inboundBinding ? { applicationTunnel: { ...instanceOf.inboundBinding } } : {};
+  const wp = workloadWaypoint(namespace, labels, view);
+  return wp?.address ? { waypoint: wp.address } : {};
 }
 
 export interface CanaryBinding {
@@ -155,33 +198,27 @@ export interface CanaryBinding {
 }
 
 /**
- * The canary waypoint of a service: labels on the service, else on its namespace, with the weight
- * annotation of the same object (default 0). It must be a service waypoint that may be attached.
+ * istiod's ResolveUseWaypointCanary: the namespace is consulted only when the object has no
+ * use-waypoint of its own; the canary label and the weight annotation are each read from the object,
+ * else from the namespace. A weight that is not an integer in 0..100 disables the canary, as does a
+ * canary equal to the primary, missing, denying attachment or not carrying service traffic.
  */
-export function boundCanary(
-  namespace: string,
-  labels: Record<string, string> | undefined,
-  annotations: Record<string, string> | undefined,
-  view: WaypointLookup,
-): CanaryBinding | undefined {
-  let ref = canaryRefFromLabels(labels, namespace);
-  let weightText = annotations?.[ANNOTATION.useWaypointCanaryWeight];
-  if (!ref) {
-    const ns = view.get('Namespace', undefined, namespace);
-    ref = canaryRefFromLabels(ns?.metadata.labels, namespace);
-    weightText = ns?.metadata.annotations?.[ANNOTATION.useWaypointCanaryWeight];
-  }
+export function boundCanary(o: KubeObject, primary: Waypoint, view: WaypointLookup): CanaryBinding | undefined {
+  const namespace = o.metadata.namespace!;
+  const labels = o.metadata.labels;
+  const nsMeta = waypointRefFromLabels(labels, namespace) ? undefined : view.get('Namespace', undefined, namespace)?.metadata;
+  const has = (m: Record<string, string> | undefined, k: string) => m !== undefined && Object.prototype.hasOwnProperty.call(m, k);
+  const canaryLabels = !has(labels, LABEL.useWaypointCanary) && has(nsMeta?.labels, LABEL.useWaypointCanary) ? nsMeta!.labels : labels;
+  const ref = canaryRefFromLabels(canaryLabels, namespace);
   if (!ref) return undefined;
-  const weight = weightText === undefined ? 0 : /^\d{1,3}$/.test(weightText) ? Number(weightText) : -1;
-  if (weight < 0 || weight > MAX_CANARY_WEIGHT) return undefined;
+  if (ref.namespace === primary.namespace && ref.name === primary.name) return undefined;
+  let weightText = o.metadata.annotations?.[ANNOTATION.useWaypointCanaryWeight];
+  if (weightText === undefined && nsMeta) weightText = nsMeta.annotations?.[ANNOTATION.useWaypointCanaryWeight];
+  // Go's strconv.Atoi: optional sign, decimal digits.
+  const weight = weightText === undefined ? 0 : /^[+-]?\d+$/.test(weightText) ? Number(weightText) : NaN;
+  if (!(weight >= 0 && weight <= MAX_CANARY_WEIGHT)) return undefined;
   const wp = view.waypoint(ref.namespace, ref.name);
   if (!wp || !attachmentAllowed(wp, namespace, view)) return undefined;
   if (wp.trafficType !== 'service' && wp.trafficType !== 'all') return undefined;
-  return { waypoint: wp, weight };
-}
-
-/** The waypoint a pod is an instance of (label gateway-name naming a waypoint of its namespace). */
-export function waypointOfInstance(namespace: string, labels: Record<string, string> | undefined, view: WaypointLookup): Waypoint | undefined {
-  const name = labels?.[LABEL.gatewayName];
-  return name ? view.waypoint(namespace, name) : undefined;
+  return { waypoint: wp, weight: weight === 0 ? 0 : weight };
 }

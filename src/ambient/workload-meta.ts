@@ -5,39 +5,31 @@ import { ANNOTATION, LABEL, REDIRECTION_ENABLED } from './constants';
 import { Locality, TunnelProtocol } from './messages';
 
 /** Jobs created by a CronJob are named `<cronjob>-<8 to 10 digits>`. */
-const CRONJOB_JOB_NAME = /^(.+)-\d{8,10}$/;
+const CRONJOB_JOB_NAME = /(.+)-\d{8,10}$/;
 
-/** istiod's GetDeployMetaFromPod: the name of the controller that owns the pod. */
+/** istiod's GetWorkloadMetaFromPod: the name of the controller that owns the pod. */
 export function podWorkloadName(pod: KubeObject): string {
   const labels = pod.metadata.labels ?? {};
-  const override = labels[LABEL.workloadName];
-  if (override !== undefined) return override;
+  if (Object.prototype.hasOwnProperty.call(labels, LABEL.workloadName)) return labels[LABEL.workloadName]!;
   const owner = pod.metadata.ownerReferences?.find((o) => o.controller === true);
   if (!pod.metadata.generateName || !owner) return pod.metadata.name;
-  switch (owner.kind) {
-    case 'ReplicaSet': {
-      for (const hashLabel of [LABEL.podTemplateHash, LABEL.rolloutsPodTemplateHash]) {
-        const hash = labels[hashLabel];
-        if (hash !== undefined && owner.name.endsWith(`-${hash}`)) return owner.name.slice(0, -(hash.length + 1));
-      }
-      return owner.name;
-    }
-    case 'ReplicationController':
-      return labels[LABEL.deploymentConfig] ?? owner.name;
-    case 'Job':
-      return CRONJOB_JOB_NAME.exec(owner.name)?.[1] ?? owner.name;
-    default:
-      return owner.name;
-  }
+  let name = owner.name;
+  const hash = labels[LABEL.podTemplateHash] ?? '';
+  const rolloutHash = labels[LABEL.rolloutsPodTemplateHash] ?? '';
+  // Suffix checks without the dash, trimming with it, exactly as istiod's heuristics.
+  const trim = (h: string) => (owner.name.endsWith(`-${h}`) ? owner.name.slice(0, -(h.length + 1)) : owner.name);
+  if (owner.kind === 'ReplicaSet' && hash !== '' && owner.name.endsWith(hash)) name = trim(hash);
+  else if (owner.kind === 'ReplicaSet' && rolloutHash !== '' && owner.name.endsWith(rolloutHash)) name = trim(rolloutHash);
+  else if (owner.kind === 'ReplicationController' && (labels[LABEL.deploymentConfig] ?? '') !== '') name = labels[LABEL.deploymentConfig]!;
+  else if (owner.kind === 'Job') name = CRONJOB_JOB_NAME.exec(owner.name)?.[1] ?? owner.name;
+  return name === '' ? pod.metadata.name : name;
 }
 
 /** Canonical service name and revision from the first present label, as istiod's CanonicalService. */
 export function canonicalService(labels: Record<string, string> | undefined, workloadName: string): { name: string; revision: string } {
+  // A label that is present counts, even when empty (istiod's lookupLabelValue).
   const first = (keys: readonly string[]) => {
-    for (const k of keys) {
-      const v = labels?.[k];
-      if (v !== undefined && v !== '') return v;
-    }
+    for (const k of keys) if (labels && Object.prototype.hasOwnProperty.call(labels, k)) return labels[k]!;
     return undefined;
   };
   return { name: first(LABEL.canonicalName) ?? workloadName, revision: first(LABEL.canonicalRevision) ?? 'latest' };
@@ -48,8 +40,8 @@ export function canonicalService(labels: Record<string, string> | undefined, wor
  * `http` (sidecars with HBONE); istiod never reads istio.io/dataplane-mode.
  */
 export function tunnelOf(labels: Record<string, string> | undefined, annotations: Record<string, string> | undefined): { tunnelProtocol: TunnelProtocol; nativeTunnel: boolean } {
-  const tunnels = (labels?.[LABEL.tunnel] ?? '').split(',').map((s) => s.trim());
-  if (tunnels.includes('http')) return { tunnelProtocol: TunnelProtocol.HBONE, nativeTunnel: true };
+  const tunnel = labels?.[LABEL.tunnel];
+  if (tunnel !== undefined && tunnel.split(',').includes('http')) return { tunnelProtocol: TunnelProtocol.HBONE, nativeTunnel: true };
   if (annotations?.[ANNOTATION.redirection] === REDIRECTION_ENABLED) return { tunnelProtocol: TunnelProtocol.HBONE, nativeTunnel: false };
   return { tunnelProtocol: TunnelProtocol.NONE, nativeTunnel: false };
 }
@@ -88,7 +80,7 @@ export function podIsTerminal(pod: KubeObject): boolean {
 
 export function podIsReady(pod: KubeObject): boolean {
   const conditions: { type?: string; status?: string }[] = pod.status?.conditions ?? [];
-  return conditions.some((c) => c.type === 'Ready' && c.status === 'True');
+  return conditions.find((c) => c.type === 'Ready')?.status === 'True';
 }
 
 /** status.podIPs, falling back to status.podIP. */

@@ -8,9 +8,10 @@ import { NetworkMode, Port, PortList, Workload, WorkloadStatus, WorkloadType, se
 import { servicePortsForEntry } from './service-ports';
 import { workloadTrustDomain } from './settings';
 import type { MeshView } from './view';
-import { boundWaypoint } from './waypoints';
+import { serviceEntryWinningHosts } from './services';
+import { computeWorkloadWaypoint } from './waypoints';
 import { canonicalService, localityOfText, tunnelOf } from './workload-meta';
-import { kubeServiceHostname, peerAuthenticationNames, selectingPolicyNames } from './workloads';
+import { isServedKubeService, kubeServiceHostname, workloadPolicies } from './workloads';
 
 interface EntryEndpoint {
   address?: string;
@@ -19,6 +20,7 @@ interface EntryEndpoint {
   network?: string;
   locality?: string;
   serviceAccount?: string;
+  weight?: number;
 }
 
 /** Resolutions whose hosts are endpoints themselves when no endpoints are listed. */
@@ -28,21 +30,30 @@ export function serviceEntryWorkloadUid(clusterId: string, namespace: string, na
   return `${clusterId}/networking.istio.io/ServiceEntry/${namespace}/${name}/${address}`;
 }
 
+/**
+ * One workload per endpoint (or per host for a DNS entry without endpoints), listing only the hosts
+ * this entry won in its namespace; an entry that won none has no workloads.
+ */
 export function serviceEntryWorkloads(se: KubeObject, view: MeshView): Workload[] {
   const s = view.settings;
   const spec = se.spec ?? {};
   const ns = se.metadata.namespace!;
-  const hosts: string[] = spec.hosts ?? [];
   let endpoints: EntryEndpoint[] = spec.endpoints ?? [];
   const implicit = endpoints.length === 0 && DNS_RESOLUTIONS.has(spec.resolution) && !spec.workloadSelector;
+  if (endpoints.length === 0 && !implicit) return [];
+  const hosts = serviceEntryWinningHosts(se, view);
+  if (hosts.length === 0) return [];
   if (implicit) endpoints = hosts.map((h) => ({ address: h }));
-  if (endpoints.length === 0) return [];
   const out: Workload[] = [];
   const seen = new Set<string>();
-  const apPolicies = selectingPolicyNames(view, ns, se.metadata.labels);
+  const policies = workloadPolicies(view, ns, se.metadata.labels);
+  // Quirk kept from istiod: the network variable is reassigned by an endpoint with a network and
+  // not reset, so later endpoints without one inherit it.
+  let network = s.network;
   endpoints.forEach((ep, i) => {
     const address = ep.address ?? '';
     const uid = serviceEntryWorkloadUid(s.clusterId, ns, se.metadata.name, address);
+    if (ep.network) network = ep.network;
     if (seen.has(uid)) return;
     seen.add(uid);
     const w: Workload = { uid };
@@ -51,13 +62,17 @@ export function serviceEntryWorkloads(se: KubeObject, view: MeshView): Workload[
     const ip = parseIp(address);
     if (ip) w.addresses = [ip];
     else setIf(w, 'hostname', address);
-    setIf(w, 'network', ep.network || s.network);
+    setIf(w, 'network', network);
     const tunnel = tunnelOf(se.metadata.labels, se.metadata.annotations);
     setIf(w, 'tunnelProtocol', tunnel.tunnelProtocol);
     setIf(w, 'nativeTunnel', tunnel.nativeTunnel);
     setIf(w, 'trustDomain', workloadTrustDomain(s));
     setIf(w, 'serviceAccount', ep.serviceAccount);
-    if (!implicit) setIf(w, 'waypoint', boundWaypoint(ns, ep.labels, 'workload', view)?.address);
+    if (!implicit) {
+      const waypoint = computeWorkloadWaypoint(ns, ep.labels, view);
+      setIf(w, 'waypoint', waypoint.waypoint);
+      setIf(w, 'applicationTunnel', waypoint.applicationTunnel);
+    }
     const canonical = canonicalService(se.metadata.labels, se.metadata.name);
     setIf(w, 'canonicalName', canonical.name);
     setIf(w, 'canonicalRevision', canonical.revision);
@@ -66,11 +81,11 @@ export function serviceEntryWorkloads(se: KubeObject, view: MeshView): Workload[
     const ports = servicePortsForEntry(se, true, ep.ports);
     const services: Record<string, PortList> = {};
     for (const host of [...(implicit ? [hosts[i]!] : hosts)].sort()) services[`${ns}/${host}`] = ports;
-    setIf(w, 'services', Object.keys(services).length ? services : undefined);
-    // istiod selects APs by the ServiceEntry's labels but PeerAuthentications by the endpoint's.
-    setIf(w, 'authorizationPolicies', [...apPolicies, ...peerAuthenticationNames(view, ns, ep.labels)]);
+    setIf(w, 'services', services);
+    setIf(w, 'authorizationPolicies', policies);
     setIf(w, 'clusterId', s.clusterId);
     setIf(w, 'locality', localityOfText(ep.locality));
+    if (typeof ep.weight === 'number' && ep.weight > 0) w.capacity = { value: ep.weight };
     out.push(w);
   });
   return out;
@@ -89,7 +104,7 @@ export function endpointSliceWorkloads(slice: KubeObject, view: MeshView): Workl
   if (svcName === undefined || slice.addressType === 'FQDN') return [];
   const ns = slice.metadata.namespace!;
   const svc = view.get('Service', ns, svcName);
-  if (!svc || svc.spec?.type === 'ExternalName') return [];
+  if (!svc || !isServedKubeService(svc)) return [];
   const s = view.settings;
   const serviceKey = `${ns}/${kubeServiceHostname(svcName, ns, s.domain)}`;
   const ports: Port[] = [];

@@ -2,7 +2,7 @@
 // workloadEntryWorkloadBuilder): pure functions of the object and the MeshView.
 
 import type { KubeObject } from '../store/types';
-import { ANNOTATION, LABEL, MANAGED_MESH_CONTROLLER } from './constants';
+import { ANNOTATION, LABEL } from './constants';
 import { parseIp } from './ip';
 import { NetworkMode, PortList, Workload, WorkloadStatus, WorkloadType, setIf } from './messages';
 import { candidatePeerAuthentications, peerAuthenticationKeys } from './peer-authentication';
@@ -10,7 +10,8 @@ import { workloadPolicyName } from './authorization';
 import { kubeServicePortsForPod, podTcpPorts, serviceEntryPortsForPod, servicePortsForEntry } from './service-ports';
 import { workloadTrustDomain } from './settings';
 import type { MeshView } from './view';
-import { boundWaypoint, waypointOfInstance } from './waypoints';
+import { serviceEntryWinningHosts } from './services';
+import { computeWorkloadWaypoint } from './waypoints';
 import { canonicalService, localityOfNode, localityOfText, podIpTexts, podIsReady, podIsTerminal, podWorkloadName, tunnelOf } from './workload-meta';
 
 export function podUid(clusterId: string, namespace: string, name: string): string {
@@ -55,8 +56,19 @@ function sortedMap(entries: Map<string, PortList>): Record<string, PortList> | u
   return out;
 }
 
-const isExternalName = (svc: KubeObject) => svc.spec?.type === 'ExternalName';
-const hasSelector = (svc: KubeObject) => Object.keys(svc.spec?.selector ?? {}).length > 0;
+/** A Kubernetes Service that yields a Service resource (not ExternalName, every cluster IP parses). */
+export function isServedKubeService(svc: KubeObject): boolean {
+  if (svc.spec?.type === 'ExternalName') return false;
+  const ips: string[] = svc.spec?.clusterIPs?.length ? svc.spec.clusterIPs : [svc.spec?.clusterIP ?? ''];
+  return ips.every((ip) => ip === '' || ip === 'None' || parseIp(ip) !== undefined);
+}
+
+interface SliceTargetRef {
+  kind?: string;
+  namespace?: string;
+  name?: string;
+  uid?: string;
+}
 
 function podServices(pod: KubeObject, view: MeshView): Record<string, PortList> | undefined {
   const ns = pod.metadata.namespace!;
@@ -65,27 +77,29 @@ function podServices(pod: KubeObject, view: MeshView): Record<string, PortList> 
   const out = new Map<string, PortList>();
   const domain = view.settings.domain;
   for (const svc of view.servicesSelecting(ns, labels)) {
-    if (isExternalName(svc)) continue;
+    if (!isServedKubeService(svc)) continue;
     out.set(`${ns}/${kubeServiceHostname(svc.metadata.name, ns, domain)}`, kubeServicePortsForPod(svc, containerPorts));
   }
   for (const se of view.serviceEntriesSelecting(ns, labels)) {
     const ports = serviceEntryPortsForPod(se, containerPorts);
-    for (const host of (se.spec?.hosts ?? []) as string[]) out.set(`${ns}/${host}`, ports);
+    for (const host of serviceEntryWinningHosts(se, view)) out.set(`${ns}/${host}`, ports);
   }
-  // Selector-less Services reach pods through EndpointSlices whose endpoints name the pod.
+  // Services reach pods through EndpointSlices whose endpoints name the pod exactly (kind, namespace,
+  // name and uid, as istiod's TargetRef index), unless a selector already matched that hostname.
+  const matched = new Set([...out.keys()].map((k) => k.slice(k.indexOf('/') + 1)));
   for (const slice of view.slicesTargetingPod(ns, pod.metadata.name)) {
     const svcName = slice.metadata.labels?.[LABEL.serviceName];
-    if (!svcName || slice.addressType === 'FQDN') continue;
-    const targets = ((slice.endpoints ?? []) as { targetRef?: { kind?: string; namespace?: string; name?: string; uid?: string } }[]).some(
-      (e) =>
-        e.targetRef?.kind === 'Pod' &&
-        (e.targetRef.namespace ?? slice.metadata.namespace) === ns &&
-        e.targetRef.name === pod.metadata.name &&
-        (!e.targetRef.uid || !pod.metadata.uid || e.targetRef.uid === pod.metadata.uid),
+    if (svcName === undefined || slice.addressType === 'FQDN') continue;
+    const targets = ((slice.endpoints ?? []) as { targetRef?: SliceTargetRef }[]).some(
+      (e) => e.targetRef?.kind === 'Pod' && (e.targetRef.namespace ?? '') === ns && e.targetRef.name === pod.metadata.name && (e.targetRef.uid ?? '') === (pod.metadata.uid ?? ''),
     );
-    const svc = view.get('Service', slice.metadata.namespace, svcName);
-    if (!targets || !svc || hasSelector(svc) || isExternalName(svc)) continue;
-    out.set(`${svc.metadata.namespace}/${kubeServiceHostname(svc.metadata.name, svc.metadata.namespace!, domain)}`, kubeServicePortsForPod(svc, containerPorts));
+    const sliceNs = slice.metadata.namespace!;
+    const hostname = kubeServiceHostname(svcName, sliceNs, domain);
+    if (!targets || matched.has(hostname)) continue;
+    const svc = view.get('Service', sliceNs, svcName);
+    if (!svc || !isServedKubeService(svc)) continue;
+    matched.add(hostname);
+    out.set(`${sliceNs}/${hostname}`, kubeServicePortsForPod(svc, containerPorts));
   }
   return sortedMap(out);
 }
@@ -114,9 +128,9 @@ export function podWorkload(pod: KubeObject, view: MeshView): Workload | undefin
   setIf(w, 'nativeTunnel', tunnel.nativeTunnel);
   setIf(w, 'trustDomain', workloadTrustDomain(s));
   setIf(w, 'serviceAccount', pod.spec?.serviceAccountName);
-  const instanceOf = waypointOfInstance(ns, labels, view);
-  if (instanceOf) setIf(w, 'applicationTunnel', instanceOf.inboundBinding);
-  else setIf(w, 'waypoint', boundWaypoint(ns, labels, 'workload', view)?.address);
+  const waypoint = computeWorkloadWaypoint(ns, labels, view);
+  setIf(w, 'waypoint', waypoint.waypoint);
+  setIf(w, 'applicationTunnel', waypoint.applicationTunnel);
   setIf(w, 'node', pod.spec?.nodeName);
   const workloadName = podWorkloadName(pod);
   const canonical = canonicalService(labels, workloadName);
@@ -156,9 +170,9 @@ export function workloadEntryWorkload(we: KubeObject, view: MeshView): Workload 
   setIf(w, 'nativeTunnel', tunnel.nativeTunnel);
   setIf(w, 'trustDomain', workloadTrustDomain(s));
   setIf(w, 'serviceAccount', spec.serviceAccount);
-  if (labels[LABEL.managedGateway] !== MANAGED_MESH_CONTROLLER) {
-    setIf(w, 'waypoint', boundWaypoint(ns, we.metadata.labels, 'workload', view)?.address);
-  }
+  const waypoint = computeWorkloadWaypoint(ns, labels, view);
+  setIf(w, 'waypoint', waypoint.waypoint);
+  setIf(w, 'applicationTunnel', waypoint.applicationTunnel);
   const workloadName = we.metadata.annotations?.[ANNOTATION.autoRegistrationGroup] ?? labels[LABEL.workloadName] ?? we.metadata.name;
   const canonical = canonicalService(labels, workloadName);
   setIf(w, 'canonicalName', canonical.name);
@@ -168,10 +182,10 @@ export function workloadEntryWorkload(we: KubeObject, view: MeshView): Workload 
   const services = new Map<string, PortList>();
   for (const se of view.serviceEntriesSelecting(ns, labels)) {
     const ports = servicePortsForEntry(se, true, spec.ports);
-    for (const host of (se.spec?.hosts ?? []) as string[]) services.set(`${ns}/${host}`, ports);
+    for (const host of serviceEntryWinningHosts(se, view)) services.set(`${ns}/${host}`, ports);
   }
   for (const svc of view.servicesSelecting(ns, labels)) {
-    if (isExternalName(svc)) continue;
+    if (!isServedKubeService(svc)) continue;
     services.set(`${ns}/${kubeServiceHostname(svc.metadata.name, ns, s.domain)}`, servicePortsForEntry(svc, false, spec.ports));
   }
   setIf(w, 'services', sortedMap(services));

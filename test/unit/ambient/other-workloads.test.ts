@@ -52,11 +52,15 @@ describe('Workload from WorkloadEntry', () => {
   it('selector policies attach by its labels', () => {
     expect(derive(we({ labels: { app: 'web' } }), [authz('p', 'default', { selector: { matchLabels: { app: 'web' } } })]).authorizationPolicies).toEqual(['default/p']);
   });
-  it('a WorkloadEntry of a waypoint (managed by the mesh controller) gets no waypoint', () => {
+  it('labels merged from spec and metadata bind a workload waypoint', () => {
     const wp = gateway('waypoint', 'default', { labels: { 'istio.io/waypoint-for': 'all' } });
-    const labels = { 'istio.io/use-waypoint': 'waypoint' };
-    expect(derive(we({}, { labels }), [wp]).waypoint).toBeDefined();
-    expect(derive(we({}, { labels: { ...labels, 'gateway.istio.io/managed': 'istio.io-mesh-controller' } }), [wp]).waypoint).toBeUndefined();
+    expect(derive(we({ labels: { 'istio.io/use-waypoint': 'waypoint' } }), [wp]).waypoint).toBeDefined();
+  });
+  it('a WorkloadEntry that is a waypoint instance gets no waypoint, and the inbound binding as application_tunnel', () => {
+    const wp = gateway('waypoint', 'default', { labels: { 'istio.io/waypoint-for': 'all' }, annotations: { 'ambient.istio.io/waypoint-inbound-binding': 'PROXY' } });
+    const w = derive(we({}, { labels: { 'istio.io/use-waypoint': 'waypoint', 'gateway.networking.k8s.io/gateway-name': 'waypoint' } }), [wp]);
+    expect(w.waypoint).toBeUndefined();
+    expect(w.applicationTunnel).toEqual({ protocol: 1 });
   });
 });
 
@@ -82,7 +86,21 @@ describe('Workloads from ServiceEntry endpoints', () => {
     ]);
   });
   it('a STATIC ServiceEntry without endpoints has no workloads', () => expect(derive(se({ resolution: 'STATIC' }))).toEqual([]));
-  it('quirk: APs select by the ServiceEntry labels, not the endpoint labels', () => {
+  it('endpoints list only the hosts the entry won; an entry that won none has no workloads', () => {
+    const kube = service('a', { ns: 'default' });
+    const entry = serviceEntry('ext', 'default', { hosts: ['a.default.svc.cluster.local', 'b.example.com'], ports: [{ number: 80, name: 'http' }], endpoints: [{ address: '1.1.1.1' }] });
+    expect(Object.keys(derive(entry, [kube])[0]!.services!)).toEqual(['default/b.example.com']);
+    const lost = serviceEntry('ext', 'default', { hosts: ['a.default.svc.cluster.local'], endpoints: [{ address: '1.1.1.1' }] });
+    expect(derive(lost, [kube])).toEqual([]);
+  });
+  it('quirk: an endpoint network carries over to the following endpoints without one', () => {
+    const ws = derive(se({ endpoints: [{ address: '1.1.1.1' }, { address: '2.2.2.2', network: 'vpc' }, { address: '3.3.3.3' }] }));
+    expect(ws.map((w) => w.network)).toEqual([undefined, 'vpc', 'vpc']);
+  });
+  it('capacity comes from the endpoint weight', () => {
+    expect(derive(se({ endpoints: [{ address: '1.1.1.1', weight: 4 }] }))[0]!.capacity).toEqual({ value: 4 });
+  });
+  it('policies (APs and PeerAuthentications) select by the ServiceEntry labels, not the endpoint labels', () => {
     const p = authz('p', 'default', { selector: { matchLabels: { app: 'se' } } });
     expect(derive(se({ endpoints: [{ address: '1.1.1.1', labels: { app: 'ep' } }] }, { app: 'se' }), [p])[0]!.authorizationPolicies).toEqual(['default/p']);
     expect(derive(se({ endpoints: [{ address: '1.1.1.1', labels: { app: 'se' } }] }, { app: 'ep' }), [p])[0]!.authorizationPolicies).toBeUndefined();

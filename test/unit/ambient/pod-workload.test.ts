@@ -67,6 +67,9 @@ describe('Workload from Pod: tunnel protocol', () => {
   it('redirection annotation pending is not HBONE', () => {
     expect(derive(pod('a', { annotations: { 'ambient.istio.io/redirection': 'pending' } }))!.tunnelProtocol).toBeUndefined();
   });
+  it('the tunnel label list is split on commas without trimming spaces', () => {
+    expect(derive(pod('a', { labels: { 'networking.istio.io/tunnel': 'tcp, http' } }))!.tunnelProtocol).toBeUndefined();
+  });
   it('tunnel label listing http gives HBONE with native_tunnel', () => {
     const w = derive(pod('a', { labels: { 'networking.istio.io/tunnel': 'tcp,http' } }))!;
     expect(w.tunnelProtocol).toBe(TunnelProtocol.HBONE);
@@ -88,6 +91,9 @@ describe('Workload from Pod: workload_name and canonical labels', () => {
     ['pod without generateName keeps its own name', pod('solo', { meta: { ownerReferences: [{ apiVersion: 'v1', kind: 'StatefulSet', name: 'db', uid: 'u', controller: true }] } }), 'solo'],
   ])('%s', (_rule, p, expected) => {
     expect(derive(p)!.workloadName).toBe(expected);
+  });
+  it('a present but empty canonical label still counts', () => {
+    expect(derive(pod('a', { labels: { 'service.istio.io/canonical-name': '', app: 'x' } }))!.canonicalName).toBeUndefined();
   });
   it('canonical name and revision come from the first present label, else workload name and latest', () => {
     expect(derive(pod('a', { labels: { app: 'x', 'app.kubernetes.io/name': 'y', version: 'v1' } }))).toMatchObject({ canonicalName: 'y', canonicalRevision: 'v1' });
@@ -122,10 +128,21 @@ describe('Workload from Pod: services map', () => {
   it('ExternalName Services are not listed', () => {
     expect(derive(p, [service('web', { spec: { type: 'ExternalName' } })])!.services).toBeUndefined();
   });
-  it('selector-less Service is listed through an EndpointSlice endpoint naming the pod', () => {
+  const sliceFor = (ref: Record<string, string>) =>
+    endpointSlice('manual-1', 'default', { endpoints: [{ addresses: ['10.0.0.1'], targetRef: { kind: 'Pod', ...ref } }] }, { 'kubernetes.io/service-name': 'manual' });
+  const owned = pod('a', { labels: { app: 'web' }, meta: { uid: 'u1' } });
+  it('selector-less Service is listed through an EndpointSlice endpoint naming the pod by namespace, name and uid', () => {
     const svc = service('manual', { selector: {} });
-    const slice = endpointSlice('manual-1', 'default', { endpoints: [{ addresses: ['10.0.0.1'], targetRef: { kind: 'Pod', name: 'a', namespace: 'default' } }] }, { 'kubernetes.io/service-name': 'manual' });
-    expect(Object.keys(derive(p, [svc, slice])!.services!)).toEqual(['default/manual.default.svc.cluster.local']);
+    expect(Object.keys(derive(owned, [svc, sliceFor({ name: 'a', namespace: 'default', uid: 'u1' })])!.services!)).toEqual(['default/manual.default.svc.cluster.local']);
+  });
+  it('an EndpointSlice endpoint with another uid or no namespace does not name the pod', () => {
+    const svc = service('manual', { selector: {} });
+    expect(derive(owned, [svc, sliceFor({ name: 'a', namespace: 'default', uid: 'other' })])!.services).toBeUndefined();
+    expect(derive(owned, [svc, sliceFor({ name: 'a', uid: 'u1' })])!.services).toBeUndefined();
+  });
+  it('a Service whose selector does not match is still listed when its EndpointSlice names the pod', () => {
+    const svc = service('manual', { selector: { app: 'elsewhere' } });
+    expect(Object.keys(derive(owned, [svc, sliceFor({ name: 'a', namespace: 'default', uid: 'u1' })])!.services!)).toEqual(['default/manual.default.svc.cluster.local']);
   });
 });
 
@@ -143,6 +160,46 @@ describe('Workload from Pod: waypoint', () => {
   });
   it('a service-only waypoint (the default traffic type) is not bound to workloads', () => {
     expect(derive(pod('a', { labels: { 'istio.io/use-waypoint': 'w2' } }), [gateway('w2', 'default')])!.waypoint).toBeUndefined();
+  });
+  it('use-waypoint present but empty binds nothing and does not fall back to the namespace', () => {
+    expect(derive(pod('a', { labels: { 'istio.io/use-waypoint': '' } }), [wp, namespace('default', { 'istio.io/use-waypoint': 'waypoint' })])!.waypoint).toBeUndefined();
+  });
+  it('a waypoint named on the pod but missing binds nothing, with no namespace fallback', () => {
+    expect(derive(pod('a', { labels: { 'istio.io/use-waypoint': 'missing' } }), [wp, namespace('default', { 'istio.io/use-waypoint': 'waypoint' })])!.waypoint).toBeUndefined();
+  });
+  it('a namespace binding needs the Namespace object', () => {
+    expect(derive(pod('a'), [wp])!.waypoint).toBeUndefined();
+  });
+  it('an unknown waypoint-for value binds nothing (it is not replaced by the default)', () => {
+    const odd = gateway('waypoint', 'default', { labels: { 'istio.io/waypoint-for': 'bogus' } });
+    expect(derive(pod('a', { labels: { 'istio.io/use-waypoint': 'waypoint' } }), [odd])!.waypoint).toBeUndefined();
+  });
+  it('a status address without a type is ignored, yet the Gateway is a waypoint (bound, with no address)', () => {
+    const untyped = gateway('waypoint', 'default', { labels: { 'istio.io/waypoint-for': 'all' }, addresses: [{ value: '10.1.1.1' }] });
+    const inst = pod('wp-1', { labels: { 'gateway.networking.k8s.io/gateway-name': 'waypoint' } });
+    expect(derive(pod('a', { labels: { 'istio.io/use-waypoint': 'waypoint' } }), [untyped])!.waypoint).toBeUndefined();
+    expect(derive(inst, [gateway('waypoint', 'default', { addresses: [{ value: '10.1.1.1' }], annotations: { 'ambient.istio.io/waypoint-inbound-binding': 'NONE' } })])!.applicationTunnel).toEqual({});
+  });
+  it('allowedRoutes from Selector admits namespaces matching the selector; without a selector, none', () => {
+    const sel = (selector?: Record<string, unknown>) =>
+      gateway('wp', 'infra', { labels: { 'istio.io/waypoint-for': 'all' }, listeners: [{ port: 15008, protocol: 'HBONE', allowedRoutes: { namespaces: { from: 'Selector', ...(selector ? { selector } : {}) } } }] });
+    const labels = { 'istio.io/use-waypoint': 'wp', 'istio.io/use-waypoint-namespace': 'infra' };
+    const ns = namespace('default', { team: 'a' });
+    expect(derive(pod('a', { labels }), [sel({ matchLabels: { team: 'a' } }), ns])!.waypoint).toBeDefined();
+    expect(derive(pod('a', { labels }), [sel({ matchLabels: { team: 'b' } }), ns])!.waypoint).toBeUndefined();
+    expect(derive(pod('a', { labels }), [sel(), ns])!.waypoint).toBeUndefined();
+  });
+  it('an inbound binding with a port uses that listener for attachment', () => {
+    const gw = gateway('wp', 'infra', {
+      labels: { 'istio.io/waypoint-for': 'all' },
+      annotations: { 'ambient.istio.io/waypoint-inbound-binding': 'PROXY/15088' },
+      listeners: [{ port: 15008, protocol: 'HBONE' }, { port: 15088, protocol: 'istio.io/PROXY', allowedRoutes: { namespaces: { from: 'All' } } }],
+    });
+    expect(derive(pod('a', { labels: { 'istio.io/use-waypoint': 'wp', 'istio.io/use-waypoint-namespace': 'infra' } }), [gw])!.waypoint).toBeDefined();
+  });
+  it('quirk: an inbound binding with an unparsable port keeps the protocol with port 0', () => {
+    const inst = pod('wp-1', { labels: { 'gateway.networking.k8s.io/gateway-name': 'waypoint' } });
+    expect(derive(inst, [gateway('waypoint', 'default', { annotations: { 'ambient.istio.io/waypoint-inbound-binding': 'PROXY/abc' } })])!.applicationTunnel).toEqual({ protocol: 1 });
   });
   it('a Gateway without status addresses is not a waypoint', () => {
     expect(derive(pod('a', { labels: { 'istio.io/use-waypoint': 'waypoint' } }), [gateway('waypoint', 'default', { labels: { 'istio.io/waypoint-for': 'all' }, addresses: [] })])!.waypoint).toBeUndefined();

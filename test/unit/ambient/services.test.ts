@@ -13,6 +13,9 @@ describe('Service from a Kubernetes Service', () => {
     expect(s.canonical).toBe(true);
   });
   it('ExternalName Services are not sent', () => expect(derive(service('x', { spec: { type: 'ExternalName' } }))).toBeUndefined());
+  it('a Service with an unparsable cluster IP is not sent', () => {
+    expect(derive(service('x', { spec: { clusterIP: '10.0.0.999', clusterIPs: ['10.0.0.999'] } }))).toBeUndefined();
+  });
   it('headless Services are sent with no addresses', () => {
     expect(derive(service('h', { spec: { clusterIP: 'None', clusterIPs: ['None'] } }))!.addresses).toBeUndefined();
   });
@@ -55,6 +58,16 @@ describe('Service load_balancing', () => {
     const lb = derive(service('w'), [namespace('default', {}, { 'networking.istio.io/traffic-distribution': 'prefersamenode' })])!.loadBalancing;
     expect(lb!.routingPreference).toHaveLength(5);
   });
+  it('an unknown spec.trafficDistribution falls through to the annotation', () => {
+    expect(derive(service('w', { spec: { trafficDistribution: 'Bogus' }, annotations: { 'networking.istio.io/traffic-distribution': 'PreferSameNode' } }))!.loadBalancing!.routingPreference).toHaveLength(5);
+  });
+  it('an unknown Service annotation means no preference, without looking at the namespace', () => {
+    const lb = derive(service('w', { annotations: { 'networking.istio.io/traffic-distribution': 'Bogus' } }), [namespace('default', {}, { 'networking.istio.io/traffic-distribution': 'PreferClose' })])!.loadBalancing;
+    expect(lb).toBeUndefined();
+  });
+  it('spec.trafficDistribution is case-sensitive (annotations are not)', () => {
+    expect(derive(service('w', { spec: { trafficDistribution: 'preferclose' } }))!.loadBalancing).toBeUndefined();
+  });
   it('publishNotReadyAddresses adds health_policy ALLOW_ALL', () => {
     expect(derive(service('w', { spec: { publishNotReadyAddresses: true } }))!.loadBalancing).toEqual({ healthPolicy: HealthPolicy.ALLOW_ALL });
   });
@@ -90,6 +103,15 @@ describe('Service waypoint', () => {
     expect(derive(service('w', { labels }), [wp, canary])!.weightedWaypoints!.map((w) => w.weight)).toEqual([100, undefined]);
     expect(derive(service('w', { labels, annotations: { 'istio.io/use-waypoint-canary-weight': '101' } }), [wp, canary])!.weightedWaypoints).toBeUndefined();
     expect(derive(service('w', { labels }), [wp])!.weightedWaypoints).toBeUndefined();
+  });
+  it('the namespace canary applies only to a service without its own use-waypoint', () => {
+    const canary = gateway('canary', 'default');
+    const ns = namespace('default', { 'istio.io/use-waypoint': 'waypoint', 'istio.io/use-waypoint-canary': 'canary' }, { 'istio.io/use-waypoint-canary-weight': '20' });
+    expect(derive(service('w'), [wp, canary, ns])!.weightedWaypoints!.map((w) => w.weight)).toEqual([80, 20]);
+    expect(derive(service('w', { labels: { 'istio.io/use-waypoint': 'waypoint' } }), [wp, canary, ns])!.weightedWaypoints).toBeUndefined();
+  });
+  it('a canary equal to the primary is ignored', () => {
+    expect(derive(service('w', { labels: { 'istio.io/use-waypoint': 'waypoint', 'istio.io/use-waypoint-canary': 'waypoint' } }), [wp])!.weightedWaypoints).toBeUndefined();
   });
   it('a canary without a primary waypoint is ignored', () => {
     expect(derive(service('w', { labels: { 'istio.io/use-waypoint-canary': 'canary' } }), [gateway('canary', 'default')])!.weightedWaypoints).toBeUndefined();
@@ -129,11 +151,25 @@ describe('Services from ServiceEntries and hostname collisions', () => {
     expect(out.get(`default/${host}`)!.ports![0]!.servicePort).toBe(80);
     expect(out.get(`other/${host}`)!.canonical).toBeUndefined();
   });
-  it('canonical goes to the oldest winner that is not namespace-private', () => {
-    const v = viewOf([se('a', 'ns1', { exportTo: ['.'] }, '2020-01-01T00:00:00Z'), se('b', 'ns2', {}, '2021-01-01T00:00:00Z')]);
+  const privateNs = { policies: [{ visibility: 'NAMESPACE', matchingRules: [{ namespaceSelector: { matchLabels: { private: 'true' } } }] }] };
+  it('canonical goes to the oldest winner that is not namespace-private (meshConfig serviceEntryVisibility)', () => {
+    const v = viewOf([se('a', 'ns1', {}, '2020-01-01T00:00:00Z'), se('b', 'ns2', {}, '2021-01-01T00:00:00Z'), namespace('ns1', { private: 'true' })], { serviceEntryVisibility: privateNs });
     const out = servicesOfHostname('a.example.com', v);
     expect(out.get('ns1/a.example.com')).toMatchObject({ visibility: Visibility.NAMESPACE });
     expect(out.get('ns1/a.example.com')!.canonical).toBeUndefined();
     expect(out.get('ns2/a.example.com')!.canonical).toBe(true);
+  });
+  it('serviceEntryVisibility NONE hides the ServiceEntry entirely', () => {
+    const v = viewOf([se('a', 'ns1'), namespace('ns1', { hidden: 'true' })], {
+      serviceEntryVisibility: { policies: [{ visibility: 'NONE', matchingRules: [{ namespaceSelector: { matchLabels: { hidden: 'true' } } }] }] },
+    });
+    expect(servicesOfHostname('a.example.com', v).size).toBe(0);
+  });
+  it('without serviceEntryVisibility every ServiceEntry is PUBLIC, whatever its exportTo', () => {
+    const out = servicesOfHostname('a.example.com', viewOf([se('a', 'ns1', { exportTo: ['.'] })]));
+    expect(out.get('ns1/a.example.com')!.visibility).toBeUndefined();
+  });
+  it('an unparsable address drops every Service of the entry', () => {
+    expect(servicesOfHostname('a.example.com', viewOf([se('a', 'ns1', { addresses: ['bogus'] })])).size).toBe(0);
   });
 });
