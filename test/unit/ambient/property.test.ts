@@ -155,9 +155,14 @@ describe('incremental ambient index (property)', () => {
         const exists = store.get(o.kind, o.object.metadata.namespace, o.object.metadata.name) !== undefined;
         batch.push({ kind: o.kind, object: o.object, ...(exists && maybe(0.35) ? { deleted: true } : {}) });
       }
-      if (maybe(0.01)) {
+      if (maybe(0.02)) {
         // A meshConfig change is its own push; the batch after it is checked on its own.
-        mesh.set({ trustDomain: pick(['cluster.local', 'example.org']), rootNamespace: pick(['istio-system', 'ns2']) });
+        const visibility = pick([undefined, 'NAMESPACE', 'NONE']);
+        mesh.set({
+          trustDomain: pick(['cluster.local', 'example.org']),
+          rootNamespace: pick(['istio-system', 'ns2']),
+          serviceEntryVisibility: visibility && { policies: [{ visibility, matchingRules: [{ namespaceSelector: { matchLabels: { 'istio.io/use-waypoint': 'gw0' } } }] }] },
+        });
         before = snapshot(index);
       }
       emitted = [];
