@@ -115,6 +115,12 @@ describe('registerAmbientDebug', () => {
     expect(await call('ambient/workloads', 'namespace=other')).toEqual([]);
     expect((await call('ambient/workloads')).length).toBe(2);
   });
+  it('policies are listed by resource name in protobuf JSON', async () => {
+    const { index } = setup();
+    const handlers = new Map<string, (req: DebugRequest) => DebugResponse | Promise<DebugResponse>>();
+    registerAmbientDebug({ add: (name, _d, h) => handlers.set(name, h) }, index);
+    expect((await handlers.get('ambient/policies')!({ path: '', query: new URLSearchParams(), method: 'GET', body: '' })).body).toEqual([]);
+  });
   it('services show their addresses as text', async () => {
     const [svc] = await pages().call('ambient/services');
     expect(svc).toMatchObject({ resourceName: SVC, hostname: 'web.default.svc.cluster.local', addresses: [{ address: '10.96.0.10' }] });
