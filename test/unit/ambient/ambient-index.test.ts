@@ -116,10 +116,21 @@ describe('registerAmbientDebug', () => {
     expect((await call('ambient/workloads')).length).toBe(2);
   });
   it('policies are listed by resource name in protobuf JSON', async () => {
-    const { index } = setup();
+    const index = indexOf(storeWith([authz('p', 'default', { action: 'DENY', rules: [{ from: [{ source: { ipBlocks: ['10.0.0.0/8'] } }] }] })]));
     const handlers = new Map<string, (req: DebugRequest) => DebugResponse | Promise<DebugResponse>>();
     registerAmbientDebug({ add: (name, _d, h) => handlers.set(name, h) }, index);
-    expect((await handlers.get('ambient/policies')!({ path: '', query: new URLSearchParams(), method: 'GET', body: '' })).body).toEqual([]);
+    expect((await handlers.get('ambient/policies')!({ path: '', query: new URLSearchParams(), method: 'GET', body: '' })).body).toEqual([
+      {
+        resourceName: 'default/p',
+        name: 'p',
+        namespace: 'default',
+        scope: 'NAMESPACE',
+        action: 'DENY',
+        rules: [{ clauses: [{ matches: [{ sourceIps: [{ address: '10.0.0.0', length: 8 }] }] }] }],
+        resourceVersion: index.get(AUTHORIZATION_TYPE_URL, 'default/p')!.version,
+      },
+    ]);
+    index.close();
   });
   it('services show their addresses as text', async () => {
     const [svc] = await pages().call('ambient/services');
