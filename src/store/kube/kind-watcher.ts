@@ -233,7 +233,9 @@ export class KindWatcher {
   private onError(err: unknown): void {
     if (this.stopped) return;
     const kind = this.options.kind;
-    if (err instanceof KubeApiError && err.status === 404 && KINDS[kind].crd) {
+    // List errors are KubeApiErrors; client-node's watch reports an HTTP status as statusCode.
+    const status = err instanceof KubeApiError ? err.status : (err as { statusCode?: number } | undefined)?.statusCode;
+    if (status === 404 && KINDS[kind].crd) {
       this.kindMissing();
       return;
     }

@@ -11,7 +11,7 @@ import { TestApiServer } from '../../support/apiserver';
 import { logs } from '../../../src/log/logger';
 
 // Retries and re-lists are logged at warn; the tests provoke them on purpose.
-logs.configure('kube:error,leader:error');
+logs.configure(process.env['KUBE_TEST_LOG'] ?? 'kube:error,leader:error');
 
 export const FAST_TIMING: WatchTiming = {
   backoff: { initialMs: 20, maxMs: 200 },

@@ -171,3 +171,18 @@ test('an object without a name is skipped; the rest of the list is stored', asyn
   await store.whenSynced();
   expect(store.list('Pod')).toHaveLength(2);
 });
+
+test('a CRD removed while watched empties its kind and is looked for again', async () => {
+  seed();
+  const { store, source: s } = startSource(client, { kinds: ['AuthorizationPolicy'] });
+  source = s;
+  await s.start();
+  await store.whenSynced();
+  expect(store.list('AuthorizationPolicy')).toHaveLength(1);
+  server.setInstalled('security.istio.io', 'authorizationpolicies', false);
+  await eventually('the kind is empty', () => store.list('AuthorizationPolicy').length === 0);
+  await eventually('the missing kind is listed again', () => server.requests.filter((r) => r.resource === 'authorizationpolicies' && r.verb === 'list').length >= 3);
+  server.setInstalled('security.istio.io', 'authorizationpolicies', true);
+  server.put({ apiVersion: 'security.istio.io/v1', kind: 'AuthorizationPolicy', metadata: { name: 'back', namespace: 'default' }, spec: {} });
+  await eventually('the kind is back', () => store.get('AuthorizationPolicy', 'default', 'back') !== undefined);
+});

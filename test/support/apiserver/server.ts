@@ -257,6 +257,8 @@ export class TestApiServer {
       dryRun: url.searchParams.getAll('dryRun').includes('All'),
       userAgent: String(req.headers['user-agent'] ?? ''),
     });
+    // Recorded first: a call for a CRD that is not installed still needs RBAC on a real cluster.
+    if (!this.installed(r)) throw errors.noSuchPath();
     this.applyFault(verb, r, String(req.headers['user-agent'] ?? ''));
     if (r.createOnly && verb !== 'create') throw errors.methodNotAllowed(req.method ?? '');
     if (route.subresource !== undefined && (!r.subresources.includes(route.subresource) || !['get', 'update', 'patch'].includes(verb))) {
@@ -363,7 +365,7 @@ export class TestApiServer {
       }
     }
     const resource = findResource(group, version, rest[0]!);
-    if (!resource || !this.installed(resource) || rest.length > 3) return undefined;
+    if (!resource || rest.length > 3) return undefined;
     if (resource.namespaced !== (namespace !== undefined) && !(resource.namespaced && rest.length === 1)) return undefined;
     return {
       resource,
