@@ -4,18 +4,16 @@
 
 import { scopedLogger } from '../log/logger';
 import type { MeshConfig, MeshConfigSource } from '../mesh/types';
-import type { KubeObject, ObjectStore, StoreEvent } from '../store/types';
+import type { ObjectStore, StoreEvent } from '../store/types';
 import { keyOf } from '../store/types';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, ChangeSet, ResourceCache, XdsResource, XdsTypeUrl } from '../xds/cache';
 import { convertAuthorizationPolicy } from './authorization';
-import { encodeAddress, encodeAuthorization } from './codec';
+import { encodeAuthorization } from './codec';
 import { DEFAULT_ROOT_NAMESPACE, DEFAULT_SYSTEM_NAMESPACE, DEFAULT_TRUST_DOMAIN, LABEL } from './constants';
-import { DerivedStore, Entry, KEY_SEPARATOR } from './derived-store';
-import { Multimap } from './multimap';
+import { AddressTable } from './address-table';
+import { DerivedStore } from './derived-store';
 import { DirtyContext, DirtySet, expandHostnames, markEvent } from './dirty';
-import { ipToText } from './ip';
 import type { Authorization, Service, Workload } from './messages';
-import { NetworkMode } from './messages';
 import { convertPeerAuthentication, namespacePolicy, staticStrictPolicy } from './peer-authentication';
 import { servicesOfHostname } from './services';
 import type { AmbientSettings } from './settings';
@@ -51,12 +49,8 @@ export class AmbientIndex implements ResourceCache {
   private readonly store: ObjectStore;
   private readonly view: StoreView;
   private readonly listeners = new Set<(changes: readonly ChangeSet[]) => void>();
-  private readonly nodes = new Multimap();
-  private readonly aliases = new Multimap();
-  private readonly members = new Multimap();
-  /** One string instance per service name, shared by every workload entry listing it. */
-  private readonly interned = new Map<string, string>();
-  private readonly addresses = new DerivedStore((prev, next) => this.reindex(prev, next));
+  private readonly addressTable = new AddressTable();
+  private readonly addresses = this.addressTable.resources;
   private readonly authorizations = new DerivedStore();
   /** Derived names per source object, for sources that yield several resources. */
   private readonly bySource = new Map<string, string[]>();
@@ -122,73 +116,25 @@ export class AmbientIndex implements ResourceCache {
   }
 
   resolveAddress(key: string): string[] {
-    const names = new Set<string>();
-    const addService = (name: string) => {
-      names.add(name);
-      for (const uid of this.members.get(name)) names.add(uid);
-    };
-    const entry = this.addresses.entries.get(key);
-    if (entry) {
-      if (entry.services === '') addService(key);
-      else names.add(key);
-    }
-    for (const name of this.aliases.get(key)) {
-      const e = this.addresses.entries.get(name);
-      if (e?.services === '') addService(name);
-      else names.add(name);
-    }
-    return [...names];
+    return this.addressTable.resolve(key);
   }
 
   workloadsOnNode(node: string): string[] {
-    return this.nodes.get(node);
+    return this.addressTable.onNode(node);
   }
 
   private table(typeUrl: XdsTypeUrl): DerivedStore {
     return typeUrl === ADDRESS_TYPE_URL ? this.addresses : this.authorizations;
   }
 
-  // ---- reverse maps ----
-
-  private reindex(prev: Entry | undefined, next: Entry | undefined): void {
-    if (prev) {
-      if (prev.node) this.nodes.delete(prev.node, prev.name);
-      for (const a of splitKeys(prev.aliases)) this.aliases.delete(a, prev.name);
-      for (const s of splitKeys(prev.services)) this.members.delete(s, prev.name);
-    }
-    if (next) {
-      if (next.node) this.nodes.add(next.node, next.name);
-      for (const a of splitKeys(next.aliases)) this.aliases.add(a, next.name);
-      for (const s of splitKeys(next.services)) this.members.add(s, next.name);
-    }
-  }
-
-  private intern(s: string): string {
-    const known = this.interned.get(s);
-    if (known !== undefined) return known;
-    this.interned.set(s, s);
-    return s;
-  }
-
   // ---- writes ----
 
   private setWorkload(uid: string, w: Workload | undefined): void {
-    if (!w) return this.addresses.set(uid, undefined);
-    const net = w.network ?? '';
-    const aliases = w.networkMode === NetworkMode.HOST_NETWORK ? [] : (w.addresses ?? []).map((a) => `${net}/${ipToText(a)}`);
-    const extra: Omit<Entry, 'name' | 'version' | 'bytes'> = {};
-    if (aliases.length) extra.aliases = aliases.join(KEY_SEPARATOR);
-    if (w.node) extra.node = this.intern(w.node);
-    const services = Object.keys(w.services ?? {});
-    if (services.length) extra.services = services.length === 1 ? this.intern(services[0]!) : services.join(KEY_SEPARATOR);
-    this.addresses.set(uid, encodeAddress({ workload: w }), extra);
+    this.addressTable.setWorkload(uid, w);
   }
 
   private setService(name: string, s: Service | undefined): void {
-    if (!s) return this.addresses.set(name, undefined);
-    const aliases = (s.addresses ?? []).map((a) => `${a.network ?? ''}/${ipToText(a.address)}${a.length !== undefined ? `/${a.length}` : ''}`);
-    // `services: ''` marks the entry as a service for resolveAddress.
-    this.addresses.set(name, encodeAddress({ service: s }), aliases.length ? { aliases: aliases.join(KEY_SEPARATOR), services: '' } : { services: '' });
+    this.addressTable.setService(name, s);
   }
 
   private setAuthorization(name: string, a: Authorization | undefined): void {
@@ -328,13 +274,8 @@ export class AmbientIndex implements ResourceCache {
   }
 }
 
-function splitKeys(joined: string | undefined): string[] {
-  return joined ? joined.split(KEY_SEPARATOR) : [];
-}
-
 function splitKey(key: string): [string, string] {
   const slash = key.indexOf('/');
   return [key.slice(0, slash), key.slice(slash + 1)];
 }
 
-export type { KubeObject };

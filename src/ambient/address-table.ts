@@ -1,0 +1,77 @@
+// The Address resources (workloads and services) with the reverse maps the xDS server's lookups
+// need: by node, by `<network>/<ip>` alias, and the workloads that list a service.
+
+import { encodeAddress } from './codec';
+import { DerivedStore, Entry, KEY_SEPARATOR } from './derived-store';
+import { ipToText } from './ip';
+import { NetworkMode, Service, Workload } from './messages';
+import { Multimap } from './multimap';
+
+function splitKeys(joined: string | undefined): string[] {
+  return joined ? joined.split(KEY_SEPARATOR) : [];
+}
+
+export class AddressTable {
+  readonly resources = new DerivedStore((prev, next) => this.reindex(prev, next));
+  private readonly nodes = new Multimap();
+  private readonly aliases = new Multimap();
+  private readonly members = new Multimap();
+  /** One string instance per node or service name, shared by every entry naming it. */
+  private readonly interned = new Map<string, string>();
+
+  setWorkload(uid: string, w: Workload | undefined): void {
+    if (!w) return this.resources.set(uid, undefined);
+    const net = w.network ?? '';
+    // ztunnel does not index HOST_NETWORK workloads by IP, so neither do we.
+    const aliases = w.networkMode === NetworkMode.HOST_NETWORK ? [] : (w.addresses ?? []).map((a) => `${net}/${ipToText(a)}`);
+    const extra: Omit<Entry, 'name' | 'version' | 'bytes'> = {};
+    if (aliases.length) extra.aliases = aliases.join(KEY_SEPARATOR);
+    if (w.node) extra.node = this.intern(w.node);
+    const services = Object.keys(w.services ?? {});
+    if (services.length) extra.services = services.length === 1 ? this.intern(services[0]!) : services.join(KEY_SEPARATOR);
+    this.resources.set(uid, encodeAddress({ workload: w }), extra);
+  }
+
+  setService(name: string, s: Service | undefined): void {
+    if (!s) return this.resources.set(name, undefined);
+    const aliases = (s.addresses ?? []).map((a) => `${a.network ?? ''}/${ipToText(a.address)}${a.length !== undefined ? `/${a.length}` : ''}`);
+    // `services: ''` marks the entry as a service.
+    this.resources.set(name, encodeAddress({ service: s }), aliases.length ? { aliases: aliases.join(KEY_SEPARATOR), services: '' } : { services: '' });
+  }
+
+  /** A workload uid, `<network>/<ip>` or `<ns>/<hostname>`; a service brings the workloads listing it. */
+  resolve(key: string): string[] {
+    const names = new Set<string>();
+    const add = (name: string) => {
+      names.add(name);
+      if (this.resources.entries.get(name)?.services === '') for (const uid of this.members.get(name)) names.add(uid);
+    };
+    if (this.resources.entries.has(key)) add(key);
+    for (const name of this.aliases.get(key)) add(name);
+    return [...names];
+  }
+
+  onNode(node: string): string[] {
+    return this.nodes.get(node);
+  }
+
+  private reindex(prev: Entry | undefined, next: Entry | undefined): void {
+    if (prev) {
+      if (prev.node) this.nodes.delete(prev.node, prev.name);
+      for (const a of splitKeys(prev.aliases)) this.aliases.delete(a, prev.name);
+      for (const s of splitKeys(prev.services)) this.members.delete(s, prev.name);
+    }
+    if (next) {
+      if (next.node) this.nodes.add(next.node, next.name);
+      for (const a of splitKeys(next.aliases)) this.aliases.add(a, next.name);
+      for (const s of splitKeys(next.services)) this.members.add(s, next.name);
+    }
+  }
+
+  private intern(s: string): string {
+    const known = this.interned.get(s);
+    if (known !== undefined) return known;
+    this.interned.set(s, s);
+    return s;
+  }
+}
