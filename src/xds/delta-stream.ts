@@ -59,6 +59,8 @@ export class DeltaStream {
   private closed = false;
   private seq = 0;
   private readonly wake = () => this.flush();
+  /** Full-state responses awaiting their answer, by nonce: each holds a FullSyncGate slot. */
+  private readonly fullSyncSlots = new Map<string, () => void>();
 
   constructor(
     private readonly call: DeltaCall,
@@ -152,6 +154,7 @@ export class DeltaStream {
       return;
     }
     let sub = this.subs.get(type);
+    this.answered(req.response_nonce);
     if (req.error_detail) {
       this.nack(type, sub, req);
       return;
@@ -203,7 +206,7 @@ export class DeltaStream {
     for (const sub of this.ordered()) {
       if (!sub.hasWork()) continue;
       let release: (() => void) | undefined;
-      if (sub.needsFullSync()) {
+      if (sub.needsFullSync() && this.deps.snapshots.isLarge(sub.typeUrl)) {
         // Wait for a slot rather than skip ahead: Address must precede Authorization.
         release = this.deps.fullSyncs.tryAcquire(this.wake);
         if (!release) return;
@@ -220,15 +223,23 @@ export class DeltaStream {
       this.writing = true;
       const started = this.deps.clock.now();
       this.deps.metrics.pushes.inc({ type: metricType(sub.typeUrl) });
+      if (release) this.fullSyncSlots.set(nonce, release);
       const response: OutgoingResponse = { body, nonce };
       this.call.write(response, () => {
-        release?.();
         this.writing = false;
         this.deps.metrics.sendTime.observe((this.deps.clock.now() - started) / 1000);
         this.flush();
       });
       return;
     }
+  }
+
+  /** The client answered a response (even one since superseded): a full sync it held is done. */
+  private answered(nonce: string): void {
+    const release = nonce === '' ? undefined : this.fullSyncSlots.get(nonce);
+    if (!release) return;
+    this.fullSyncSlots.delete(nonce);
+    release();
   }
 
   private *ordered(): Iterable<TypeSubscription> {
@@ -249,6 +260,8 @@ export class DeltaStream {
     if (this.closed) return;
     this.closed = true;
     this.deps.fullSyncs.forget(this.wake);
+    for (const release of this.fullSyncSlots.values()) release();
+    this.fullSyncSlots.clear();
     for (const [type, sub] of this.subs) if (sub.served) this.deps.metrics.connected.dec({ type: metricType(type) });
     this.deps.onClose(this);
   }

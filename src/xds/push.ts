@@ -69,6 +69,11 @@ export class SnapshotCache {
     this.bodies.clear();
   }
 
+  /** Whether a full response of this type is big enough to need a FullSyncGate slot. */
+  isLarge(typeUrl: string): boolean {
+    return this.get(typeUrl).body.length >= GATED_FULL_SYNC_BYTES;
+  }
+
   get(typeUrl: string): EncodedDelta {
     let enc = this.bodies.get(typeUrl);
     if (!enc) {
@@ -81,13 +86,17 @@ export class SnapshotCache {
 }
 
 /**
- * Limits how many full-state responses are being written at once. A full response for 100k
- * workloads is tens of MB per stream; without a limit 1,000 reconnecting clients would hold
- * 1,000 copies in write buffers at once. A slot is released when the write completes or after
- * FULL_SYNC_SLOT_TIMEOUT_MS, so a client that stops reading holds its one message but no slot.
+ * Limits how many full-state responses are in flight at once. A full response for 100k workloads
+ * is ~17 MB per stream; without a limit 1,000 reconnecting clients would hold 1,000 copies in
+ * gRPC, HTTP/2 and TLS buffers at once (the write callback fires once the bytes are queued, not
+ * delivered). A slot is released when the client answers that response (ACK or NACK), when the
+ * stream closes, or after FULL_SYNC_SLOT_TIMEOUT_MS, so a client that never answers delays the
+ * others by at most that long.
  */
 export const MAX_CONCURRENT_FULL_SYNCS = 8;
-export const FULL_SYNC_SLOT_TIMEOUT_MS = 5_000;
+export const FULL_SYNC_SLOT_TIMEOUT_MS = 30_000;
+/** Full responses of types smaller than this (empty policy lists, small meshes) need no slot. */
+export const GATED_FULL_SYNC_BYTES = 1024 * 1024;
 
 export class FullSyncGate {
   private inUse = 0;

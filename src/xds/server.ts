@@ -10,7 +10,7 @@ import { DeltaCall, DeltaStream } from './delta-stream';
 import { XdsMetrics, metricType } from './metrics';
 import { DELTA_METHOD, adsServiceDefinition } from './proto';
 import { FullSyncGate, PushBatch, SnapshotCache } from './push';
-import { syncz } from './syncz';
+import { Syncz, syncz } from './syncz';
 
 const log = scopedLogger('xds');
 
@@ -64,8 +64,9 @@ export class XdsServer {
     for (const s of [...this.streams]) s.end();
   }
 
-  debugSyncz(): ReturnType<typeof syncz> {
-    return syncz(this.streams);
+  debugSyncz(): Syncz {
+    const gate = this.fullSyncs;
+    return syncz(this.streams, { active: gate.active, queued: gate.queued, limit: gate.limit });
   }
 
   private accept(call: DeltaCall): void {

@@ -51,6 +51,12 @@ export function synczEntry(stream: DeltaStream): SynczClient {
   };
 }
 
-export function syncz(streams: Iterable<DeltaStream>): { clients: SynczClient[] } {
-  return { clients: [...streams].filter((s) => s.node).map(synczEntry) };
+export interface Syncz {
+  /** Full-state responses in flight (awaiting an answer) and streams waiting for a slot. */
+  fullSyncs: { active: number; queued: number; limit: number };
+  clients: SynczClient[];
+}
+
+export function syncz(streams: Iterable<DeltaStream>, fullSyncs: Syncz['fullSyncs']): Syncz {
+  return { fullSyncs, clients: [...streams].filter((s) => s.node).map(synczEntry) };
 }

@@ -1,5 +1,6 @@
 import { ADDRESS_TYPE_URL } from '../../../src/xds/cache';
-import { FULL_SYNC_SLOT_TIMEOUT_MS, FullSyncGate, MAX_CONCURRENT_FULL_SYNCS, PushBatch, SnapshotCache } from '../../../src/xds/push';
+import { FULL_SYNC_SLOT_TIMEOUT_MS, FullSyncGate, GATED_FULL_SYNC_BYTES, MAX_CONCURRENT_FULL_SYNCS, PushBatch, SnapshotCache } from '../../../src/xds/push';
+import { FakeCache } from '../../integration/xds/fixtures/fake-cache';
 import { TypeSubscription } from '../../../src/xds/subscription';
 import { demoCache } from '../../integration/xds/fixtures/fake-cache';
 
@@ -23,6 +24,17 @@ test('fresh wildcard streams share one encoding of the full state until the cach
   const c = freshWildcard().take({ cache, nodeName: '', snapshots })!;
   expect(c.shared).not.toBe(a.shared);
   expect(Buffer.from(c.shared!.withNonce('n'))).toEqual(Buffer.from(a.shared!.withNonce('n')));
+});
+
+test(`only full responses of at least GATED_FULL_SYNC_BYTES (${GATED_FULL_SYNC_BYTES}) need a slot`, () => {
+  const cache = new FakeCache();
+  cache.setWorkload({ uid: 'w1', ip: '10.0.0.1', node: 'n', size: GATED_FULL_SYNC_BYTES / 2 });
+  const snapshots = new SnapshotCache(cache);
+  expect(snapshots.isLarge(ADDRESS_TYPE_URL)).toBe(false);
+  cache.setWorkload({ uid: 'w2', ip: '10.0.0.2', node: 'n', size: GATED_FULL_SYNC_BYTES / 2 });
+  snapshots.invalidate();
+  expect(snapshots.isLarge(ADDRESS_TYPE_URL)).toBe(true);
+  expect(snapshots.isLarge('type.googleapis.com/istio.security.Authorization')).toBe(false);
 });
 
 test('a push body is shared only while the push is being fanned out', () => {
