@@ -19,6 +19,7 @@ export const LABEL = {
   rolloutsPodTemplateHash: 'rollouts-pod-template-hash',
   deploymentConfig: 'deploymentconfig',
   serviceName: 'kubernetes.io/service-name',
+  enableAutoallocateIp: 'networking.istio.io/enable-autoallocate-ip',
   region: 'topology.kubernetes.io/region',
   zone: 'topology.kubernetes.io/zone',
   subzone: 'topology.istio.io/subzone',

@@ -157,7 +157,8 @@ function serviceEntryAddresses(se: KubeObject, host: string, network: string): N
     out.push(networkAddress(network, masked.address, isHost ? undefined : masked.length));
   }
   const resolution = se.spec?.resolution ?? 'NONE';
-  if (out.length === 0 && resolution !== 'NONE' && (!host.startsWith('*') || resolution === 'DYNAMIC_DNS')) {
+  const optedOut = (se.metadata.labels?.[LABEL.enableAutoallocateIp] ?? '').toLowerCase() === 'false';
+  if (out.length === 0 && resolution !== 'NONE' && !optedOut && (!host.startsWith('*') || resolution === 'DYNAMIC_DNS')) {
     for (const a of (se.status?.addresses ?? []) as { value?: string; host?: string }[]) {
       const ip = a.host === host ? parseIp(a.value) : undefined;
       if (ip) out.push(networkAddress(network, ip));

@@ -135,6 +135,13 @@ describe('Services from ServiceEntries and hostname collisions', () => {
     const s = servicesOfHostname('a.example.com', viewOf([se('e', 'default', { addresses: ['240.0.0.1', '10.1.2.3/16'] })])).get('default/a.example.com')!;
     expect(s.addresses!.map((a) => [ipToText(a.address), a.length])).toEqual([['240.0.0.1', undefined], ['10.1.0.0', 16]]);
   });
+  it('without spec addresses, auto-allocated status addresses of the host are used unless the entry opts out', () => {
+    const status = { addresses: [{ host: 'a.example.com', value: '240.240.0.1' }, { host: 'b.example.com', value: '240.240.0.2' }] };
+    const auto = { ...se('e', 'default'), object: { ...se('e', 'default').object, status } };
+    expect(servicesOfHostname('a.example.com', viewOf([auto])).get('default/a.example.com')!.addresses!.map((a) => ipToText(a.address))).toEqual(['240.240.0.1']);
+    const optOut = { ...auto, object: { ...auto.object, metadata: { ...auto.object.metadata, labels: { 'networking.istio.io/enable-autoallocate-ip': 'False' } } } };
+    expect(servicesOfHostname('a.example.com', viewOf([optOut])).get('default/a.example.com')!.addresses).toBeUndefined();
+  });
   it('resolution NONE gives PASSTHROUGH with ALLOW_ALL', () => {
     const s = servicesOfHostname('a.example.com', viewOf([se('e', 'default', { resolution: 'NONE' })])).get('default/a.example.com')!;
     expect(s.loadBalancing).toEqual({ mode: LbMode.PASSTHROUGH, healthPolicy: HealthPolicy.ALLOW_ALL });
