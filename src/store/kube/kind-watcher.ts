@@ -255,8 +255,8 @@ export class KindWatcher {
       log.warn({ kind, retryInMs: this.timing.missingKindRetryMs }, `${kind} is not served by the API server (CRD not installed); treating it as empty`);
       this.missingLogged = true;
     }
-    const gone = this.list();
-    if (gone.length > 0) this.options.onChanges(gone.map((object) => ({ object, deleted: true })));
+    // Through the buffer, so these deletes come after any event the old informer left in it.
+    for (const object of this.list()) this.buffer({ object, deleted: true });
     // A fresh informer forgets the objects and the resourceVersion of the vanished kind.
     this.informer = this.makeInformer();
     if (!this.synced) this.markSynced();
