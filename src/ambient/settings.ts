@@ -21,10 +21,13 @@ export interface AmbientSettings {
   serviceEntryVisibility?: ServiceEntryVisibilityConfig;
 }
 
-/** istiod's inRevision: an Istio object without istio.io/rev is everyone's; with it, only its revision's. */
+/**
+ * istiod's LabelsInRevision: an Istio object without istio.io/rev is everyone's; with it, only its
+ * revision's, unless this control plane has no revision.
+ */
 export function inRevision(labels: Record<string, string> | undefined, revision: string | undefined): boolean {
   const rev = labels?.['istio.io/rev'];
-  return rev === undefined || revision === undefined || rev === revision;
+  return rev === undefined || revision === undefined || revision === '' || rev === revision;
 }
 
 /** istiod leaves trust_domain empty when it is the default, and ztunnel fills the default back in. */

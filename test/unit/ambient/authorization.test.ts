@@ -1,4 +1,5 @@
 import { convertAuthorizationPolicy } from '../../../src/ambient/authorization';
+import { inRevision } from '../../../src/ambient/settings';
 import { AuthzAction, AuthzScope } from '../../../src/ambient/messages';
 import { ipToText } from '../../../src/ambient/ip';
 import { podWorkload } from '../../../src/ambient/workloads';
@@ -126,5 +127,16 @@ describe('Workload.authorization_policies from AuthorizationPolicies', () => {
   });
   it('a selector with empty matchLabels attaches to every workload of the namespace', () => {
     expect(names(authz('e', 'default', { selector: { matchLabels: {} } }))).toEqual(['default/e']);
+  });
+});
+
+describe('revision filtering (istio.io/rev on AuthorizationPolicy, PeerAuthentication, ServiceEntry, WorkloadEntry)', () => {
+  it.each([
+    [undefined, 'default', true],
+    ['default', 'default', true],
+    ['canary', 'default', false],
+    ['canary', '', true],
+  ])('label %p with control plane revision %p is visible: %p', (label, revision, visible) => {
+    expect(inRevision(label === undefined ? {} : { 'istio.io/rev': label }, revision)).toBe(visible);
   });
 });
