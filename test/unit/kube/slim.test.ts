@@ -1,4 +1,4 @@
-import { intern, internTableSize, INTERN_TABLE_LIMIT, slimObject, slimMetadata, LAST_APPLIED_ANNOTATION } from '../../../src/store/kube/slim';
+import { intern, internTableSize, INTERN_MAX_LENGTH, INTERN_TABLE_LIMIT, slimObject, slimMetadata, LAST_APPLIED_ANNOTATION } from '../../../src/store/kube/slim';
 import { fatPod } from '../../support/apiserver/fixtures';
 import type { KubeObject } from '../../../src/store/types';
 
@@ -61,4 +61,12 @@ test('other kinds keep spec, data and status, typed with their watched apiVersio
 test(`the intern table never holds more than ${INTERN_TABLE_LIMIT} strings`, () => {
   for (let i = 0; i < INTERN_TABLE_LIMIT + 10; i++) intern(`value-${i}`);
   expect(internTableSize()).toBeLessThanOrEqual(INTERN_TABLE_LIMIT);
+});
+
+test(`strings longer than ${INTERN_MAX_LENGTH} characters are not kept in the intern table`, () => {
+  const before = internTableSize();
+  intern(`long-${'x'.repeat(INTERN_MAX_LENGTH)}`);
+  expect(internTableSize()).toBe(before);
+  intern(`short-${Math.random()}`);
+  expect(internTableSize()).toBe(before + 1);
 });
