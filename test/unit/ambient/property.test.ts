@@ -75,7 +75,7 @@ function generator(rand: () => number) {
       endpointSlice(`es${i}`, nsOf(i), {
         ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
         endpoints: [
-          { addresses: [`10.0.0.${i}`], targetRef: { kind: 'Pod', name: `p${i * 4}`, namespace: nsOf(i) } },
+          { addresses: [`10.0.0.${i}`], targetRef: { kind: 'Pod', name: `p${i * 4}`, namespace: nsOf(i * 4), ...(maybe(0.8) ? { uid: `uid-p${i * 4}` } : {}) } },
           ...(maybe(0.5) ? [{ addresses: [`10.9.0.${i}`], conditions: { ready: maybe(0.5) } }] : []),
         ],
       }, { 'kubernetes.io/service-name': `s${i}` }),
