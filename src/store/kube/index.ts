@@ -13,6 +13,7 @@ import { KubeWriter } from './writes';
 export { KubeClient, KubeApiError, resourcePath } from './client';
 export { loadKubeConfig, assertReachable, KubeUnreachableError } from './config';
 export { KubeSource, syncPart, meshConfigMapName } from './source';
+export type { KindStatus } from './kind-watcher';
 export { KubeWriter } from './writes';
 export type { TokenReviewResult, ConfigMapAction } from './writes';
 export { LeaseLeaderElector, LEASE_NAMES, DEFAULT_LEADER_TIMING } from './leader';

@@ -34,6 +34,16 @@ export const DEFAULT_WATCH_TIMING: WatchTiming = {
   watchTimeoutSeconds: 300,
 };
 
+export interface KindStatus {
+  synced: boolean;
+  /** Objects in the informer cache (before the discovery namespace filter). */
+  objects: number;
+  resourceVersion: string;
+  consecutiveFailures: number;
+  /** The kind's CRD is not installed. */
+  missing: boolean;
+}
+
 export interface Change {
   object: KubeObject;
   deleted?: boolean;
@@ -172,6 +182,17 @@ export class KindWatcher {
       this.backoffWait.resolve();
     }
     await this.informer.stop();
+  }
+
+  /** For /debug: whether the initial list is in, where the watch resumes, and recent trouble. */
+  status(): KindStatus {
+    return {
+      synced: this.synced,
+      objects: this.informer.list().length,
+      resourceVersion: this.informer.latestResourceVersion(),
+      consecutiveFailures: this.failures,
+      missing: this.missingLogged,
+    };
   }
 
   /** The informer's cache: every object of the kind as last seen, slimmed. */

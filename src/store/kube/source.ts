@@ -7,7 +7,7 @@ import { scopedLogger } from '../../log/logger';
 import { KIND_IDS, type KindId } from '../kinds';
 import type { ConfigSource, KubeObject, StoreWriter } from '../types';
 import type { KubeClient } from './client';
-import { DEFAULT_WATCH_TIMING, KindWatcher, type Change, type WatchTiming } from './kind-watcher';
+import { DEFAULT_WATCH_TIMING, KindWatcher, type Change, type KindStatus, type WatchTiming } from './kind-watcher';
 import { NamespaceFilter } from './namespace-filter';
 
 const log = scopedLogger('kube');
@@ -94,6 +94,11 @@ export class KubeSource implements ConfigSource {
     this.unsubscribeMesh?.();
     await Promise.all([...this.watchers.values()].map((w) => w.stop()));
     this.watchers.clear();
+  }
+
+  /** Per kind: synced, cached objects, resourceVersion, failures; for a /debug page. */
+  status(): Partial<Record<KindId, KindStatus>> {
+    return Object.fromEntries([...this.watchers].map(([kind, w]) => [kind, w.status()]));
   }
 
   private kindSynced(kind: KindId): void {

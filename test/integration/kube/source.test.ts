@@ -123,6 +123,8 @@ test('a kind whose CRD is not installed is empty, synced, and picked up once ins
   await s.start();
   await store.whenSynced();
   expect(store.list('Gateway')).toEqual([]);
+  expect(source.status().Gateway).toMatchObject({ synced: true, missing: true, objects: 0 });
+  expect(source.status().Pod).toMatchObject({ synced: true, missing: false, objects: 2, consecutiveFailures: 0 });
   server.setInstalled('gateway.networking.k8s.io', 'gateways', true);
   server.put({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'waypoint', namespace: 'default' }, spec: { gatewayClassName: 'istio-waypoint', listeners: [] } });
   await eventually('the Gateway appears after the CRD is installed', () => store.list('Gateway').length === 1);
