@@ -1,0 +1,115 @@
+// EnvoyFilter (networking.istio.io): raw Envoy patches. istiod also builds each patch value into
+// its Envoy type; we have no Envoy protos, so we check the patch's shape and its type URLs.
+
+import { enumOf, isObject, JsonObject, list, obj, str } from './common/fields';
+import { re2Error } from './common/re2';
+import { at, idx, Report } from './common/report';
+import { checkAlphaWorkloadSelector } from './common/selectors';
+import type { SpecValidator } from './types';
+
+export const MAX_PROXY_VERSION_LENGTH = 1024;
+const APPLY_TO = [
+  'INVALID', 'LISTENER', 'FILTER_CHAIN', 'NETWORK_FILTER', 'HTTP_FILTER', 'ROUTE_CONFIGURATION', 'VIRTUAL_HOST', 'HTTP_ROUTE', 'CLUSTER',
+  'EXTENSION_CONFIG', 'BOOTSTRAP', 'LISTENER_FILTER',
+] as const;
+const OPERATIONS = ['INVALID', 'MERGE', 'ADD', 'REMOVE', 'INSERT_BEFORE', 'INSERT_AFTER', 'INSERT_FIRST', 'REPLACE'] as const;
+const CONTEXTS = ['ANY', 'SIDECAR_INBOUND', 'SIDECAR_OUTBOUND', 'GATEWAY', 'WAYPOINT'] as const;
+const HCM = 'envoy.filters.network.http_connection_manager';
+const LISTENER_CLASS = ['LISTENER', 'FILTER_CHAIN', 'NETWORK_FILTER', 'HTTP_FILTER'];
+const ROUTE_CLASS = ['ROUTE_CONFIGURATION', 'VIRTUAL_HOST', 'HTTP_ROUTE'];
+/** Old filter names Envoy still accepts; istiod warns and names the replacement. */
+const DEPRECATED_FILTER_NAMES: Record<string, string> = {
+  'envoy.http_connection_manager': HCM,
+  'envoy.router': 'envoy.filters.http.router',
+  'envoy.cors': 'envoy.filters.http.cors',
+  'envoy.fault': 'envoy.filters.http.fault',
+  'envoy.lua': 'envoy.filters.http.lua',
+  'envoy.tcp_proxy': 'envoy.filters.network.tcp_proxy',
+  'envoy.ext_authz': 'envoy.filters.http.ext_authz',
+  'envoy.health_check': 'envoy.filters.http.health_check',
+  'envoy.filters.http.jwt_authn': 'envoy.filters.http.jwt_authn',
+};
+
+/** Every `@type` inside a patch value must be a v3 type URL istiod can resolve. */
+function checkTypeUrls(r: Report, v: unknown, path: string): void {
+  if (Array.isArray(v)) return v.forEach((item, i) => checkTypeUrls(r, item, idx(path, i)));
+  if (!isObject(v)) return;
+  for (const [k, child] of Object.entries(v)) {
+    if (k === '@type') {
+      if (typeof child !== 'string' || !/^[^/]*\/[A-Za-z_][\w.]*$/.test(child)) r.error(at(path, k), `invalid type URL ${JSON.stringify(child)}`);
+      else if (child.includes('.v2.') || child.includes('.v2alpha.')) r.error(at(path, k), `referenced type unknown (hint: try using the v3 XDS API): ${child}`);
+    } else checkTypeUrls(r, child, at(path, k));
+  }
+}
+
+function checkMatch(r: Report, applyTo: string, match: JsonObject, path: string): boolean {
+  const listener = obj(r, match['listener'], at(path, 'listener'));
+  const objectTypes = ['listener', 'routeConfiguration', 'cluster'].some((f) => match[f] != null);
+  if (LISTENER_CLASS.includes(applyTo) && objectTypes) {
+    if (!listener) {
+      r.error(path, 'Envoy filter: applyTo for listener class objects cannot have non listener match');
+      return false;
+    }
+    const filter = isObject(listener['filterChain']) && isObject(listener['filterChain']['filter']) ? listener['filterChain']['filter'] : undefined;
+    if (filter) {
+      const fp = at(path, 'listener.filterChain.filter');
+      if (applyTo === 'LISTENER' || applyTo === 'FILTER_CHAIN') r.warn(fp, `Envoy filter: filter match has no effect when used with ${applyTo}`);
+      const name = str(r, filter['name'], at(fp, 'name')) ?? '';
+      if (name === '') {
+        r.error(at(fp, 'name'), 'Envoy filter: filter match has no name to match on');
+        return false;
+      }
+      const sub = isObject(filter['subFilter']) ? filter['subFilter'] : undefined;
+      if (sub) {
+        if (applyTo !== 'HTTP_FILTER') return (r.error(at(fp, 'subFilter'), 'Envoy filter: subfilter match can be used with applyTo HTTP_FILTER only'), false);
+        if (name !== HCM && name !== 'envoy.http_connection_manager') return (r.error(at(fp, 'subFilter'), `Envoy filter: subfilter match requires filter match with ${HCM}`), false);
+        if (!(str(r, sub['name'], at(fp, 'subFilter.name')) ?? '')) return (r.error(at(fp, 'subFilter.name'), 'Envoy filter: subfilter match has no name to match on'), false);
+      }
+      for (const n of [name, sub && typeof sub['name'] === 'string' ? sub['name'] : '']) {
+        const replacement = DEPRECATED_FILTER_NAMES[n];
+        if (replacement && replacement !== n) r.warn(fp, `using deprecated filter name "${n}"; use "${replacement}" instead`);
+      }
+    }
+  } else if (ROUTE_CLASS.includes(applyTo) && objectTypes && match['routeConfiguration'] == null) {
+    r.error(path, 'Envoy filter: applyTo for http route class objects cannot have non route configuration match');
+  } else if (applyTo === 'CLUSTER' && objectTypes && match['cluster'] == null) {
+    r.error(path, 'Envoy filter: applyTo for cluster class objects cannot have non cluster match');
+  }
+  return true;
+}
+
+export const validateEnvoyFilter: SpecValidator = (r, spec) => {
+  r.warn('', 'EnvoyFilter exposes internal implementation details that may change at any time. Prefer other APIs if possible, and exercise extreme caution, especially around upgrades.');
+  const before = r.errors.length;
+  checkAlphaWorkloadSelector(r, spec['workloadSelector'], 'spec.workloadSelector', 'Envoy filter: workload selector specified without labels, will be applied to all services in namespace');
+  if (r.errors.length > before) return;
+  list(r, spec['configPatches'], 'spec.configPatches')?.forEach((cp, i) => {
+    const p = idx('spec.configPatches', i);
+    const patch = obj(r, cp, p);
+    if (!patch) return r.error(p, 'Envoy filter: null config patch');
+    const match = obj(r, patch['match'], at(p, 'match'));
+    // Waypoint patches are not validated by istiod either.
+    if (match && enumOf(r, match['context'], at(p, 'match.context'), CONTEXTS) === 'WAYPOINT') return;
+    const applyTo = enumOf(r, patch['applyTo'], at(p, 'applyTo'), APPLY_TO);
+    if (applyTo === 'INVALID') return r.error(at(p, 'applyTo'), 'Envoy filter: missing applyTo');
+    const body = obj(r, patch['patch'], at(p, 'patch'));
+    if (!body) return r.error(at(p, 'patch'), 'Envoy filter: missing patch');
+    const op = enumOf(r, body['operation'], at(p, 'patch.operation'), OPERATIONS);
+    if (op === 'INVALID') return r.error(at(p, 'patch.operation'), 'Envoy filter: missing patch operation');
+    if (op !== 'REMOVE' && body['value'] == null) return r.error(at(p, 'patch.value'), 'Envoy filter: missing patch value for non-remove operation');
+    const proxy = match && isObject(match['proxy']) ? match['proxy'] : undefined;
+    const version = proxy ? (str(r, proxy['proxyVersion'], at(p, 'match.proxy.proxyVersion')) ?? '') : '';
+    if (version.length > MAX_PROXY_VERSION_LENGTH) {
+      r.warn(at(p, 'match.proxy.proxyVersion'), `Envoy filter: proxyVersion match exceeds ${MAX_PROXY_VERSION_LENGTH} characters and will be ignored`);
+    } else if (version !== '') {
+      const err = re2Error(version);
+      if (err) return r.error(at(p, 'match.proxy.proxyVersion'), `Envoy filter: invalid regex for proxy version, [${err}]`);
+    }
+    if (match && !checkMatch(r, applyTo, match, at(p, 'match'))) return;
+    const value = body['value'];
+    if (value != null) {
+      if (!isObject(value)) r.error(at(p, 'patch.value'), 'must be an object');
+      else checkTypeUrls(r, value, at(p, 'patch.value'));
+    }
+  });
+};

@@ -1,0 +1,191 @@
+// VirtualService (networking.istio.io): routing for hosts, bound to the mesh or to gateways.
+
+import { checkExportTo } from './common/export-to';
+import { int, isObject, JsonObject, list, obj, strList, strMap, UINT32 } from './common/fields';
+import { labelErrors, wildcardDomainError } from './common/hosts';
+import { ipSubnetError, isIPAddress } from './common/net';
+import { portError } from './common/ports';
+import { at, idx, Report } from './common/report';
+import { checkHTTPRoute, checkWeightedDestinations } from './http-route';
+import { checkGatewayNames, isJwtClaimRoute } from './route-fields';
+import type { SpecValidator } from './types';
+
+const MESH_GATEWAY = 'mesh';
+const OUTBOUND_SNI = /^outbound_\.(\d[^_]*)_\._\.(.+)$/;
+
+const isWildcard = (h: string) => h.startsWith('*');
+
+/** istiod's host.Name.Matches: the two hosts overlap. */
+export function hostsOverlap(a: string, b: string): boolean {
+  if (isWildcard(a) && isWildcard(b)) return a.length < b.length ? b.slice(1).endsWith(a.slice(1)) : a.slice(1).endsWith(b.slice(1));
+  if (isWildcard(a)) return b.endsWith(a.slice(1));
+  if (isWildcard(b)) return a.endsWith(b.slice(1));
+  return a === b;
+}
+
+/** istiod's host.Name.SubsetOf: every name `a` matches is matched by `b`. */
+export function hostSubsetOf(a: string, b: string): boolean {
+  if (isWildcard(a)) return isWildcard(b) && a.length >= b.length && a.slice(1).endsWith(b.slice(1));
+  if (isWildcard(b)) return a.endsWith(b.slice(1));
+  return a === b;
+}
+
+/** Hosts of a gateway-bound VirtualService may also be istiod's auto-generated SNI names. */
+function gatewayHostError(sni: boolean, host: string): string | undefined {
+  if (sni && host.startsWith('outbound_')) {
+    if (host.length > 255) return `domain name "${host}" too long (max 255)`;
+    const m = OUTBOUND_SNI.exec(host);
+    if (!m || !/[a-zA-Z]/.test(m[2]!)) return `domain name "${host}" invalid. should follow outbound_.<PORT>_._.<HOSTNAME> format`;
+    return undefined;
+  }
+  return wildcardDomainError(host);
+}
+
+function checkL4Match(r: Report, m: JsonObject, path: string): void {
+  strList(r, m['destinationSubnets'], at(path, 'destinationSubnets'))?.forEach((s, i) => {
+    const err = ipSubnetError(s);
+    if (err) r.error(idx(at(path, 'destinationSubnets'), i), err);
+  });
+  const port = int(r, m['port'], at(path, 'port'), UINT32) ?? 0;
+  if (port !== 0 && portError(port)) r.error(at(path, 'port'), portError(port)!);
+  for (const err of labelErrors(strMap(r, m['sourceLabels'], at(path, 'sourceLabels')) ?? {})) r.error(at(path, 'sourceLabels'), err);
+  checkGatewayNames(r, strList(r, m['gateways'], at(path, 'gateways')) ?? [], at(path, 'gateways'));
+}
+
+function checkSniHost(r: Report, sni: string, hosts: string[], gateways: string[], path: string): void {
+  const err = !gateways.includes(MESH_GATEWAY) ? gatewayHostError(true, sni) : wildcardDomainError(sni);
+  if (err) {
+    if (isIPAddress(sni)) r.warn(path, `using an IP address ("${sni}") goes against SNI spec and most clients do not support this`);
+    else r.error(path, err);
+    return;
+  }
+  if (!hosts.some((h) => hostSubsetOf(sni, h))) r.error(path, `SNI host "${sni}" is not a compatible subset of any of the virtual service hosts: [${hosts.join(', ')}]`);
+}
+
+/** Rules after a match-all rule, and matches repeated from earlier rules, never apply. */
+function warnUnreachable(r: Report, routes: unknown[] | undefined, path: string): void {
+  const seen = new Map<string, number>();
+  let catchAll = -1;
+  routes?.forEach((route, i) => {
+    if (!isObject(route)) return;
+    const name = typeof route['name'] === 'string' && route['name'] ? JSON.stringify(route['name']) : `#${i}`;
+    const matches = Array.isArray(route['match']) ? route['match'] : [];
+    if (matches.length === 0) {
+      if (catchAll >= 0) r.warn(idx(path, i), `virtualService rule ${name} not used (only the last rule can have no matches)`);
+      catchAll = i;
+      return;
+    }
+    let duplicates = 0;
+    matches.forEach((m, j) => {
+      if (catchAll >= 0) return r.warn(idx(path, i), `virtualService rule ${name} not used (route without matches defined before)`);
+      const { name: matchName, ...rest } = isObject(m) ? m : ({} as JsonObject);
+      const keyText = JSON.stringify(rest, Object.keys(rest).sort());
+      const prior = seen.get(keyText);
+      if (prior !== undefined) {
+        const label = typeof matchName === 'string' && matchName ? JSON.stringify(matchName) : `#${j}`;
+        r.warn(idx(path, i), `virtualService rule ${name} match ${label} is not used (duplicate/overlapping match in rule #${prior})`);
+        duplicates++;
+      } else seen.set(keyText, i);
+    });
+    if (duplicates === matches.length) r.warn(idx(path, i), `virtualService rule ${name} not used (all matches used by prior rules)`);
+  });
+}
+
+export const validateVirtualService: SpecValidator = (r, spec, meta) => {
+  const hosts = strList(r, spec['hosts'], 'spec.hosts') ?? [];
+  const gateways = strList(r, spec['gateways'], 'spec.gateways') ?? [];
+  const http = list(r, spec['http'], 'spec.http');
+  const tls = list(r, spec['tls'], 'spec.tls');
+  const tcp = list(r, spec['tcp'], 'spec.tcp');
+  const delegate = hosts.length === 0;
+  if (delegate) {
+    if (gateways.length) r.error('spec.gateways', 'delegate virtual service must have no gateways specified');
+    if (tls) r.error('spec.tls', 'delegate virtual service must have no tls route specified');
+    if (tcp) r.error('spec.tcp', 'delegate virtual service must have no tcp route specified');
+  }
+  let appliesToMesh = true;
+  let appliesToGateway = false;
+  if (gateways.length > 0) {
+    checkGatewayNames(r, gateways, 'spec.gateways');
+    appliesToGateway = !gateways.includes(MESH_GATEWAY);
+    appliesToMesh = !appliesToGateway;
+  }
+  if (!appliesToGateway) {
+    http?.forEach((route, i) => {
+      const matches = isObject(route) && Array.isArray(route['match']) ? route['match'] : [];
+      matches.forEach((m, j) => {
+        for (const field of ['headers', 'withoutHeaders']) {
+          const headers = isObject(m) && isObject(m[field]) ? Object.keys(m[field] as JsonObject) : [];
+          for (const h of headers.filter(isJwtClaimRoute)) {
+            r.error(at(idx(at(idx('spec.http', i), 'match'), j), field), `JWT claim based routing (key: ${h}) is only supported for gateway, found no gateways: [${gateways.join(' ')}]`);
+          }
+        }
+      });
+    });
+  }
+  const sni = (tls ?? []).some((t) => isObject(t) && Array.isArray(t['match']) && t['match'].some((m) => isObject(m) && Array.isArray(m['sniHosts']) && m['sniHosts'].length > 0));
+  let allHostsValid = true;
+  hosts.forEach((h, i) => {
+    const err = appliesToGateway ? gatewayHostError(sni, h) : wildcardDomainError(h);
+    if (err) {
+      if (!isIPAddress(h)) {
+        r.error(idx('spec.hosts', i), err);
+        allHostsValid = false;
+      }
+    } else if (appliesToMesh && h === '*') {
+      r.error(idx('spec.hosts', i), 'wildcard host * is not allowed for virtual services bound to the mesh gateway');
+      allHostsValid = false;
+    }
+  });
+  if (allHostsValid) {
+    for (let i = 0; i < hosts.length; i++) {
+      for (let j = i + 1; j < hosts.length; j++) {
+        if (hostsOverlap(hosts[i]!, hosts[j]!)) r.error('spec.hosts', `duplicate hosts in virtual service: ${hosts[i]} & ${hosts[j]}`);
+      }
+    }
+  }
+  if (!http && !tcp && !tls) r.error('spec', 'http, tcp or tls must be provided in virtual service');
+  http?.forEach((route, i) => {
+    const p = idx('spec.http', i);
+    const o = obj(r, route, p);
+    if (!o) return r.error(p, 'http route may not be null');
+    checkHTTPRoute(r, o, p, delegate);
+  });
+  tls?.forEach((route, i) => {
+    const p = idx('spec.tls', i);
+    const o = obj(r, route, p);
+    if (!o) return;
+    const matches = list(r, o['match'], at(p, 'match'));
+    if (!matches) r.error(at(p, 'match'), 'TLS route must have at least one match condition');
+    matches?.forEach((m, j) => {
+      const mp = idx(at(p, 'match'), j);
+      const match = obj(r, m, mp);
+      if (!match) return r.error(mp, 'TLS match may not be null');
+      const sniHosts = strList(r, match['sniHosts'], at(mp, 'sniHosts'));
+      if (!sniHosts) r.error(at(mp, 'sniHosts'), 'TLS match must have at least one SNI host');
+      sniHosts?.forEach((s, k) => checkSniHost(r, s, hosts, gateways, idx(at(mp, 'sniHosts'), k)));
+      checkL4Match(r, match, mp);
+    });
+    const routes = list(r, o['route'], at(p, 'route'));
+    if (!routes) r.error(at(p, 'route'), 'TLS route is required');
+    checkWeightedDestinations(r, routes, at(p, 'route'), false);
+  });
+  tcp?.forEach((route, i) => {
+    const p = idx('spec.tcp', i);
+    const o = obj(r, route, p);
+    if (!o) return;
+    list(r, o['match'], at(p, 'match'))?.forEach((m, j) => {
+      const mp = idx(at(p, 'match'), j);
+      const match = obj(r, m, mp);
+      if (!match) return r.error(mp, 'tcp match may not be nil');
+      checkL4Match(r, match, mp);
+    });
+    const routes = list(r, o['route'], at(p, 'route'));
+    if (!routes) r.error(at(p, 'route'), 'TCP route is required');
+    checkWeightedDestinations(r, routes, at(p, 'route'), false);
+  });
+  checkExportTo(r, meta.namespace, strList(r, spec['exportTo'], 'spec.exportTo'), 'spec.exportTo', { serviceEntry: false, destinationRuleWithSelector: false });
+  warnUnreachable(r, http, 'spec.http');
+  warnUnreachable(r, tcp, 'spec.tcp');
+  warnUnreachable(r, tls, 'spec.tls');
+};

@@ -1,0 +1,66 @@
+// WasmPlugin (extensions.istio.io): a Wasm module loaded into proxies.
+
+import { enumOf, int, isObject, list, obj, str } from './common/fields';
+import { at, idx, Report } from './common/report';
+import { checkPolicyTargeting } from './common/selectors';
+import type { SpecValidator } from './types';
+
+export const MAX_IMAGE_PULL_SECRET_LENGTH = 253;
+export const MAX_PLUGIN_NAME_LENGTH = 256;
+export const MAX_ENV_NAME_LENGTH = 256;
+const URL_SCHEMES = ['', 'file', 'http', 'https', 'oci'];
+const ENV_SOURCES = ['INLINE', 'HOST'] as const;
+
+/** The scheme of a plugin URL; a bare reference such as `ghcr.io/org/plugin:1` has none. */
+export function wasmUrlError(url: string): string | undefined {
+  if (url === '') return 'url field needs to be set';
+  // Like Go's url.ParseRequestURI: "scheme:/..." keeps its scheme; anything else (a bare image
+  // reference such as "ghcr.io/org/plugin:1" or "host:5000/x") is retried as "http://...".
+  const m = /^([a-zA-Z][a-zA-Z0-9+.-]*):\//.exec(url);
+  const scheme = m ? m[1]!.toLowerCase() : '';
+  if (/\s/.test(url)) return `failed to parse url: invalid character in "${url}"`;
+  return URL_SCHEMES.includes(scheme) ? undefined : `url contains unsupported scheme: ${scheme}`;
+}
+
+function checkVmConfig(r: Report, v: unknown, path: string): void {
+  const vm = obj(r, v, path);
+  const envs = vm ? list(r, vm['env'], at(path, 'env')) : undefined;
+  const names = new Set<string>();
+  for (let i = 0; i < (envs?.length ?? 0); i++) {
+    const env = envs![i];
+    if (!isObject(env)) continue;
+    const p = idx(at(path, 'env'), i);
+    const name = str(r, env['name'], at(p, 'name')) ?? '';
+    if (name === '') return r.error(at(p, 'name'), 'spec.vmConfig.env invalid');
+    if (name.length > MAX_ENV_NAME_LENGTH) return r.error(at(p, 'name'), 'env.name field must be less than 255 characters long');
+    if (names.has(name)) return r.error(at(p, 'name'), 'duplicate env');
+    names.add(name);
+    const source = enumOf(r, env['valueFrom'], at(p, 'valueFrom'), ENV_SOURCES);
+    if (source !== 'INLINE' && (str(r, env['value'], at(p, 'value')) ?? '') !== '') return r.error(at(p, 'value'), 'value may only be set when valueFrom is INLINE');
+  }
+}
+
+export const validateWasmPlugin: SpecValidator = (r, spec) => {
+  checkPolicyTargeting(r, spec, 'spec');
+  const urlErr = wasmUrlError(str(r, spec['url'], 'spec.url') ?? '');
+  if (urlErr) r.error('spec.url', urlErr);
+  const sha = str(r, spec['sha256'], 'spec.sha256') ?? '';
+  if (sha !== '' && sha.length !== 64) r.error('spec.sha256', 'sha256 field must be 64 characters long');
+  else if (sha !== '' && !/^[a-f0-9]{64}$/.test(sha)) r.error('spec.sha256', 'sha256 field must match [a-f0-9]{64} pattern');
+  if ((str(r, spec['imagePullSecret'], 'spec.imagePullSecret') ?? '').length > MAX_IMAGE_PULL_SECRET_LENGTH) {
+    r.error('spec.imagePullSecret', 'imagePullSecret field must be less than 253 characters long');
+  }
+  if ((str(r, spec['pluginName'], 'spec.pluginName') ?? '').length > MAX_PLUGIN_NAME_LENGTH) r.error('spec.pluginName', 'pluginName field must be less than 255 characters long');
+  checkVmConfig(r, spec['vmConfig'], 'spec.vmConfig');
+  list(r, spec['match'], 'spec.match')?.forEach((sel, i) => {
+    const p = idx('spec.match', i);
+    const s = obj(r, sel, p);
+    if (!s) return r.error(p, `spec.Match[${i}] is nil`);
+    list(r, s['ports'], at(p, 'ports'))?.forEach((port, j) => {
+      const pp = idx(at(p, 'ports'), j);
+      const n = isObject(port) ? (int(r, port['number'], at(pp, 'number')) ?? 0) : 0;
+      if (!isObject(port)) r.error(pp, `spec.Match[${i}].Ports[${j}] is nil`);
+      else if (n <= 0 || n > 65535) r.error(at(pp, 'number'), `spec.Match[${i}].Ports[${j}] is out of range: ${n}`);
+    });
+  });
+};
