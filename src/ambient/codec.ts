@@ -73,8 +73,11 @@ const JSON_OPTIONS: protobuf.IConversionOptions = { enums: String, longs: Number
 /** Protobuf JSON mapping of an Address, with IP bytes shown as text (for operators). */
 export function addressToJson(bytes: Uint8Array): Record<string, unknown> {
   const t = load().address;
-  const json = t.toObject(t.decode(bytes), { ...JSON_OPTIONS, bytes: Array }) as Record<string, unknown>;
-  return ipsAsText(json) as Record<string, unknown>;
+  const json = ipsAsText(t.toObject(t.decode(bytes), { ...JSON_OPTIONS, bytes: Array })) as Record<string, unknown>;
+  // Wrapper types map to their bare value in the protobuf JSON mapping.
+  const workload = json.workload as { capacity?: { value?: number } | number } | undefined;
+  if (workload && typeof workload.capacity === 'object') workload.capacity = workload.capacity.value ?? 0;
+  return json;
 }
 
 export function authorizationToJson(bytes: Uint8Array): Record<string, unknown> {

@@ -44,6 +44,10 @@ describe('codec', () => {
     });
   });
 
+  it('JSON view maps the capacity wrapper to its bare value', () => {
+    expect(addressToJson(encodeAddress({ workload: { uid: 'x', capacity: { value: 3 } } }))).toEqual({ workload: { uid: 'x', capacity: 3 } });
+  });
+
   it(`version is ${VERSION_HEX_LENGTH} hex characters and equal for equal bytes`, () => {
     const v = versionOf(Uint8Array.from([1, 2, 3]));
     expect(v).toMatch(new RegExp(`^[0-9a-f]{${VERSION_HEX_LENGTH}}$`));
