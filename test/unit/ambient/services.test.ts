@@ -176,6 +176,18 @@ describe('Services from ServiceEntries and hostname collisions', () => {
     const out = servicesOfHostname('a.example.com', viewOf([se('a', 'ns1', { exportTo: ['.'] })]));
     expect(out.get('ns1/a.example.com')!.visibility).toBeUndefined();
   });
+  it('subject_alt_names come from spec.subjectAltNames', () => {
+    const out = servicesOfHostname('a.example.com', viewOf([se('a', 'ns1', { subjectAltNames: ['spiffe://td/ns/x/sa/y'] })]));
+    expect(out.get('ns1/a.example.com')!.subjectAltNames).toEqual(['spiffe://td/ns/x/sa/y']);
+  });
+  it('a namespace-private ServiceEntry does not bind a waypoint of another namespace', () => {
+    const wp = gateway('wp', 'infra', { listeners: [{ port: 15008, protocol: 'HBONE', allowedRoutes: { namespaces: { from: 'All' } } }] });
+    const entry = serviceEntry('a', 'ns1', { hosts: ['a.example.com'], resolution: 'DNS' }, { labels: { 'istio.io/use-waypoint': 'wp', 'istio.io/use-waypoint-namespace': 'infra' } });
+    const pub = servicesOfHostname('a.example.com', viewOf([entry, wp, namespace('ns1')]));
+    expect(pub.get('ns1/a.example.com')!.waypoint).toBeDefined();
+    const priv = servicesOfHostname('a.example.com', viewOf([entry, wp, namespace('ns1', { private: 'true' })], { serviceEntryVisibility: privateNs }));
+    expect(priv.get('ns1/a.example.com')!.waypoint).toBeUndefined();
+  });
   it('an unparsable address drops every Service of the entry', () => {
     expect(servicesOfHostname('a.example.com', viewOf([se('a', 'ns1', { addresses: ['bogus'] })])).size).toBe(0);
   });
