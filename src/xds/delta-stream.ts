@@ -182,7 +182,7 @@ export class DeltaStream {
     } else {
       sub.resubscribe(req);
     }
-    if (sub.watched.size > MAX_WATCHED_NAMES) {
+    if (sub.subscriptionCount() > MAX_WATCHED_NAMES) {
       this.fail({ code: grpc.status.RESOURCE_EXHAUSTED, details: `more than ${MAX_WATCHED_NAMES} names watched for ${type}` });
       return;
     }

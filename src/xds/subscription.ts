@@ -122,6 +122,11 @@ export class TypeSubscription {
     return this.mustRespond || this.full || this.names.size > 0 || this.keys.size > 0;
   }
 
+  /** Explicit names watched or waiting to be resolved (bounded by MAX_WATCHED_NAMES). */
+  subscriptionCount(): number {
+    return this.watched.size + this.keys.size;
+  }
+
   /** Pending names, for /debug/syncz. */
   pendingCount(): number {
     return this.names.size + this.keys.size + (this.full ? 1 : 0);
