@@ -94,7 +94,25 @@ function markPeerAuthentication(ctx: DirtyContext, d: DirtySet, pa: KubeObject):
   markServiceEntries(ctx, d, namespace);
 }
 
+/**
+ * What the derivations read of the kinds whose changes fan out widely; an update that leaves this
+ * unchanged (a status heartbeat, a new resourceVersion) touches nothing.
+ */
+const FAN_OUT_PROJECTIONS: Partial<Record<StoreEvent['kind'], (o: KubeObject) => unknown>> = {
+  Namespace: (o) => [o.metadata.labels, o.metadata.annotations],
+  Node: (o) => o.metadata.labels,
+  Gateway: (o) => [o.metadata.labels, o.metadata.annotations, o.spec?.gatewayClassName, o.spec?.listeners, o.status?.addresses],
+  GatewayClass: (o) => [o.metadata.labels, o.metadata.annotations],
+};
+
+function unchangedForDerivations(event: StoreEvent): boolean {
+  const project = FAN_OUT_PROJECTIONS[event.kind];
+  if (!project || event.type !== 'update' || !event.old) return false;
+  return JSON.stringify(project(event.old)) === JSON.stringify(project(event.object));
+}
+
 export function markEvent(ctx: DirtyContext, d: DirtySet, event: StoreEvent): void {
+  if (unchangedForDerivations(event)) return;
   const objects = event.old ? [event.old, event.object] : [event.object];
   for (const o of objects) {
     const key = keyOf(o);

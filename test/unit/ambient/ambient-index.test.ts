@@ -64,6 +64,15 @@ describe('AmbientIndex as a ResourceCache', () => {
     store.upsert('Node', [node('node1', { 'topology.kubernetes.io/region': 'r' }).object]);
     expect(changes).toEqual([[{ typeUrl: ADDRESS_TYPE_URL, updated: [UID('a')], removed: [] }]]);
   });
+  it('a Namespace or Node update that leaves labels and annotations alone recomputes nothing', () => {
+    const { store, index, changes } = setup();
+    store.upsert('Node', [{ ...node('node1').object, status: { conditions: [{ type: 'Ready', status: 'True' }] } }]);
+    expect(index.lastBatch).toEqual({ events: 1, recomputed: 0 });
+    store.upsert('Namespace', [namespace('default').object]);
+    store.upsert('Namespace', [{ ...namespace('default').object, status: { phase: 'Active' } }]);
+    expect(index.lastBatch).toEqual({ events: 1, recomputed: 0 });
+    expect(changes).toEqual([]);
+  });
   it('a trust domain change in meshConfig recomputes every workload', () => {
     const { mesh, changes } = setup();
     mesh.set({ trustDomain: 'example.org' });
