@@ -1,6 +1,7 @@
 // RequestAuthentication (security.istio.io): JWT issuers and where tokens are read from.
 
-import { durationFormatError, durationRuleError, parseProtoDuration } from './common/durations';
+import { durationRuleError } from './common/durations';
+import { durationField } from './common/duration-field';
 import { list, obj, str, strList } from './common/fields';
 import { at, idx, Report } from './common/report';
 import { checkPolicyTargeting } from './common/selectors';
@@ -58,14 +59,10 @@ function checkJwtRule(r: Report, rule: Record<string, unknown>, path: string): v
     if (claim === '' || header === '') return r.error(p, 'outputClaimToHeaders header and claim value must be non-empty string');
     if (!STRICT_HEADER_NAME.test(header)) r.error(at(p, 'header'), `header name ${header} is not a valid header name`);
   });
-  const timeout = rule['timeout'];
-  if (timeout !== undefined && timeout !== null) {
-    const formatErr = durationFormatError(timeout);
-    if (formatErr) r.error(at(path, 'timeout'), formatErr);
-    else {
-      const ruleErr = durationRuleError(parseProtoDuration(timeout as string)!);
-      if (ruleErr) r.error(at(path, 'timeout'), ruleErr);
-    }
+  const timeout = durationField(r, rule['timeout'], at(path, 'timeout'));
+  if (timeout !== undefined) {
+    const err = durationRuleError(timeout);
+    if (err) r.error(at(path, 'timeout'), err);
   }
 }
 

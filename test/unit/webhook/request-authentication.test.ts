@@ -11,6 +11,7 @@ const valid: ValidCase[] = [
   ['headers, params and cookies', rule({ fromHeaders: [{ name: 'x-jwt', prefix: 'Bearer ' }], fromParams: ['token'], fromCookies: ['session'] })],
   ['claim to header', rule({ outputClaimToHeaders: [{ header: 'x-sub_id', claim: 'sub' }] })],
   ['a timeout of 5s', rule({ timeout: '5s' })],
+  ['a timeout in Go duration syntax (istiod decodes with time.ParseDuration)', rule({ timeout: '1m30s' })],
   ['a private key in the JWKS warns', rule({ jwks: privateJwks }), 'contains private key material'],
 ];
 
@@ -27,7 +28,7 @@ const invalid: InvalidCase[] = [
   ['claim to an invalid header', rule({ outputClaimToHeaders: [{ header: 'x a', claim: 'sub' }] }), 'header name x a is not a valid header name'],
   ['a timeout below 1ms', rule({ timeout: '0.0005s' }), 'spec.jwtRules[0].timeout: duration must be greater than 1ms'],
   ['a timeout with sub-ms precision', rule({ timeout: '1.0005s' }), 'only durations to ms precision are supported'],
-  ['a timeout in Go syntax', rule({ timeout: '5m' }), 'invalid duration "5m"'],
+  ['a timeout that is not a duration', rule({ timeout: '5 minutes' }), 'bad Duration: invalid duration "5 minutes"'],
   ['selector with targetRefs', { selector: { matchLabels: { a: 'b' } }, targetRefs: [{ kind: 'Service', name: 'a' }] }, 'only one of targetRefs or workloadSelector can be set'],
   ['a targetRef to a Pod', { targetRef: { kind: 'Pod', name: 'a' } }, 'targetRef must be to one of'],
 ];

@@ -1,6 +1,6 @@
 // A Duration field read from a spec: its JSON form must parse, and istiod's range rules apply.
 
-import { durationFormatError, parseProtoDuration } from './durations';
+import { durationFormatError, parseGoDuration } from './durations';
 import { Report } from './report';
 
 /** Returns nanoseconds, or undefined when unset or malformed (malformed is reported). */
@@ -11,5 +11,5 @@ export function durationField(r: Report, v: unknown, path: string): bigint | und
     r.error(path, err);
     return undefined;
   }
-  return parseProtoDuration(v as string);
+  return parseGoDuration(v as string);
 }

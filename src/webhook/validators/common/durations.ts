@@ -1,26 +1,52 @@
-// google.protobuf.Duration in its JSON form ("1.5s", "-2s", "0.000001s"), and istiod's rules on
-// durations in policies.
+// Durations in specs. istiod decodes specs with the legacy jsonpb decoder, which reads a
+// google.protobuf.Duration with Go's time.ParseDuration: "30ms", "5m", "1h30m" and "1.5s" all
+// work. We keep nanoseconds as a bigint so the "whole milliseconds" rule is exact.
 
-export const MAX_DURATION_SECONDS = 315_576_000_000;
-
-const DURATION = /^(-)?(\d+)(?:\.(\d{1,9}))?s$/;
-
-/** Parses a JSON Duration into nanoseconds (a bigint, so nanosecond precision survives). */
-export function parseProtoDuration(text: string): bigint | undefined {
-  const m = DURATION.exec(text);
-  if (!m) return undefined;
-  const seconds = BigInt(m[2]!);
-  if (seconds > BigInt(MAX_DURATION_SECONDS)) return undefined;
-  const nanos = BigInt((m[3] ?? '').padEnd(9, '0'));
-  const total = seconds * 1_000_000_000n + nanos;
-  return m[1] ? -total : total;
-}
-
+/** Go's time.Duration is an int64 of nanoseconds. */
+export const MAX_DURATION_NANOS = 9_223_372_036_854_775_807n;
 export const NANOS_PER_MS = 1_000_000n;
 
+const UNIT_NANOS: Record<string, bigint> = {
+  ns: 1n,
+  us: 1_000n,
+  'µs': 1_000n,
+  'μs': 1_000n,
+  ms: 1_000_000n,
+  s: 1_000_000_000n,
+  m: 60_000_000_000n,
+  h: 3_600_000_000_000n,
+};
+
+const PART = /(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)/y;
+
+/** Parses a Go duration into nanoseconds; undefined when it is not one. */
+export function parseGoDuration(text: string): bigint | undefined {
+  let pos = 0;
+  let sign = 1n;
+  if (text[0] === '-' || text[0] === '+') {
+    sign = text[0] === '-' ? -1n : 1n;
+    pos = 1;
+  }
+  if (text.slice(pos) === '0') return 0n;
+  if (pos >= text.length) return undefined;
+  let total = 0n;
+  while (pos < text.length) {
+    PART.lastIndex = pos;
+    const m = PART.exec(text);
+    if (!m || (m[1] === '' && (m[2] ?? '') === '')) return undefined;
+    const unit = UNIT_NANOS[m[3]!]!;
+    const whole = BigInt(m[1] || '0') * unit;
+    const frac = m[2] ? (BigInt(m[2]) * unit) / 10n ** BigInt(m[2].length) : 0n;
+    total += whole + frac;
+    if (total > MAX_DURATION_NANOS) return undefined;
+    pos = PART.lastIndex;
+  }
+  return sign * total;
+}
+
 export function durationFormatError(value: unknown): string | undefined {
-  if (typeof value !== 'string' || parseProtoDuration(value) === undefined) {
-    return `invalid duration ${JSON.stringify(value)}: expected seconds with an "s" suffix, e.g. "1.5s"`;
+  if (typeof value !== 'string' || parseGoDuration(value) === undefined) {
+    return `bad Duration: invalid duration ${JSON.stringify(value)}, e.g. "1.5s", "30ms" or "1h30m"`;
   }
   return undefined;
 }
