@@ -16,6 +16,8 @@ export async function startComponents(ctx: ServerContext, kubeConfig: KubeConfig
     clusterId: ctx.options.env.CLUSTER_ID,
     domain: ctx.options.flags.domain,
     systemNamespace: ctx.options.env.POD_NAMESPACE,
+    revision: ctx.options.env.REVISION,
+    enableDryRun: ctx.options.env.AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY,
   });
   registerAmbientDebug(ctx.debug, index);
   ctx.onShutdown(() => index.close());
