@@ -1,4 +1,4 @@
-import { describeKind, InvalidCase, validate, ValidCase } from './table';
+import { describeKind, validate } from './table';
 
 const probe = (p: object) => ({ template: { ports: { http: 8080 } }, probe: p });
 
