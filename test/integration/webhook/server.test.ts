@@ -1,0 +1,166 @@
+import * as https from 'node:https';
+import { Writable } from 'node:stream';
+import { logs } from '../../../src/log/logger';
+import { MAX_REQUEST_BODY_BYTES } from '../../../src/webhook/admission';
+import { startWebhookServer, WebhookServerHandle } from '../../../src/webhook/server';
+import { admissionReview, policy, post, throwawayCert, webhookContext, WebhookHarness } from './harness';
+
+const firstCert = throwawayCert('istiod-1');
+
+describe('webhook HTTPS server', () => {
+  let h: WebhookHarness;
+  let server: WebhookServerHandle;
+  let agent: https.Agent;
+  const call = (opts: Parameters<typeof post>[2] extends infer O ? Omit<O & object, 'ca'> : never, ca = firstCert.rootsPem) => post(agent, server.port!, { ...opts, ca });
+
+  beforeAll(async () => {
+    h = webhookContext();
+    h.certs.set(firstCert);
+    server = await startWebhookServer(h.ctx);
+    agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
+  });
+
+  afterAll(async () => {
+    agent.destroy();
+    await h.shutdown();
+  });
+
+  test('it listens on httpsAddr and reports ready', () => {
+    expect(server.enabled).toBe(true);
+    expect(server.address).toBe(`127.0.0.1:${server.port}`);
+    expect(h.readiness.get('webhook')).toBe(true);
+  });
+
+  test('/ready answers 200', async () => {
+    expect((await call({ path: '/ready', method: 'GET' })).status).toBe(200);
+  });
+
+  test('a valid policy is allowed over TLS, answered in v1 with its uid', async () => {
+    const r = await call({ body: admissionReview(policy({ rules: [{ from: [{ source: { namespaces: ['a'] } }] }] }), { uid: 'u-42' }) });
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(r.body)).toEqual({ kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1', response: { uid: 'u-42', allowed: true } });
+  });
+
+  test('v1beta1 reviews get v1beta1 answers', async () => {
+    const r = await call({ body: admissionReview(policy({}), { apiVersion: 'admission.k8s.io/v1beta1' }) });
+    expect(JSON.parse(r.body).apiVersion).toBe('admission.k8s.io/v1beta1');
+  });
+
+  test('any path under /validate/ is served', async () => {
+    const r = await call({ path: '/validate/security', body: admissionReview(policy({})) });
+    expect(JSON.parse(r.body).response.allowed).toBe(true);
+  });
+
+  test('other paths are 404', async () => {
+    expect((await call({ path: '/inject', body: '{}' })).status).toBe(404);
+  });
+
+  test('an invalid policy is denied with HTTP 200 and the field path', async () => {
+    const r = await call({ body: admissionReview(policy({ rules: [{ from: [{ source: { principals: ['a', ''] } }] }] })) });
+    expect(r.status).toBe(200);
+    const response = JSON.parse(r.body).response;
+    expect(response.allowed).toBe(false);
+    expect(response.status.message).toBe('configuration is invalid: spec.rules[0].from[0].source.principals[1]: must not be empty');
+  });
+
+  test('warnings reach the caller on allowed responses', async () => {
+    const r = await call({ body: admissionReview(policy({ selector: {} })) });
+    expect(JSON.parse(r.body).response).toMatchObject({ allowed: true, warnings: ['spec.selector: workload selector specified without labels'] });
+  });
+
+  test('DELETE is allowed without looking at the object', async () => {
+    const r = await call({ body: admissionReview({ nonsense: true }, { operation: 'DELETE' }) });
+    expect(JSON.parse(r.body).response.allowed).toBe(true);
+  });
+
+  test('an unknown kind is denied as unrecognized', async () => {
+    const r = await call({ body: admissionReview({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } }) });
+    expect(JSON.parse(r.body).response.status.message).toBe('unrecognized type example.com/v1, Kind=Widget');
+  });
+
+  test('the always-reject annotation is denied', async () => {
+    const r = await call({ body: admissionReview(policy({}, { annotations: { 'internal.istio.io/webhook-always-reject': 'true' } }), { dryRun: true }) });
+    expect(JSON.parse(r.body).response.status.message).toContain('webhook-always-reject');
+  });
+
+  test('a wrong content type is 415', async () => {
+    expect((await call({ body: admissionReview(policy({})), contentType: 'text/plain' })).status).toBe(415);
+  });
+
+  test('an empty body is 400', async () => {
+    const r = await call({ body: '' });
+    expect(r.status).toBe(400);
+    expect(r.body).toContain('no body found');
+  });
+
+  test('a body that is not an AdmissionReview is denied with the decode error', async () => {
+    const r = await call({ body: '{"kind":"Pod","apiVersion":"v1"}' });
+    expect(JSON.parse(r.body).response).toMatchObject({ allowed: false, status: { message: 'could not decode body: no kind "Pod" is registered for version "v1"' } });
+  });
+
+  test('a body over 6 MiB is 400 naming the limit', async () => {
+    const r = await post(new https.Agent(), server.port!, { body: Buffer.alloc(MAX_REQUEST_BODY_BYTES + 1024, 0x20), ca: firstCert.rootsPem });
+    expect(r.status).toBe(400);
+    expect(r.body).toContain(`limit is ${MAX_REQUEST_BODY_BYTES}`);
+  });
+
+  test('requests reuse one keep-alive connection', async () => {
+    await call({ path: '/ready', method: 'GET' });
+    const second = await call({ body: admissionReview(policy({})) });
+    expect(second.reusedSocket).toBe(true);
+  });
+
+  test("metrics use istiod's names and labels", async () => {
+    const text = await h.metrics.metrics();
+    expect(text).toMatch(/galley_validation_passed\{group="security.istio.io",version="v1",resource="authorizationpolicies"\} [1-9]/);
+    expect(text).toMatch(/galley_validation_failed\{group="security.istio.io",version="v1",resource="authorizationpolicies",reason="invalid_config"\} [1-9]/);
+    expect(text).toMatch(/galley_validation_failed\{[^}]*reason="unknown_type"\} 1/);
+    expect(text).toMatch(/galley_validation_failed\{[^}]*reason="unsupported_operation"\} 1/);
+    expect(text).toMatch(/galley_validation_http_error\{status="415"\} 1/);
+    expect(text).toMatch(/galley_validation_http_error\{status="400"\} 2/);
+  });
+
+  test('a renewed certificate is served to new connections while open ones keep working', async () => {
+    const before = await call({ path: '/ready', method: 'GET' });
+    const renewed = throwawayCert('istiod-2');
+    h.certs.set(renewed);
+    const onOldConnection = await call({ body: admissionReview(policy({})) });
+    expect(onOldConnection.reusedSocket).toBe(true);
+    expect(onOldConnection.peerFingerprint).toBe(before.peerFingerprint);
+    const fresh = await post(new https.Agent(), server.port!, { path: '/ready', method: 'GET', ca: renewed.rootsPem });
+    expect(fresh.status).toBe(200);
+    expect(fresh.peerFingerprint).not.toBe(before.peerFingerprint);
+  });
+});
+
+describe('webhook server lifecycle', () => {
+  test('it waits for the serving certificate, logs its address under scope webhook, and closes on shutdown', async () => {
+    const lines: string[] = [];
+    logs.setDestination(new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }) as never);
+    try {
+      const h = webhookContext();
+      const starting = startWebhookServer(h.ctx);
+      let started = false;
+      void starting.then(() => (started = true));
+      await new Promise((r) => setTimeout(r, 50));
+      expect(started).toBe(false);
+      h.certs.set(firstCert);
+      const server = await starting;
+      const listening = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'listening');
+      expect(listening).toMatchObject({ scope: 'webhook', address: server.address });
+      await h.shutdown();
+      expect(h.readiness.get('webhook')).toBe(false);
+      await expect(post(new https.Agent(), server.port!, { path: '/ready', method: 'GET', ca: firstCert.rootsPem })).rejects.toThrow(/ECONNREFUSED/);
+    } finally {
+      logs.setDestination(process.stderr as never);
+    }
+  });
+
+  test('an empty httpsAddr disables the webhook', async () => {
+    const h = webhookContext('');
+    const server = await startWebhookServer(h.ctx);
+    expect(server.enabled).toBe(false);
+    expect(h.readiness.has('webhook')).toBe(false);
+  });
+});
