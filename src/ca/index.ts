@@ -19,6 +19,7 @@ import { KubeRootConfigMapApi, RootCertPublisher, RootConfigMapApi, writeRootCer
 import { ensureSelfSignedCa } from './self-signed';
 import { ServingCertRotator, servingSans } from './serving-cert-issuer';
 import { createCertificateService } from './service';
+import { registerCaDebug } from './debug';
 
 const log = scopedLogger('ca');
 
@@ -150,10 +151,20 @@ export async function startCertificateAuthority(ctx: ServerContext, deps: CaDeps
     const api = deps.rootConfigMaps ?? (apis ? new KubeRootConfigMapApi(apis.core) : undefined);
     if (api) {
       const publisher = new RootCertPublisher(ctx.store, api, env.PILOT_CA_CERT_CONFIGMAP, () => authority.rootBundlePem(), deps.rootCertResyncMs);
-      ctx.leader.runWhileLeader(ROOT_CERT_LEASE, () => publisher.start((l) => authority.onChange(l)));
+      let stopPublisher: (() => void) | undefined;
+      ctx.leader.runWhileLeader(ROOT_CERT_LEASE, () => {
+        stopPublisher = publisher.start((l) => authority.onChange(l));
+        return () => {
+          stopPublisher?.();
+          stopPublisher = undefined;
+        };
+      });
+      // Shutdown stops the triggers even when leadership is never handed back.
+      stops.push(() => stopPublisher?.());
     }
   }
 
+  registerCaDebug(ctx, authority);
   setReady(true);
   log.info({ source: authority.current().source, signer: authority.current().signingCert.subject, mode: ctx.options.mode }, 'CA started');
   const handle: CaHandle = {

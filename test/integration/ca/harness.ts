@@ -10,7 +10,7 @@ import { Registry } from 'prom-client';
 import { parseServeOptions, ServeOptions } from '../../../src/config/options';
 import { MemoryStore } from '../../../src/store/memory-store';
 import { ServingCertHolder } from '../../../src/server/serving-cert';
-import type { LeaderElector, ServerContext } from '../../../src/server/context';
+import type { DebugRequest, DebugResponse, LeaderElector, ServerContext } from '../../../src/server/context';
 import type { MeshConfig, MeshConfigSource } from '../../../src/mesh/types';
 import { CaDeps, CaHandle, startCertificateAuthority } from '../../../src/ca';
 import { servingCertCredentials } from '../../../src/ca/grpc-credentials';
@@ -39,6 +39,7 @@ export interface Harness {
   port: number;
   stateDir: string;
   readiness: Map<string, boolean>;
+  debug: Map<string, (req: DebugRequest) => DebugResponse | Promise<DebugResponse>>;
   close(): Promise<void>;
 }
 
@@ -60,6 +61,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const holder = new ServingCertHolder();
   const server = new grpc.Server();
   const readiness = new Map<string, boolean>();
+  const debug: Harness['debug'] = new Map();
   const shutdown: (() => void | Promise<void>)[] = [];
   const ctx: ServerContext = {
     options,
@@ -68,7 +70,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     metrics,
     grpc: { addService: (def, impl) => server.addService(def, impl), secureEnabled: true },
     readiness: { register: (name) => (ready) => void readiness.set(name, ready) },
-    debug: { add: () => undefined },
+    debug: { add: (name, _description, handler) => void debug.set(name, handler) },
     servingCerts: holder,
     leader: alwaysLeader,
     onShutdown: (hook) => void shutdown.push(hook),
@@ -86,6 +88,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     port,
     stateDir,
     readiness,
+    debug,
     async close() {
       await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
       for (const hook of shutdown.reverse()) await hook();

@@ -1,4 +1,6 @@
 import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { loadOrCreateTokenKey, signLocalToken, TokenSubject } from '../../../src/security/local-jwt';
 import type { KubeObject } from '../../../src/store/types';
@@ -159,6 +161,20 @@ describe('the CA called as ztunnel calls it (local mode)', () => {
     }
     expect(text).toMatch(/citadel_server_authentication_failure_count\{reason="unknown_cluster"\} [1-9]/);
     expect(h.readiness.get('ca')).toBe(true);
+  });
+
+  test('/debug/ca shows the signer and roots but never the CA private key', async () => {
+    const res = await h.debug.get('ca')!({ path: '/debug/ca', query: new URLSearchParams(), method: 'GET', body: '' });
+    const text = JSON.stringify(res.body);
+    expect(res.body).toMatchObject({ source: 'self-signed', signer: { subject: 'O=cluster.local' } });
+    const keyPem = fs.readFileSync(path.join(h.stateDir, 'ca-key.pem'), 'utf8');
+    const keyBody = keyPem.split('\n').slice(1, 3).join('');
+    expect(text).not.toContain('PRIVATE KEY');
+    expect(text).not.toContain(keyBody.slice(0, 40));
+  });
+
+  test('the CA key file is private to the owner (mode 0600)', () => {
+    expect(fs.statSync(path.join(h.stateDir, 'ca-key.pem')).mode & 0o777).toBe(0o600);
   });
 
   test('the serving certificate names istiod services, localhost and loopback IPs in local mode', () => {
