@@ -31,8 +31,12 @@ export type WorkerMessage =
   | { t: 'ready' };
 
 const now = () => performance.timeOrigin + performance.now();
-/** HTTP/2 windows sized for bulk transfer (the 64 KB default makes every full sync a ping-pong). */
-const WINDOW_BYTES = 8 * 1024 * 1024;
+/**
+ * The clients' HTTP/2 receive windows (XDS_BENCH_WINDOW overrides). 64 KB (h2's default) makes a
+ * 17 MB full sync hundreds of round trips through busy event loops; 8 MB lets the server queue
+ * ~8 MB of TLS records per connection natively, which showed up as ~9 MB of server RSS per stream.
+ */
+const WINDOW_BYTES = Number(process.env['XDS_BENCH_WINDOW'] ?? 1024 * 1024);
 /** Resource versions are read only from messages this small (pushes), not from full syncs. */
 const CAPTURE_LIMIT = 1024 * 1024;
 const PATH = `/${ADS_SERVICE}/${DELTA_METHOD}`;
