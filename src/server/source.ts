@@ -5,6 +5,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { ServeOptions } from '../config/options';
 import { LocalSource } from '../store/local/local-source';
+import { connectKubernetes } from '../store/kube';
 import type { MemoryStore } from '../store/memory-store';
 import type { ConfigSource } from '../store/types';
 import type { MeshConfigSource } from '../mesh/types';
@@ -44,7 +45,20 @@ function localSource(options: ServeOptions, deps: SourceDeps): SourceAndLeader {
   return { source, leader: new SoleLeader() };
 }
 
+async function kubernetesSource(options: ServeOptions, deps: SourceDeps): Promise<SourceAndLeader> {
+  // Throws KubeUnreachableError naming the server and pointing at --configDir when no cluster answers.
+  const kube = await connectKubernetes({
+    kubeconfig: options.flags.kubeconfig,
+    systemNamespace: options.env.POD_NAMESPACE,
+    podName: options.env.POD_NAME,
+    revision: options.env.REVISION,
+    store: deps.store,
+    mesh: deps.mesh,
+  });
+  deps.debug.add('kubernetes', 'watched kinds: synced, objects, resourceVersion, failures, missing CRDs', () => ({ body: kube.source.status() }));
+  return { source: kube.source, leader: kube.leader, kubeConfig: kube.client.kubeConfig };
+}
+
 export async function createSource(options: ServeOptions, deps: SourceDeps): Promise<SourceAndLeader> {
-  if (options.mode === 'local') return localSource(options, deps);
-  throw new Error('Kubernetes mode is not available in this build; run local mode with --configDir DIR');
+  return options.mode === 'local' ? localSource(options, deps) : kubernetesSource(options, deps);
 }
