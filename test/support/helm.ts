@@ -123,20 +123,21 @@ export interface HelmResult {
   stderr: string;
 }
 
-let helmHome: string | undefined;
+/** helm's own config, cache and data folders: kept beside the binary, out of the user's home. */
+const HELM_HOME = path.join(HELM_CACHE_DIR, 'home');
 
-/** Runs helm with its config, cache and data folders in a private temp folder. */
+/** Runs helm with its config, cache and data folders under HELM_HOME. */
 export function runHelm(args: string[]): HelmResult {
-  helmHome ??= fs.mkdtempSync(path.join(os.tmpdir(), 'istiod-ts-helm-home-'));
+  const home = HELM_HOME;
   const r = spawnSync(helmBinary(), args, {
     encoding: 'utf8',
     timeout: HELM_TIMEOUT_MS,
     env: {
       PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-      HOME: helmHome,
-      HELM_CACHE_HOME: path.join(helmHome, 'cache'),
-      HELM_CONFIG_HOME: path.join(helmHome, 'config'),
-      HELM_DATA_HOME: path.join(helmHome, 'data'),
+      HOME: home,
+      HELM_CACHE_HOME: path.join(home, 'cache'),
+      HELM_CONFIG_HOME: path.join(home, 'config'),
+      HELM_DATA_HOME: path.join(home, 'data'),
     },
   });
   if (r.error) throw r.error;
@@ -148,7 +149,7 @@ export const CHARTS_DIR = path.join(REPO_ROOT, 'charts');
 export interface TemplateOptions {
   release?: string;
   namespace?: string;
-  /** --set-string style pairs are avoided: tests pass typed values as a YAML/JSON values file. */
+  /** Written to a values file, so types survive (no --set string parsing). */
   values?: Record<string, unknown>;
   isUpgrade?: boolean;
 }
@@ -161,25 +162,23 @@ export interface Rendered {
   [key: string]: unknown;
 }
 
-function valuesArgs(values: Record<string, unknown> | undefined): string[] {
-  if (!values) return [];
-  helmHome ??= fs.mkdtempSync(path.join(os.tmpdir(), 'istiod-ts-helm-home-'));
-  const file = path.join(fs.mkdtempSync(path.join(helmHome, 'values-')), 'values.json');
-  fs.writeFileSync(file, JSON.stringify(values));
-  return ['-f', file];
+/** Runs helm with `values` in a values file (types survive, unlike --set), then removes the file. */
+function withValues(args: string[], values: Record<string, unknown> | undefined): HelmResult {
+  if (!values) return runHelm(args);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'istiod-ts-helm-values-'));
+  try {
+    const file = path.join(dir, 'values.json');
+    fs.writeFileSync(file, JSON.stringify(values));
+    return runHelm([...args, '-f', file]);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** `helm template` of charts/<chart>; returns the raw result (for tests that expect failure). */
 export function helmTemplateRaw(chart: string, opts: TemplateOptions = {}): HelmResult {
-  return runHelm([
-    'template',
-    opts.release ?? chart,
-    path.join(CHARTS_DIR, chart),
-    '--namespace',
-    opts.namespace ?? 'istio-system',
-    ...(opts.isUpgrade ? ['--is-upgrade'] : []),
-    ...valuesArgs(opts.values),
-  ]);
+  const args = ['template', opts.release ?? chart, path.join(CHARTS_DIR, chart), '--namespace', opts.namespace ?? 'istio-system', ...(opts.isUpgrade ? ['--is-upgrade'] : [])];
+  return withValues(args, opts.values);
 }
 
 /** `helm template` of charts/<chart>, parsed; throws with helm's stderr when rendering fails. */
@@ -197,7 +196,7 @@ export function helmTemplate(chart: string, opts: TemplateOptions = {}): Rendere
 
 /** `helm lint --strict` of charts/<chart> with the given values. */
 export function helmLint(chart: string, values?: Record<string, unknown>): HelmResult {
-  return runHelm(['lint', '--strict', path.join(CHARTS_DIR, chart), ...valuesArgs(values)]);
+  return withValues(['lint', '--strict', path.join(CHARTS_DIR, chart)], values);
 }
 
 /** The one rendered object of a kind (and name, when given); throws naming what is missing. */
