@@ -1,0 +1,240 @@
+// The validating webhook under API-server-like load: AdmissionReviews per second and p50/p99
+// latency with 50 concurrent callers over HTTPS keep-alive, for a typical AuthorizationPolicy and
+// a typical VirtualService; then the same while CA load (CSRs over TLS gRPC, 64 in flight) runs
+// in the same process. The callers run in a worker thread with their own event loop, as the API
+// server is its own process.
+
+import { Worker } from 'node:worker_threads';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { median, percentile, Measurement, Scenario } from '../scenario';
+import { logs } from '../../src/log/logger';
+import { startWebhookServer } from '../../src/webhook/server';
+import { reviewAdmission } from '../../src/webhook/admission';
+import { loadOrCreateTokenKey, signLocalToken } from '../../src/security/local-jwt';
+import { admissionReview, SERVER_NAME, throwawayCert, webhookContext } from '../../test/integration/webhook/harness';
+import { startHarness, ZtunnelLikeClient, readRoot } from '../../test/integration/ca/harness';
+import { makeCsr } from '../../test/unit/ca/fixtures';
+
+const CALLERS = 50;
+const RUNS = 3;
+const RUN_MS = 2000;
+const WARMUP_MS = 500;
+const CA_IN_FLIGHT = 64;
+const TARGET_P99_ALONE_MS = 10;
+const TARGET_P99_UNDER_CA_MS = 50;
+
+const AUTHORIZATION_POLICY = {
+  apiVersion: 'security.istio.io/v1',
+  kind: 'AuthorizationPolicy',
+  metadata: { name: 'productpage-viewer', namespace: 'bookinfo' },
+  spec: {
+    selector: { matchLabels: { app: 'productpage' } },
+    action: 'ALLOW',
+    rules: [
+      {
+        from: [{ source: { principals: ['cluster.local/ns/bookinfo/sa/bookinfo-gateway'], namespaces: ['bookinfo'] } }],
+        to: [{ operation: { methods: ['GET', 'HEAD'], paths: ['/productpage', '/static/*', '/api/v1/products/{*}'], ports: ['9080'] } }],
+        when: [{ key: 'request.headers[x-user]', notValues: ['blocked'] }],
+      },
+    ],
+  },
+};
+
+const VIRTUAL_SERVICE = {
+  apiVersion: 'networking.istio.io/v1',
+  kind: 'VirtualService',
+  metadata: { name: 'reviews', namespace: 'bookinfo' },
+  spec: {
+    hosts: ['reviews'],
+    http: [
+      { match: [{ headers: { 'end-user': { exact: 'jason' } } }], route: [{ destination: { host: 'reviews', subset: 'v2' } }] },
+      { match: [{ uri: { prefix: '/ratings' } }], retries: { attempts: 3, perTryTimeout: '2s', retryOn: '5xx,reset' }, timeout: '10s', route: [{ destination: { host: 'reviews', subset: 'v3' } }] },
+      { route: [{ destination: { host: 'reviews', subset: 'v1' }, weight: 90 }, { destination: { host: 'reviews', subset: 'v3' }, weight: 10 }] },
+    ],
+  },
+};
+
+interface LoadResult {
+  ok: number;
+  failed: number;
+  firstError?: string;
+  elapsedMs: number;
+  latencies: number[];
+}
+
+// Runs inside the worker: `callers` loops, each posting one review after another on a shared
+// keep-alive agent with one socket per caller.
+const WORKER_SOURCE = `
+const { parentPort, workerData: w } = require('node:worker_threads');
+const https = require('node:https');
+const agent = new https.Agent({ keepAlive: true, maxSockets: w.callers });
+function post(body) {
+  return new Promise((resolve, reject) => {
+    const req = https.request({ host: '127.0.0.1', port: w.port, path: '/validate', method: 'POST', agent, ca: w.ca, servername: w.serverName,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        if (res.statusCode !== 200 || !JSON.parse(text).response.allowed) reject(new Error('status ' + res.statusCode + ': ' + text.slice(0, 200)));
+        else resolve();
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+async function run(body, durationMs) {
+  const latencies = [];
+  let ok = 0, failed = 0, firstError;
+  const start = performance.now();
+  const end = start + durationMs;
+  let last = start;
+  await Promise.all(Array.from({ length: w.callers }, async () => {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      try { await post(body); ok++; latencies.push(performance.now() - t0); }
+      catch (e) { failed++; firstError = firstError || e.message; }
+      last = performance.now();
+    }
+  }));
+  return { ok, failed, firstError, elapsedMs: last - start, latencies };
+}
+parentPort.on('message', async (m) => {
+  if (m.type === 'run') parentPort.postMessage(await run(m.body, m.durationMs));
+  else { agent.destroy(); parentPort.postMessage('closed'); }
+});
+`;
+
+function ask<T>(worker: Worker, message: unknown): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error) => {
+      worker.off('message', onMessage);
+      reject(err);
+    };
+    const onMessage = (m: T) => {
+      worker.off('error', onError);
+      resolve(m);
+    };
+    worker.once('message', onMessage);
+    worker.once('error', onError);
+    worker.postMessage(message);
+  });
+}
+
+/** CSRs in flight against an in-process CA until stopped; returns how many were signed. */
+async function startCaLoad(): Promise<{ stop(): Promise<number> }> {
+  const h = await startHarness();
+  h.store.upsert('Pod', [
+    { metadata: { name: 'ztunnel-a', namespace: 'istio-system', uid: 'uid-zt' }, spec: { serviceAccountName: 'ztunnel', nodeName: 'node-a' }, status: { phase: 'Running' } },
+    { metadata: { name: 'sleep-1', namespace: 'default', uid: 'uid-sleep' }, spec: { serviceAccountName: 'sleep', nodeName: 'node-a' }, status: { phase: 'Running' } },
+  ]);
+  const token = signLocalToken(loadOrCreateTokenKey(h.stateDir), { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-a', podUid: 'uid-zt' }, ['istio-ca'], 3600);
+  const identity = 'spiffe://cluster.local/ns/default/sa/sleep';
+  const csr = (await makeCsr(identity)).pem;
+  const client = new ZtunnelLikeClient(h.port, readRoot(h));
+  let running = true;
+  let signed = 0;
+  const loops = Array.from({ length: CA_IN_FLIGHT }, async () => {
+    while (running) {
+      try {
+        await client.createCertificate(csr, { token, impersonate: identity });
+        signed++;
+      } catch {
+        // Counted by what was signed; a failure only lowers the load.
+      }
+    }
+  });
+  return {
+    async stop() {
+      running = false;
+      await Promise.all(loops);
+      client.close();
+      await h.close();
+      return signed;
+    },
+  };
+}
+
+const PURE_MS = 1000;
+
+/** Single-thread rate of the pure handler on the same body: the ceiling HTTPS and TLS cost is measured against. */
+function pureRate(body: string): number {
+  const bytes = Buffer.from(body);
+  let n = 0;
+  const start = performance.now();
+  while (performance.now() - start < PURE_MS) {
+    reviewAdmission(bytes, 'application/json');
+    n++;
+  }
+  return (n * 1000) / (performance.now() - start);
+}
+
+async function measure(worker: Worker, label: string, body: string, targetMs: number): Promise<Measurement[]> {
+  const runs: LoadResult[] = [];
+  for (let r = 0; r < RUNS; r++) runs.push(await ask<LoadResult>(worker, { type: 'run', body, durationMs: RUN_MS }));
+  const rates = runs.map((r) => (r.ok * 1000) / r.elapsedMs);
+  const all = runs.flatMap((r) => r.latencies);
+  const failures = runs.reduce((s, r) => s + r.failed, 0);
+  const p99 = all.length ? percentile(all, 99) : NaN;
+  const pure = pureRate(body);
+  return [
+    {
+      metric: `reviews per second (${label})`,
+      value: median(rates),
+      unit: 'reviews/s',
+      runs: rates,
+      reference: { metric: 'pure reviewAdmission, one thread, no HTTP', value: pure, ratio: median(rates) / pure },
+    },
+    { metric: `p50 latency (${label})`, value: all.length ? percentile(all, 50) : NaN, unit: 'ms' },
+    { metric: `p99 latency (${label})`, value: p99, unit: 'ms', target: `< ${targetMs} ms`, met: p99 < targetMs },
+    {
+      metric: `failed reviews (${label})${failures ? `: ${runs.find((r) => r.firstError)?.firstError}` : ''}`,
+      value: failures,
+      unit: 'reviews',
+      target: '0',
+      met: failures === 0,
+    },
+  ];
+}
+
+const scenario: Scenario = {
+  name: 'webhook',
+  description: `AdmissionReviews over HTTPS keep-alive with ${CALLERS} concurrent callers, alone and under CA load (${CA_IN_FLIGHT} CSRs in flight)`,
+  async run() {
+    // Rejections and request logs would dominate the measurement; keep errors only.
+    logs.setDestination(new Writable({ write: (_c, _e, done) => done() }) as never);
+    logs.configure('default:error,webhook:error,ca:error,server:error');
+    const h = webhookContext();
+    const cert = throwawayCert();
+    h.certs.set(cert);
+    const server = await startWebhookServer(h.ctx);
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { port: server.port, ca: cert.rootsPem, serverName: SERVER_NAME, callers: CALLERS } });
+    const ap = admissionReview(AUTHORIZATION_POLICY);
+    const vs = admissionReview(VIRTUAL_SERVICE);
+    const out: Measurement[] = [];
+    try {
+      await ask<LoadResult>(worker, { type: 'run', body: ap, durationMs: WARMUP_MS });
+      out.push(...(await measure(worker, 'AuthorizationPolicy, alone', ap, TARGET_P99_ALONE_MS)));
+      out.push(...(await measure(worker, 'VirtualService, alone', vs, TARGET_P99_ALONE_MS)));
+      const ca = await startCaLoad();
+      const caStart = performance.now();
+      try {
+        out.push(...(await measure(worker, 'AuthorizationPolicy, under CA load', ap, TARGET_P99_UNDER_CA_MS)));
+        out.push(...(await measure(worker, 'VirtualService, under CA load', vs, TARGET_P99_UNDER_CA_MS)));
+      } finally {
+        const signed = await ca.stop();
+        out.push({ metric: `CSRs signed per second meanwhile (${CA_IN_FLIGHT} in flight)`, value: (signed * 1000) / (performance.now() - caStart), unit: 'CSR/s' });
+      }
+    } finally {
+      await ask(worker, { type: 'close' });
+      await worker.terminate();
+      await h.shutdown();
+      logs.setDestination(pino.destination({ fd: 2, sync: true }));
+    }
+    return out;
+  },
+};
+
+export default scenario;
