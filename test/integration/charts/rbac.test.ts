@@ -1,30 +1,28 @@
-// The chart's RBAC is exactly what the code uses. The Kubernetes-mode components run against the
-// test API server, which records every request as (verb, group, resource, namespace); each
-// recorded request must be granted by the rendered ClusterRole or (in istiod's namespace) Role,
-// and every permission the chart grants must have been used.
+// The chart's RBAC is exactly what the code uses. istiod-ts runs as the chart runs it (the
+// rendered container args and environment) against the test API server, which records every
+// request as (verb, group, resource, namespace). A ztunnel then asks for a certificate, and a
+// root ConfigMap has drifted. Each recorded request must be granted by the rendered ClusterRole
+// or (in istiod's namespace) Role, and every permission the chart grants must have been used.
+// The process is the built CLI (`npm test` builds dist/ first), so whatever serve wires in
+// Kubernetes mode is covered without this test listing components.
 
-import * as grpc from '@grpc/grpc-js';
-import { Registry } from 'prom-client';
-import { parseServeOptions } from '../../../src/config/options';
-import { startCertificateAuthority, type CaHandle } from '../../../src/ca';
-import { servingCertCredentials } from '../../../src/ca/grpc-credentials';
-import { CA_SECRET_NAME } from '../../../src/ca/kube-ca-secret-store';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { ROOT_CERT_KEY } from '../../../src/ca/root-cert-publisher';
-import type { ServerContext } from '../../../src/server/context';
-import { ServingCertHolder } from '../../../src/server/serving-cert';
-import { connectKubernetes, LEASE_NAMES, type KubernetesBackend } from '../../../src/store/kube';
-import { loadKubeConfig } from '../../../src/store/kube/config';
-import { MemoryStore } from '../../../src/store/memory-store';
+import { CA_SECRET_NAME } from '../../../src/ca/kube-ca-secret-store';
+import { LEASE_NAMES } from '../../../src/store/kube/leader';
 import { TestApiServer, eventually, serviceAccountIdentity, type RecordedRequest } from '../../support/apiserver';
 import { namespace } from '../../support/apiserver/fixtures';
+import { ServerProcess, waitForStatus } from '../../support/cli';
 import { helmTemplate } from '../../support/helm';
 import { makeCsr } from '../../unit/ca/fixtures';
-import { staticMesh, ZtunnelLikeClient } from '../ca/harness';
-import { rulesOf, type PolicyRule } from './istiod-objects';
+import { ZtunnelLikeClient } from '../ca/harness';
+import { deploymentOf, resolvedEnv, rulesOf, type PolicyRule } from './istiod-objects';
 
 const NS = 'istio-system';
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
-const FAST_LEADER = { leaseDurationMs: 1_500, renewDeadlineMs: 500, retryPeriodMs: 100 };
+const ROOT_CONFIGMAP = 'istio-ca-root-cert';
 
 function grants(rules: readonly PolicyRule[], r: { verb: string; group: string; resource: string; subresource?: string }): boolean {
   const resource = r.subresource ? `${r.resource}/${r.subresource}` : r.resource;
@@ -44,64 +42,63 @@ describe('chart RBAC against the calls the code makes', () => {
   const roleRules = rulesOf(objects, 'Role');
 
   let api: TestApiServer;
-  let backend: KubernetesBackend;
-  let ca: CaHandle;
-  let server: grpc.Server;
   let requests: RecordedRequest[];
-  const shutdown: (() => void | Promise<void>)[] = [];
+  let exitCode: number | null;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'istiod-ts-rbac-'));
 
   beforeAll(async () => {
     api = await TestApiServer.start();
     for (const ns of [NS, 'default', 'kube-system']) api.put(namespace(ns));
-    api.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'istio', namespace: NS }, data: { mesh: 'trustDomain: cluster.local' } });
-    api.put({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'ztunnel-a', namespace: NS }, spec: { serviceAccountName: 'ztunnel', nodeName: 'node-a', containers: [{ name: 'c', image: 'x' }] }, status: { phase: 'Running' } });
-    // A stale root ConfigMap, so root distribution both creates and updates.
-    api.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'istio-ca-root-cert', namespace: 'default' }, data: { [ROOT_CERT_KEY]: 'stale' } });
-    const kubeconfig = api.writeKubeconfig();
+    api.put({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' } });
+    for (const [ns, name, sa] of [[NS, 'ztunnel-a', 'ztunnel'], ['default', 'sleep-1', 'sleep']] as const) {
+      api.put({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns }, spec: { serviceAccountName: sa, nodeName: 'node-a', containers: [{ name: 'c', image: 'x' }] }, status: { phase: 'Running', podIP: '10.0.0.1' } });
+    }
+    // A drifted root ConfigMap, so root distribution both creates and updates.
+    api.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ROOT_CONFIGMAP, namespace: 'default' }, data: { [ROOT_CERT_KEY]: 'stale' } });
 
-    const store = new MemoryStore();
-    backend = await connectKubernetes({ kubeconfig, systemNamespace: NS, podName: 'istiod-0', revision: 'default', store, leaderTiming: FAST_LEADER });
-    await backend.source.start();
-    await store.whenSynced();
+    // The chart's container, with only the addresses, the cluster and two paths changed for a
+    // test machine (no fixed ports, no /etc/cacerts or mesh file taken from the host).
+    const { container } = deploymentOf(objects);
+    const [command, ...chartFlags] = container.args;
+    const server = ServerProcess.start(
+      [
+        command!,
+        ...chartFlags,
+        '--kubeconfig', api.writeKubeconfig(),
+        '--meshConfig', path.join(dir, 'no-mesh-file'),
+        ...['grpcAddr', 'secureGRPCAddr', 'httpsAddr', 'monitoringAddr', 'httpAddr'].flatMap((f) => [`--${f}`, '127.0.0.1:0']),
+      ],
+      { ...resolvedEnv(container, NS, 'istiod-0'), ROOT_CA_DIR: path.join(dir, 'no-cacerts') },
+    );
+    try {
+      await waitForStatus(`http://127.0.0.1:${await server.port('http')}/ready`, 200, 30_000);
+      const rootIn = (ns: string) => (api.get('v1', 'ConfigMap', ns, ROOT_CONFIGMAP)?.['data'] as Record<string, string> | undefined)?.[ROOT_CERT_KEY];
+      await eventually('the root reaches every namespace', () => [NS, 'default', 'kube-system'].every((ns) => rootIn(ns)?.includes('BEGIN CERTIFICATE')), 20_000);
 
-    const options = parseServeOptions([], { POD_NAMESPACE: NS, POD_NAME: 'istiod-0', ROOT_CA_DIR: '/nonexistent/cacerts' });
-    server = new grpc.Server();
-    const ctx: ServerContext = {
-      options,
-      store,
-      mesh: staticMesh(),
-      metrics: new Registry(),
-      grpc: { addService: (def, impl) => server.addService(def, impl), secureEnabled: true },
-      readiness: { register: () => () => undefined },
-      debug: { add: () => undefined },
-      servingCerts: new ServingCertHolder(),
-      leader: backend.leader,
-      onShutdown: (hook) => void shutdown.push(hook),
-    };
-    ca = await startCertificateAuthority(ctx, { kubeConfig: loadKubeConfig(kubeconfig), rootCertResyncMs: 200 });
-    const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', servingCertCredentials(ctx.servingCerts), (err, p) => (err ? reject(err) : resolve(p))));
-
-    // A ztunnel asks for a certificate: its token goes through TokenReview.
-    api.registerToken('zt-token', serviceAccountIdentity({ namespace: NS, serviceAccount: 'ztunnel', podName: 'ztunnel-a', podUid: String(api.get('v1', 'Pod', NS, 'ztunnel-a')!.metadata.uid), audiences: ['istio-ca'] }));
-    const client = new ZtunnelLikeClient(port, ca.rootCertPem());
-    await client.createCertificate((await makeCsr()).pem, { token: 'zt-token', clusterId: 'Kubernetes' });
-    client.close();
-
-    const root = ca.rootCertPem();
-    const rootIn = (ns: string) => (api.get('v1', 'ConfigMap', ns, 'istio-ca-root-cert')?.['data'] as Record<string, string> | undefined)?.[ROOT_CERT_KEY] === root;
-    await eventually('the root reaches every namespace', () => [NS, 'default', 'kube-system'].every(rootIn));
-    await eventually('the leader renews its lease', () => api.requests.some((r) => r.resource === 'leases' && r.verb === 'update'));
-
-    // Stopping releases the lease, as a rolling update does.
-    await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
-    for (const hook of shutdown.reverse()) await hook();
-    await backend.leader.stop();
-    await backend.source.stop();
+      // A ztunnel, trusting the root it finds in its namespace, asks for a workload certificate.
+      const uid = String(api.get('v1', 'Pod', NS, 'ztunnel-a')!.metadata.uid);
+      api.registerToken('zt-token', serviceAccountIdentity({ namespace: NS, serviceAccount: 'ztunnel', podName: 'ztunnel-a', podUid: uid, audiences: ['istio-ca'] }));
+      const client = new ZtunnelLikeClient(await server.port('secure-grpc'), rootIn(NS)!);
+      try {
+        const res = await client.createCertificate((await makeCsr()).pem, { token: 'zt-token', clusterId: 'Kubernetes', impersonate: 'spiffe://cluster.local/ns/default/sa/sleep' });
+        expect(res.cert_chain.length).toBeGreaterThan(0);
+      } finally {
+        client.close();
+      }
+    } finally {
+      // SIGTERM releases the leases, as in a rolling update.
+      exitCode = (await server.stop()).code;
+    }
     requests = [...api.requests];
-  });
+  }, 60_000);
 
   afterAll(async () => {
-    await api.close();
+    await api?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('istiod-ts ran as the chart configures it and stopped cleanly', () => {
+    expect(exitCode).toBe(0);
   });
 
   test('the run exercised the CA secret, root distribution, caller authentication and leader election', () => {
@@ -110,7 +107,7 @@ describe('chart RBAC against the calls the code makes', () => {
     for (const call of ['create secrets', 'list configmaps', 'create configmaps', 'update configmaps', 'create tokenreviews', 'create leases', 'update leases', 'watch pods']) {
       expect({ call, seen: seen.has(call) }).toEqual({ call, seen: true });
     }
-    expect(requests.find((r) => r.resource === 'leases')?.name).toBe(LEASE_NAMES.namespaceController);
+    expect(requests.filter((r) => r.resource === 'leases').map((r) => r.name)).toContain(LEASE_NAMES.namespaceController);
   });
 
   test('every request the code made is granted by the ClusterRole, or by the Role in its own namespace', () => {
