@@ -15,7 +15,7 @@ import { LEASE_NAMES } from '../../../src/store/kube/leader';
 import { TestApiServer, eventually, serviceAccountIdentity, type RecordedRequest } from '../../support/apiserver';
 import { namespace } from '../../support/apiserver/fixtures';
 import { ServerProcess, waitForStatus } from '../../support/cli';
-import { helmTemplate } from '../../support/helm';
+import { findObject, helmTemplate } from '../../support/helm';
 import { makeCsr } from '../../unit/ca/fixtures';
 import { ZtunnelLikeClient } from '../ca/harness';
 import { deploymentOf, resolvedEnv, rulesOf, type PolicyRule } from './istiod-objects';
@@ -53,6 +53,8 @@ describe('chart RBAC against the calls the code makes', () => {
     for (const [ns, name, sa] of [[NS, 'ztunnel-a', 'ztunnel'], ['default', 'sleep-1', 'sleep']] as const) {
       api.put({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns }, spec: { serviceAccountName: sa, nodeName: 'node-a', containers: [{ name: 'c', image: 'x' }] }, status: { phase: 'Running', podIP: '10.0.0.1' } });
     }
+    // The chart's validator exists, as after `helm install`, for istiod-ts to patch.
+    api.put(findObject(objects, 'ValidatingWebhookConfiguration'));
     // A drifted root ConfigMap, so root distribution both creates and updates.
     api.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ROOT_CONFIGMAP, namespace: 'default' }, data: { [ROOT_CERT_KEY]: 'stale' } });
 
