@@ -33,7 +33,7 @@ interface ZipEntry {
   localHeaderOffset: number;
 }
 
-function findEntry(fd: number, fileSize: number, name: string): ZipEntry {
+function findEntry(zipPath: string, fd: number, fileSize: number, name: string): ZipEntry {
   const tailLength = Math.min(fileSize, EOCD_SEARCH_BYTES);
   const tail = Buffer.alloc(tailLength);
   fs.readSync(fd, tail, 0, tailLength, fileSize - tailLength);
@@ -44,14 +44,14 @@ function findEntry(fd: number, fileSize: number, name: string): ZipEntry {
       break;
     }
   }
-  if (eocd < 0) throw new Error(`${LAYER_ZIP}: no end-of-central-directory record; not a zip file`);
+  if (eocd < 0) throw new Error(`${zipPath}: no end-of-central-directory record; not a zip file`);
   const dirSize = tail.readUInt32LE(eocd + 12);
   const dirOffset = tail.readUInt32LE(eocd + 16);
-  if (dirOffset === 0xffffffff) throw new Error(`${LAYER_ZIP}: zip64 archives are not supported`);
+  if (dirOffset === 0xffffffff) throw new Error(`${zipPath}: zip64 archives are not supported`);
   const dir = Buffer.alloc(dirSize);
   fs.readSync(fd, dir, 0, dirSize, dirOffset);
   for (let p = 0; p + 46 <= dirSize; ) {
-    if (dir.readUInt32LE(p) !== SIG_CENTRAL) throw new Error(`${LAYER_ZIP}: bad central directory entry at offset ${dirOffset + p}`);
+    if (dir.readUInt32LE(p) !== SIG_CENTRAL) throw new Error(`${zipPath}: bad central directory entry at offset ${dirOffset + p}`);
     const nameLength = dir.readUInt16LE(p + 28);
     const extraLength = dir.readUInt16LE(p + 30);
     const commentLength = dir.readUInt16LE(p + 32);
@@ -67,14 +67,14 @@ function findEntry(fd: number, fileSize: number, name: string): ZipEntry {
     }
     p += 46 + nameLength + extraLength + commentLength;
   }
-  throw new Error(`${LAYER_ZIP}: no entry named ${name}`);
+  throw new Error(`${zipPath}: no entry named ${name}`);
 }
 
 /** Reads one entry of a zip file into memory, checking its size and CRC-32. */
 export function readZipEntry(zipPath: string, name: string): Buffer {
   const fd = fs.openSync(zipPath, 'r');
   try {
-    const entry = findEntry(fd, fs.fstatSync(fd).size, name);
+    const entry = findEntry(zipPath, fd, fs.fstatSync(fd).size, name);
     const local = Buffer.alloc(30);
     fs.readSync(fd, local, 0, 30, entry.localHeaderOffset);
     if (local.readUInt32LE(0) !== SIG_LOCAL) throw new Error(`${zipPath}: bad local header for ${name}`);
