@@ -266,7 +266,7 @@ export class DeltaStream {
     this.deps.onClose(this);
   }
 
-  /** Whether the stream still has an unacknowledged write or pending names (for /debug/syncz). */
+  /** Whether a response is still being written (for /debug/syncz). */
   get busy(): boolean {
     return this.writing;
   }
