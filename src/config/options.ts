@@ -42,6 +42,8 @@ export const SERVE_ENV = {
   TOKEN_AUDIENCES: { kind: 'list', default: 'istio-ca', help: 'audiences accepted on bearer tokens' },
   PILOT_CA_CERT_CONFIGMAP: { kind: 'string', default: 'istio-ca-root-cert', help: 'ConfigMap the root certificate is written to in every namespace' },
   ISTIOD_CUSTOM_HOST: { kind: 'list', default: '', help: "extra DNS names on istiod's serving certificate" },
+  // Validating webhook.
+  VALIDATION_WEBHOOK_CONFIG_NAME: { kind: 'string', default: 'istio-istio-system', help: 'when non-empty (Kubernetes mode), keep the caBundle and failurePolicy of the ValidatingWebhookConfigurations labelled istio.io/rev=<REVISION>' },
   // xDS.
   PILOT_DEBOUNCE_AFTER: { kind: 'duration', default: '100ms', help: 'quiet window that coalesces changes into one push' },
   PILOT_DEBOUNCE_MAX: { kind: 'duration', default: '10s', help: 'longest a change may wait for a quiet window', check: positive },

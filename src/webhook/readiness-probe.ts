@@ -1,0 +1,52 @@
+// istiod's check that its webhook is really in the API server's path before failurePolicy
+// becomes Fail: a dry-run create of a Gateway that the webhook always rejects. Only a rejection
+// by the webhook (or a cluster without the Gateway CRD, or without dry-run support) proves it.
+
+import type { KubeObject } from '../store/types';
+import { KubeApiError, resourcePath, type KubeClient } from '../store/kube/client';
+import { ALWAYS_REJECT_ANNOTATION } from './validators/metadata';
+
+export const PROBE_GATEWAY_NAME = 'invalid-gateway';
+const GATEWAYS = { group: 'networking.istio.io', version: 'v1', plural: 'gateways' };
+
+/** Error texts that mean "the webhook is in the path" (or cannot be, and never will be). */
+export const READY_ERROR_TEXTS = ['denied the request', 'the server could not find the requested resource', 'does not support dry run'] as const;
+
+export function probeGateway(namespace: string, revision: string): KubeObject {
+  return {
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'Gateway',
+    metadata: { name: PROBE_GATEWAY_NAME, namespace, labels: { 'istio.io/rev': revision }, annotations: { [ALWAYS_REJECT_ANNOTATION]: 'true' } },
+    spec: {},
+  };
+}
+
+/** True when the dry-run outcome proves the webhook rejects invalid config. */
+export function probeOutcomeReady(err: unknown): boolean {
+  if (err === undefined) return false;
+  if (err instanceof KubeApiError && err.status === 404) return true;
+  const text = err instanceof Error ? err.message : String(err);
+  return READY_ERROR_TEXTS.some((t) => text.includes(t));
+}
+
+/** Runs the dry-run create (an update if the Gateway exists) and classifies the answer. */
+export async function webhookRejectsInvalidConfig(client: KubeClient, namespace: string, revision: string): Promise<{ ready: boolean; detail: string }> {
+  const gateway = probeGateway(namespace, revision);
+  const collection = resourcePath({ ...GATEWAYS, namespace });
+  try {
+    await client.call({ method: 'POST', path: collection, query: { dryRun: 'All' }, body: gateway });
+    return { ready: false, detail: 'the always-reject Gateway was accepted: the webhook is not called yet' };
+  } catch (err) {
+    if (err instanceof KubeApiError && err.status === 409 && err.reason === 'AlreadyExists') {
+      try {
+        const path = resourcePath({ ...GATEWAYS, namespace, name: PROBE_GATEWAY_NAME });
+        const current = await client.call<KubeObject>({ method: 'GET', path });
+        await client.call({ method: 'PUT', path, query: { dryRun: 'All' }, body: { ...gateway, metadata: { ...gateway.metadata, resourceVersion: current.metadata.resourceVersion } } });
+        return { ready: false, detail: 'the always-reject Gateway update was accepted: the webhook is not called yet' };
+      } catch (updateErr) {
+        return { ready: probeOutcomeReady(updateErr), detail: (updateErr as Error).message };
+      }
+    }
+    return { ready: probeOutcomeReady(err), detail: (err as Error).message };
+  }
+}
