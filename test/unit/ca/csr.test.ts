@@ -102,6 +102,22 @@ describe('CSR rejection names the problem', () => {
     expect(await reason(pem)).toMatch(/unsupported EC curve 1\.3\.132\.0\.10/);
   });
 
+  test('an EC point that is not on the curve is refused as an unreadable key', async () => {
+    const der = csrDerFromPem((await makeCsr()).pem);
+    const spki = parseCsrDer(der).spki;
+    const at = der.indexOf(spki) + spki.length - 10; // inside the point's Y coordinate
+    der[at]! ^= 0xff;
+    expect(await reason(toPem(der, 'CERTIFICATE REQUEST'))).toMatch(/CSR public key cannot be read|CSR signature does not verify/);
+  });
+
+  test('an EC point of the wrong size is refused before any crypto', async () => {
+    const point = Buffer.concat([Buffer.from([4]), crypto.randomBytes(63)]);
+    const spki = tlv(TAG.SEQUENCE, tlv(TAG.SEQUENCE, encodeOid('1.2.840.10045.2.1'), encodeOid('1.2.840.10045.3.1.7')), tlv(TAG.BIT_STRING, Buffer.from([0]), point));
+    const info = tlv(TAG.SEQUENCE, Buffer.from([TAG.INTEGER, 1, 0]), Buffer.from([0x30, 0]), spki, Buffer.from([0xa0, 0]));
+    const der = tlv(TAG.SEQUENCE, info, tlv(TAG.SEQUENCE, encodeOid('1.2.840.10045.4.3.2')), tlv(TAG.BIT_STRING, Buffer.alloc(71)));
+    expect(await reason(toPem(der, 'CERTIFICATE REQUEST'))).toBe('EC P-256 public key has 64 bytes');
+  });
+
   test('trailing bytes after the CSR are rejected', async () => {
     const der = Buffer.concat([csrDerFromPem((await makeCsr()).pem), Buffer.from([0])]);
     expect(await reason(toPem(der, 'CERTIFICATE REQUEST'))).toMatch(/trailing bytes/);
