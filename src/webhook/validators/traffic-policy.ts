@@ -7,6 +7,7 @@ import { fqdnError } from './common/hosts';
 import { isIPAddress } from './common/net';
 import { portError } from './common/ports';
 import { at, idx, Report } from './common/report';
+import { checkLocalityLb, checkZoneAwareLb } from './locality';
 
 /** Envoy's maglev table size must be a prime below this. */
 export const MAGLEV_TABLE_SIZE_LIMIT = 5000011;
@@ -95,7 +96,7 @@ export function isPrime(x: number): boolean {
   return true;
 }
 
-function checkLoadBalancer(r: Report, v: unknown, path: string): void {
+function checkLoadBalancer(r: Report, v: unknown, path: string, hasOutlier: boolean): void {
   const lb = obj(r, v, path);
   if (!lb) return;
   const ch = obj(r, lb['consistentHash'], at(path, 'consistentHash'));
@@ -127,6 +128,8 @@ function checkLoadBalancer(r: Report, v: unknown, path: string): void {
     }
   }
   if (lb['localityLbSetting'] != null && lb['zoneAwareLbSetting'] != null) r.error(path, 'only one of localityLbSetting and zoneAwareLbSetting can be set');
+  checkLocalityLb(r, lb['localityLbSetting'], at(path, 'localityLbSetting'), hasOutlier);
+  checkZoneAwareLb(r, lb['zoneAwareLbSetting'], at(path, 'zoneAwareLbSetting'), hasOutlier);
   const warm = obj(r, lb['warmup'], at(path, 'warmup'));
   if (warm) {
     if (warm['duration'] == null) r.error(at(path, 'warmup.duration'), 'duration is required');
@@ -190,7 +193,7 @@ export function checkTrafficPolicy(r: Report, v: unknown, path: string): void {
   if (tp['tunnel'] != null && tp['proxyProtocol'] != null) return r.error(path, 'tunnel and proxyProtocol must not be set together');
   checkOutlier(r, tp['outlierDetection'], at(path, 'outlierDetection'));
   checkConnectionPool(r, tp['connectionPool'], at(path, 'connectionPool'));
-  checkLoadBalancer(r, tp['loadBalancer'], at(path, 'loadBalancer'));
+  checkLoadBalancer(r, tp['loadBalancer'], at(path, 'loadBalancer'), tp['outlierDetection'] != null);
   checkClientTLS(r, tp['tls'], at(path, 'tls'));
   portLevel?.forEach((pl, i) => {
     const p = idx(at(path, 'portLevelSettings'), i);
@@ -202,7 +205,7 @@ export function checkTrafficPolicy(r: Report, v: unknown, path: string): void {
     }
     checkOutlier(r, o['outlierDetection'], at(p, 'outlierDetection'));
     checkConnectionPool(r, o['connectionPool'], at(p, 'connectionPool'));
-    checkLoadBalancer(r, o['loadBalancer'], at(p, 'loadBalancer'));
+    checkLoadBalancer(r, o['loadBalancer'], at(p, 'loadBalancer'), o['outlierDetection'] != null);
     checkClientTLS(r, o['tls'], at(p, 'tls'));
   });
   const tunnel = obj(r, tp['tunnel'], at(path, 'tunnel'));

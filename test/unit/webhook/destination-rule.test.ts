@@ -10,6 +10,8 @@ const valid: ValidCase[] = [
   ['MUTUAL with a credentialName', dr({ trafficPolicy: { tls: { mode: 'MUTUAL', credentialName: 'client-cert' } } })],
   ['maglev with a prime table size', dr({ trafficPolicy: { loadBalancer: { consistentHash: { httpHeaderName: 'x-user', maglev: { tableSize: 65537 } } } } })],
   ['a wildcard host', { host: '*.example.com' }],
+  ['locality distribute adding to 100', dr({ trafficPolicy: { loadBalancer: { localityLbSetting: { distribute: [{ from: 'us-east/z1/*', to: { 'us-east/z1/*': 80, 'us-west/*': 20 } }] } } } })],
+  ['failover without outlier detection warns', dr({ trafficPolicy: { loadBalancer: { localityLbSetting: { failover: [{ from: 'us-east', to: 'us-west' }] } } } }), 'outlier detection policy must be provided for failover'],
   ['a workload selector with exportTo "."', dr({ workloadSelector: { matchLabels: { app: 'a' } }, exportTo: ['.'] })],
   ['port-level settings', dr({ trafficPolicy: { portLevelSettings: [{ port: { number: 80 }, loadBalancer: { simple: 'LEAST_REQUEST' } }] } })],
   ['deprecated consecutiveErrors warns', dr({ trafficPolicy: { outlierDetection: { consecutiveErrors: 5 } } }), 'outlier detection consecutive errors is deprecated'],
@@ -41,6 +43,13 @@ const invalid: InvalidCase[] = [
   ['a selector with exportTo beyond the namespace', dr({ workloadSelector: { matchLabels: { app: 'a' } }, exportTo: ['other'] }), 'destination rule with workload selector cannot have exportTo beyond current namespace'],
   ['exportTo with the own namespace and .', dr({ exportTo: ['default', '.'] }), 'duplicate entries in exportTo: . and current namespace default'],
   ['a tunnel with a bad protocol', dr({ trafficPolicy: { tunnel: { protocol: 'GET', targetHost: 'a.example.com', targetPort: 80 } } }), 'tunnel protocol must be "CONNECT" or "POST"'],
+  ['distribute weights not adding to 100', dr({ trafficPolicy: { outlierDetection: {}, loadBalancer: { localityLbSetting: { distribute: [{ from: 'us-east/*', to: { 'us-east/*': 60, 'us-west/*': 30 } }] } } } }), 'localityLbSetting.distribute[0].to: total locality weight 90 != 100'],
+  ['a distribute weight of 0', dr({ trafficPolicy: { loadBalancer: { localityLbSetting: { distribute: [{ from: 'a/*', to: { 'a/*': 0, 'b/*': 100 } }] } } } }), 'locality weight must be in range [1, 100]'],
+  ['overlapping distribute sources', dr({ trafficPolicy: { loadBalancer: { localityLbSetting: { distribute: [{ from: 'us/*', to: { 'us/*': 100 } }, { from: 'us/z1', to: { 'us/*': 100 } }] } } } }), 'locality us/z1 overlap with previous specified ones'],
+  ['distribute with failover', dr({ trafficPolicy: { loadBalancer: { localityLbSetting: { distribute: [{ from: 'a', to: { b: 100 } }], failover: [{ from: 'a', to: 'b' }] } } } }), "can not simultaneously specify 'distribute' and 'failover'"],
+  ['failover to the same region', dr({ trafficPolicy: { outlierDetection: {}, loadBalancer: { localityLbSetting: { failover: [{ from: 'us-east', to: 'us-east' }] } } } }), 'locality lb failover settings must specify different regions'],
+  ['failover to a zone', dr({ trafficPolicy: { loadBalancer: { localityLbSetting: { failover: [{ from: 'us-east', to: 'us-west/z1' }] } } } }), 'locality lb failover only specify region'],
+  ['zone-aware failover priority on a topology label', dr({ trafficPolicy: { loadBalancer: { zoneAwareLbSetting: { failoverPriority: ['topology.kubernetes.io/zone'] } } } }), "'failover_priority' for zone aware lb must not use topology label"],
   ['a cookie without name', dr({ trafficPolicy: { loadBalancer: { consistentHash: { httpCookie: { ttl: '0s' } } } } }), 'name required for HttpCookie'],
 ];
 
