@@ -14,6 +14,7 @@ import { validateRequestAuthentication } from './request-authentication';
 import { validateServiceEntry } from './service-entry';
 import { validateSidecar } from './sidecar';
 import { validateTelemetry } from './telemetry';
+import { validateTrafficExtension } from './traffic-extension';
 import type { ObjectMeta, SpecValidator } from './types';
 import { validateVirtualService } from './virtual-service';
 import { validateWasmPlugin } from './wasm-plugin';
@@ -48,6 +49,7 @@ const SCHEMAS: readonly KindSchema[] = [
   { group: 'networking.istio.io', kind: 'ProxyConfig', versions: ['v1beta1'], validate: validateProxyConfig },
   { group: 'telemetry.istio.io', kind: 'Telemetry', versions: ['v1', 'v1alpha1'], validate: validateTelemetry },
   { group: 'extensions.istio.io', kind: 'WasmPlugin', versions: ['v1alpha1'], validate: validateWasmPlugin },
+  { group: 'extensions.istio.io', kind: 'TrafficExtension', versions: ['v1alpha1'], validate: validateTrafficExtension },
   ...['Gateway', 'GatewayClass', 'HTTPRoute', 'GRPCRoute', 'TCPRoute', 'TLSRoute', 'UDPRoute', 'ReferenceGrant', 'BackendTLSPolicy'].map(
     (kind): KindSchema => ({ group: 'gateway.networking.k8s.io', kind, versions: ['v1', 'v1beta1', 'v1alpha2', 'v1alpha3'], validate: metadataOnly }),
   ),

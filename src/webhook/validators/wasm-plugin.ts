@@ -40,20 +40,25 @@ function checkVmConfig(r: Report, v: unknown, path: string): void {
   }
 }
 
-export const validateWasmPlugin: SpecValidator = (r, spec) => {
-  checkPolicyTargeting(r, spec, 'spec');
-  const urlErr = wasmUrlError(str(r, spec['url'], 'spec.url') ?? '');
-  if (urlErr) r.error('spec.url', urlErr);
-  const sha = str(r, spec['sha256'], 'spec.sha256') ?? '';
-  if (sha !== '' && sha.length !== 64) r.error('spec.sha256', 'sha256 field must be 64 characters long');
-  else if (sha !== '' && !/^[a-f0-9]{64}$/.test(sha)) r.error('spec.sha256', 'sha256 field must match [a-f0-9]{64} pattern');
-  if ((str(r, spec['imagePullSecret'], 'spec.imagePullSecret') ?? '').length > MAX_IMAGE_PULL_SECRET_LENGTH) {
-    r.error('spec.imagePullSecret', 'imagePullSecret field must be less than 253 characters long');
+/** The module fields WasmPlugin and TrafficExtension's wasm share: url, sha256, pull secret, name, env. */
+export function checkWasmModule(r: Report, spec: Record<string, unknown>, path: string): void {
+  const p = (f: string) => (path ? `${path}.${f}` : f);
+  const urlErr = wasmUrlError(str(r, spec['url'], p('url')) ?? '');
+  if (urlErr) r.error(p('url'), urlErr);
+  const sha = str(r, spec['sha256'], p('sha256')) ?? '';
+  if (sha !== '' && sha.length !== 64) r.error(p('sha256'), 'sha256 field must be 64 characters long');
+  else if (sha !== '' && !/^[a-f0-9]{64}$/.test(sha)) r.error(p('sha256'), 'sha256 field must match [a-f0-9]{64} pattern');
+  if ((str(r, spec['imagePullSecret'], p('imagePullSecret')) ?? '').length > MAX_IMAGE_PULL_SECRET_LENGTH) {
+    r.error(p('imagePullSecret'), 'imagePullSecret field must be less than 253 characters long');
   }
-  if ((str(r, spec['pluginName'], 'spec.pluginName') ?? '').length > MAX_PLUGIN_NAME_LENGTH) r.error('spec.pluginName', 'pluginName field must be less than 255 characters long');
-  checkVmConfig(r, spec['vmConfig'], 'spec.vmConfig');
-  list(r, spec['match'], 'spec.match')?.forEach((sel, i) => {
-    const p = idx('spec.match', i);
+  if ((str(r, spec['pluginName'], p('pluginName')) ?? '').length > MAX_PLUGIN_NAME_LENGTH) r.error(p('pluginName'), 'pluginName field must be less than 255 characters long');
+  checkVmConfig(r, spec['vmConfig'], p('vmConfig'));
+}
+
+/** match[].ports[].number must be a port; istiod reports the first bad one. */
+export function checkMatchPorts(r: Report, v: unknown, path: string): void {
+  list(r, v, path)?.forEach((sel, i) => {
+    const p = idx(path, i);
     const s = obj(r, sel, p);
     if (!s) return r.error(p, `spec.Match[${i}] is nil`);
     list(r, s['ports'], at(p, 'ports'))?.forEach((port, j) => {
@@ -63,4 +68,10 @@ export const validateWasmPlugin: SpecValidator = (r, spec) => {
       else if (n <= 0 || n > 65535) r.error(at(pp, 'number'), `spec.Match[${i}].Ports[${j}] is out of range: ${n}`);
     });
   });
+}
+
+export const validateWasmPlugin: SpecValidator = (r, spec) => {
+  checkPolicyTargeting(r, spec, 'spec');
+  checkWasmModule(r, spec, 'spec');
+  checkMatchPorts(r, spec['match'], 'spec.match');
 };

@@ -99,3 +99,19 @@ describeKind('ProxyConfig', [
   ['an empty selector key', { selector: { matchLabels: { '': 'a' } } }, 'empty key is not supported in selector'],
   ['the always-reject annotation', {}, 'annotation found, rejecting', { annotations: { 'internal.istio.io/webhook-always-reject': '' } }],
 ]);
+
+describeKind('TrafficExtension', [
+  ['inline Lua', { lua: { inlineCode: 'function envoy_on_request(h) end' } }],
+  ['a Wasm module', { wasm: { url: 'oci://ghcr.io/org/ext:1', sha256: sha } }],
+  ['targetRefs to a Gateway', { targetRefs: [{ kind: 'Gateway', group: 'gateway.networking.k8s.io', name: 'waypoint' }], lua: { inlineCode: 'x' } }],
+  ['match ports', { lua: { inlineCode: 'x' }, match: [{ ports: [{ number: 8080 }] }] }],
+  ['a selector', { selector: { matchLabels: { app: 'a' } }, lua: { inlineCode: 'x' } }],
+], [
+  ['neither wasm nor lua', {}, 'spec: exactly one of wasm or lua must be set'],
+  ['both wasm and lua', { wasm: { url: 'oci://a/b' }, lua: { inlineCode: 'x' } }, 'exactly one of wasm or lua must be set'],
+  ['empty Lua code', { lua: { inlineCode: '' } }, 'spec.lua.inlineCode: lua.inlineCode cannot be empty'],
+  ['Lua over 64 KiB', { lua: { inlineCode: 'x'.repeat(65537) } }, 'lua.inlineCode exceeds maximum size of 64KB'],
+  ['a Wasm module without url', { wasm: {} }, 'spec.wasm.url: url field needs to be set'],
+  ['a match port out of range', { lua: { inlineCode: 'x' }, match: [{ ports: [{ number: 70000 }] }] }, 'spec.Match[0].Ports[0] is out of range: 70000'],
+  ['selector with targetRefs', { selector: { matchLabels: { a: 'b' } }, targetRefs: [{ kind: 'Service', name: 's' }], lua: { inlineCode: 'x' } }, 'only one of targetRefs or workloadSelector can be set'],
+]);

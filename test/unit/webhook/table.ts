@@ -19,6 +19,7 @@ const API_VERSIONS: Record<string, string> = {
   ProxyConfig: 'networking.istio.io/v1beta1',
   Telemetry: 'telemetry.istio.io/v1',
   WasmPlugin: 'extensions.istio.io/v1alpha1',
+  TrafficExtension: 'extensions.istio.io/v1alpha1',
 };
 
 export interface Meta {
