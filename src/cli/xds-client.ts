@@ -105,7 +105,14 @@ async function session(client: AdsClient, onDemand: string[], watch: boolean, ou
 
   const printAll = () => out(output === 'json' ? JSON.stringify(meshView(held), null, 2) + '\n' : renderTable(meshView(held)));
 
-  return new Promise<number>((resolve) => {
+  return new Promise<number>((resolveOnce) => {
+    // The caller closes the client once this resolves; the stream's CANCELLED status that follows is not news.
+    let done = false;
+    const resolve = (code: number) => {
+      if (done) return;
+      done = true;
+      resolveOnce(code);
+    };
     const timer = setTimeout(() => {
       err(`istiod-ts xds-client: no complete answer within ${timeoutMs} ms (got ${[...firstOf].join(', ') || 'nothing'})\n`);
       resolve(1);
@@ -135,6 +142,7 @@ async function session(client: AdsClient, onDemand: string[], watch: boolean, ou
     });
     void client.status.then((status) => {
       clearTimeout(timer);
+      if (done) return;
       process.removeListener('SIGINT', onSignal);
       if (status.code === 0) {
         if (!initialPrinted) printAll();

@@ -50,6 +50,7 @@ test('prints the workloads, services and policies a wildcard ztunnel receives', 
 test('reads the token from a file and prints JSON', async () => {
   const r = await run('--token', path.join(dir, 'token'), '--output', 'json');
   expect(r.code).toBe(0);
+  expect(r.err).toBe('');
   const view = JSON.parse(r.out) as { workloads: { name: string; value: { addresses: string[] } }[]; policies: unknown[] };
   expect(view.workloads.map((w) => w.name)).toEqual(['Kubernetes//Pod/default/a', 'Kubernetes//Pod/default/b', 'Kubernetes//Pod/default/c']);
   expect(view.workloads[0]!.value.addresses).toEqual(['10.0.0.1']);
