@@ -46,6 +46,12 @@ interface StreamError {
 
 let streamCounter = 0;
 
+/** Position of a type in every push: XDS_TYPE_ORDER first, other types after (stable sort keeps arrival order). */
+function typeRank(typeUrl: string): number {
+  const i = (XDS_TYPE_ORDER as readonly string[]).indexOf(typeUrl);
+  return i < 0 ? XDS_TYPE_ORDER.length : i;
+}
+
 export class DeltaStream {
   readonly id = `${(++streamCounter).toString(36)}`;
   readonly connectedAt = new Date();
@@ -53,6 +59,8 @@ export class DeltaStream {
   node: ProxyNode | undefined;
   identity: CallerIdentity | undefined;
   readonly subs = new Map<string, TypeSubscription>();
+  /** The subscriptions in write order: Address, Authorization, then other types as they came. */
+  private readonly writeOrder: TypeSubscription[] = [];
   private authState: 'pending' | 'done' | 'failed' = 'pending';
   private readonly early: DeltaDiscoveryRequest[] = [];
   private writing = false;
@@ -168,6 +176,8 @@ export class DeltaStream {
       if (!served) this.deps.log.info({ stream: this.id, type }, 'request for a type not served; answering empty');
       sub = new TypeSubscription(type, served);
       this.subs.set(type, sub);
+      this.writeOrder.push(sub);
+      this.writeOrder.sort((a, b) => typeRank(a.typeUrl) - typeRank(b.typeUrl));
       if (served) this.deps.metrics.connected.inc({ type: metricType(type) });
       sub.initialize(req);
     } else if (req.response_nonce !== '') {
@@ -203,7 +213,7 @@ export class DeltaStream {
   private flush(): void {
     if (this.writing || this.closed || !this.node) return;
     const ctx: TakeContext = { cache: this.deps.cache, nodeName: this.node.nodeName, snapshots: this.deps.snapshots };
-    for (const sub of this.ordered()) {
+    for (const sub of this.writeOrder) {
       if (!sub.hasWork()) continue;
       let release: (() => void) | undefined;
       if (sub.needsFullSync() && this.deps.snapshots.isLarge(sub.typeUrl)) {
@@ -222,7 +232,7 @@ export class DeltaStream {
       sub.sentEventAt = delta.eventAt;
       this.writing = true;
       const started = this.deps.clock.now();
-      this.deps.metrics.pushes.inc({ type: metricType(sub.typeUrl) });
+      this.deps.metrics.pushed(sub.typeUrl);
       if (release) this.fullSyncSlots.set(nonce, release);
       const response: OutgoingResponse = { body, nonce };
       this.call.write(response, () => {
@@ -240,14 +250,6 @@ export class DeltaStream {
     if (!release) return;
     this.fullSyncSlots.delete(nonce);
     release();
-  }
-
-  private *ordered(): Iterable<TypeSubscription> {
-    for (const t of XDS_TYPE_ORDER) {
-      const s = this.subs.get(t);
-      if (s) yield s;
-    }
-    for (const [t, s] of this.subs) if (!(XDS_TYPE_ORDER as readonly string[]).includes(t)) yield s;
   }
 
   private fail(err: StreamError): void {

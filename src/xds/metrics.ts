@@ -21,6 +21,17 @@ export class XdsMetrics {
   readonly rejects: Counter<'type'>;
   readonly sendTime: Histogram;
 
+  /** Label children resolved once: pushes are counted per stream per response, on the hot path. */
+  private readonly pushChildren = new Map<string, { inc(): void }>();
+
+  /** Counts one response sent for a type. */
+  pushed(typeUrl: string): void {
+    const type = metricType(typeUrl);
+    let child = this.pushChildren.get(type);
+    if (!child) this.pushChildren.set(type, (child = this.pushes.labels(type)));
+    child.inc();
+  }
+
   constructor(registry: Registry) {
     const registers = [registry];
     this.connected = new Gauge({ name: 'pilot_xds', help: 'Number of endpoints connected to this pilot using XDS.', labelNames: ['type'], registers });
