@@ -261,4 +261,25 @@ describe('authentication and the node', () => {
     });
     expect(entry!.types.map((t) => [t.typeUrl, t.wildcard])).toEqual([[ADDRESS_TYPE_URL, true], [AUTHORIZATION_TYPE_URL, true]]);
   });
+
+  test("metrics use istiod's names: connected clients and responses by type, convergence on ACK", async () => {
+    const zt = ztunnel();
+    await zt.next(ofType(AUTHORIZATION_TYPE_URL));
+    cache.setPolicy('default', 'p2').commit();
+    await zt.next(ofType(AUTHORIZATION_TYPE_URL));
+    await zt.sync();
+    const value = async (name: string, type?: string) => {
+      const m = await harness.metrics.getSingleMetric(name)!.get();
+      const v = m.values.find((x) => type === undefined || x.labels['type'] === type);
+      return v?.value;
+    };
+    expect(await value('pilot_xds', 'address')).toBe(1);
+    expect(await value('pilot_xds', 'authorization')).toBe(1);
+    expect(await value('pilot_xds_pushes', 'address')).toBe(1);
+    expect(await value('pilot_xds_pushes', 'authorization')).toBe(2);
+    const convergence = await harness.metrics.getSingleMetric('pilot_proxy_convergence_time')!.get();
+    expect(convergence.values.find((v) => v.metricName === 'pilot_proxy_convergence_time_count')?.value).toBe(1);
+    zt.close();
+    while ((await value('pilot_xds', 'address')) !== 0) await new Promise((r) => setTimeout(r, 10));
+  });
 });
