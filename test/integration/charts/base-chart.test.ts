@@ -39,6 +39,7 @@ const ISTIO_SERVES: Record<string, { versions: string[]; storage: string }> = {
   'security.istio.io/RequestAuthentication': { versions: ['v1', 'v1beta1'], storage: 'v1' },
   'telemetry.istio.io/Telemetry': { versions: ['v1', 'v1alpha1'], storage: 'v1alpha1' },
   'extensions.istio.io/WasmPlugin': { versions: ['v1alpha1'], storage: 'v1alpha1' },
+  'extensions.istio.io/TrafficExtension': { versions: ['v1alpha1'], storage: 'v1alpha1' },
 };
 
 const rendered = helmTemplate('base');
