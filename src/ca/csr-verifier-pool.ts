@@ -27,16 +27,20 @@ const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const crypto = require('node:crypto');
 parentPort.on('message', (m) => {
+  const all = Buffer.from(m.buf);
+  const spki = all.subarray(0, m.spkiLength);
+  const data = all.subarray(m.spkiLength, m.spkiLength + m.dataLength);
+  const signature = all.subarray(m.spkiLength + m.dataLength);
   let key;
   try {
-    key = crypto.createPublicKey({ key: Buffer.from(m.spki), format: 'der', type: 'spki' });
+    key = crypto.createPublicKey({ key: spki, format: 'der', type: 'spki' });
   } catch (err) {
     parentPort.postMessage({ id: m.id, ok: false, error: 'CSR public key cannot be read: ' + err.message });
     return;
   }
   let ok = false;
   try {
-    ok = crypto.verify(m.hash, Buffer.from(m.data), key, Buffer.from(m.signature));
+    ok = crypto.verify(m.hash, data, key, signature);
   } catch (err) {
     ok = false;
   }
@@ -87,9 +91,16 @@ export class CsrVerifierPool {
     }
     const slot = (this.slots[index] ??= this.spawn(index));
     const id = this.nextId++;
+    // One exact-size buffer, transferred: cloning the Buffers themselves would copy the whole
+    // (pooled, usually 8 KiB) ArrayBuffer behind each of them.
+    const buf = new ArrayBuffer(job.spki.length + job.data.length + job.signature.length);
+    const view = new Uint8Array(buf);
+    view.set(job.spki, 0);
+    view.set(job.data, job.spki.length);
+    view.set(job.signature, job.spki.length + job.data.length);
     return new Promise((resolve, reject) => {
       slot.pending.set(id, { resolve, reject });
-      slot.worker.postMessage({ id, spki: job.spki, hash: job.hash, data: job.data, signature: job.signature });
+      slot.worker.postMessage({ id, hash: job.hash, spkiLength: job.spki.length, dataLength: job.data.length, buf }, [buf]);
     });
   }
 
