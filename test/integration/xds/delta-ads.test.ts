@@ -277,7 +277,7 @@ describe('authentication and the node', () => {
     expect(await value('pilot_xds', 'authorization')).toBe(1);
     expect(await value('pilot_xds_pushes', 'address')).toBe(1);
     expect(await value('pilot_xds_pushes', 'authorization')).toBe(2);
-    const exposition = await harness.metrics.getSingleAsString('pilot_proxy_convergence_time');
+    const exposition = await harness.metrics.metrics();
     expect(exposition).toMatch(/^pilot_proxy_convergence_time_count 1$/m);
     zt.close();
     while ((await value('pilot_xds', 'address')) !== 0) await new Promise((r) => setTimeout(r, 10));
