@@ -179,7 +179,7 @@ export class DeltaStream {
       this.writeOrder.push(sub);
       this.writeOrder.sort((a, b) => typeRank(a.typeUrl) - typeRank(b.typeUrl));
       if (served) this.deps.metrics.connected.inc({ type: metricType(type) });
-      sub.initialize(req);
+      sub.initialize(req, this.deps.cache);
     } else if (req.response_nonce !== '') {
       if (req.response_nonce !== sub.nonceSent) return; // stale: an answer to a response already superseded
       sub.lastAck = { nonce: req.response_nonce, at: new Date() };

@@ -8,6 +8,8 @@ import { DeltaContent, PushBatch, SnapshotCache, wildcardDelta } from './push';
 import type { EncodedBody } from './wire';
 
 const WILDCARD = '*';
+/** A pending delta this large is treated as a full sync (it waits for a FullSyncGate slot). */
+export const LARGE_DELTA_NAMES = 1_000;
 
 export interface AckState {
   nonce: string;
@@ -39,7 +41,6 @@ export class TypeSubscription {
 
   // Pending work.
   private full = false;
-  private initialVersions: Map<string, string> | undefined;
   private readonly names = new Set<string>();
   /** On-demand keys to resolve, with the version the client already holds ("" when none). */
   private readonly keys = new Map<string, string>();
@@ -60,16 +61,23 @@ export class TypeSubscription {
   ) {}
 
   /** The first request of this type on the stream (istiod's wildcard rule, IRV joins the set). */
-  initialize(req: DeltaDiscoveryRequest): void {
+  initialize(req: DeltaDiscoveryRequest, cache: ResourceCache): void {
     const set = new Set(req.resource_names_subscribe);
     const irv = req.initial_resource_versions;
     for (const k of req.resource_names_unsubscribe) set.delete(k);
     this.wildcard = set.has(WILDCARD) || req.resource_names_subscribe.length === 0;
     this.mustRespond = true;
-    if (this.wildcard) {
-      // Wildcard streams keep no per-name state: the held versions are only compared once.
+    if (this.wildcard && irv.size === 0) {
       this.full = true;
-      this.initialVersions = irv;
+    } else if (this.wildcard) {
+      // Compare the held versions now and keep only the differences: a reconnect storm must not
+      // keep every client's 100k-entry map alive while it waits for a full-sync slot, and an
+      // unchanged reconnect then owes nothing but an empty response.
+      const type = this.typeUrl as XdsTypeUrl;
+      if (this.served) {
+        for (const r of cache.all(type)) if (irv.get(r.name) !== r.version) this.names.add(r.name);
+        for (const name of irv.keys()) if (!cache.get(type, name)) this.names.add(name);
+      }
     } else {
       // IRV names join the explicit subscriptions (istiod's rule).
       for (const k of irv.keys()) if (!req.resource_names_unsubscribe.includes(k)) set.add(k);
@@ -113,9 +121,9 @@ export class TypeSubscription {
     this.eventAt = this.eventAt === undefined ? at : Math.min(this.eventAt, at);
   }
 
-  /** The next response carries the whole state of the type (large; see FullSyncGate). */
+  /** The next response may carry most of the type's state (large; see FullSyncGate). */
   needsFullSync(): boolean {
-    return this.served && this.wildcard && this.full;
+    return this.served && this.wildcard && (this.full || this.names.size >= LARGE_DELTA_NAMES);
   }
 
   hasWork(): boolean {
@@ -141,14 +149,13 @@ export class TypeSubscription {
     const sharedDelta = this.shared?.sharedDelta(this.typeUrl);
     if (!this.served) out = { resources: [], removed: [], eventAt };
     else if (sharedDelta) out = { resources: sharedDelta.resources, removed: sharedDelta.removed, shared: sharedDelta.body, eventAt };
-    else if (this.wildcard && this.full && !this.initialVersions?.size && this.names.size === 0 && ctx.snapshots) {
+    else if (this.wildcard && this.full && this.names.size === 0 && ctx.snapshots) {
       const snap = ctx.snapshots.get(this.typeUrl);
       out = { resources: snap.resources, removed: [], shared: snap.body, eventAt };
     } else if (this.wildcard) out = { ...this.takeWildcard(cache), eventAt };
     else out = { ...this.takeExplicit(cache, nodeName), eventAt };
     const respond = this.mustRespond;
     this.full = false;
-    this.initialVersions = undefined;
     this.names.clear();
     this.keys.clear();
     this.mustRespond = false;
@@ -161,13 +168,9 @@ export class TypeSubscription {
   private takeWildcard(cache: ResourceCache): DeltaContent {
     const type = this.typeUrl as XdsTypeUrl;
     if (!this.full) return wildcardDelta(cache, type, this.names);
-    const irv = this.initialVersions;
-    const resources: XdsResource[] = [];
-    for (const r of cache.all(type)) if (irv?.get(r.name) !== r.version) resources.push(r);
-    const removed: string[] = [];
-    // Names the client holds (from a previous stream) or that changed, and that no longer exist.
-    for (const name of irv?.keys() ?? []) if (!cache.get(type, name)) removed.push(name);
-    for (const name of this.names) if (!irv?.has(name) && !cache.get(type, name)) removed.push(name);
+    const resources = [...cache.all(type)];
+    // Names that changed while the full response waited, and no longer exist.
+    const removed = [...this.names].filter((name) => !cache.get(type, name));
     return { resources, removed };
   }
 

@@ -8,7 +8,7 @@ const A = 'Kubernetes//Pod/default/a';
 
 function freshWildcard(): TypeSubscription {
   const s = new TypeSubscription(ADDRESS_TYPE_URL, true);
-  s.initialize({ node: null, type_url: ADDRESS_TYPE_URL, resource_names_subscribe: [], resource_names_unsubscribe: [], initial_resource_versions: new Map(), response_nonce: '', error_detail: null });
+  s.initialize({ node: null, type_url: ADDRESS_TYPE_URL, resource_names_subscribe: [], resource_names_unsubscribe: [], initial_resource_versions: new Map(), response_nonce: '', error_detail: null }, demoCache());
   return s;
 }
 

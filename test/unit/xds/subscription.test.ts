@@ -1,8 +1,8 @@
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../../../src/xds/cache';
 import type { DeltaDiscoveryRequest } from '../../../src/xds/proto';
 import { PushBatch } from '../../../src/xds/push';
-import { TypeSubscription } from '../../../src/xds/subscription';
-import { demoCache } from '../../integration/xds/fixtures/fake-cache';
+import { LARGE_DELTA_NAMES, TypeSubscription } from '../../../src/xds/subscription';
+import { FakeCache, demoCache } from '../../integration/xds/fixtures/fake-cache';
 
 const A = 'Kubernetes//Pod/default/a';
 const B = 'Kubernetes//Pod/default/b';
@@ -24,9 +24,9 @@ function req(r: RequestInit): DeltaDiscoveryRequest {
   };
 }
 
-function sub(r: RequestInit = {}, type = ADDRESS_TYPE_URL): TypeSubscription {
+function sub(r: RequestInit = {}, type = ADDRESS_TYPE_URL, cache = demoCache()): TypeSubscription {
   const s = new TypeSubscription(type, true);
-  s.initialize(req({ type_url: type, ...r }));
+  s.initialize(req({ type_url: type, ...r }), cache);
   return s;
 }
 
@@ -61,10 +61,27 @@ describe('wildcard', () => {
   test('initial_resource_versions: unchanged names are skipped, vanished names removed', () => {
     const cache = demoCache();
     const versionA = cache.get(ADDRESS_TYPE_URL, A)!.version;
-    const s = sub({ initial_resource_versions: { [A]: versionA, [B]: 'old', 'Kubernetes//Pod/default/gone': 'x' } });
+    const s = sub({ initial_resource_versions: { [A]: versionA, [B]: 'old', 'Kubernetes//Pod/default/gone': 'x' } }, ADDRESS_TYPE_URL, cache);
     const d = s.take({ cache: cache, nodeName: '' })!;
     expect(names(d)).toEqual([B, C, ECHO].sort());
     expect(d.removed).toEqual(['Kubernetes//Pod/default/gone']);
+  });
+
+  test('an unchanged reconnect owes only an empty response and needs no full-sync slot', () => {
+    const cache = demoCache();
+    const held = Object.fromEntries([...cache.all(ADDRESS_TYPE_URL)].map((r) => [r.name, r.version]));
+    const s = sub({ initial_resource_versions: held }, ADDRESS_TYPE_URL, cache);
+    expect(s.needsFullSync()).toBe(false);
+    expect(s.take({ cache, nodeName: '' })).toMatchObject({ resources: [], removed: [] });
+  });
+
+  test(`a reconnect owing LARGE_DELTA_NAMES (${LARGE_DELTA_NAMES}) names or more is treated as a full sync`, () => {
+    const cache = new FakeCache();
+    for (let i = 0; i < LARGE_DELTA_NAMES; i++) cache.setWorkload({ uid: `w${i}`, ip: `10.2.${i >> 8}.${i & 255}`, node: 'n' });
+    const stale = (n: number) => Object.fromEntries([...cache.all(ADDRESS_TYPE_URL)].slice(0, n).map((r) => [r.name, 'stale']));
+    expect(sub({ initial_resource_versions: stale(1) }, ADDRESS_TYPE_URL, cache).needsFullSync()).toBe(true);
+    const mostlyCurrent = Object.fromEntries([...cache.all(ADDRESS_TYPE_URL)].map((r, i) => [r.name, i === 0 ? 'stale' : r.version]));
+    expect(sub({ initial_resource_versions: mostlyCurrent }, ADDRESS_TYPE_URL, cache).needsFullSync()).toBe(false);
   });
 
   test('pending changes are a set of names: many pushes of one name send its latest version once', () => {
