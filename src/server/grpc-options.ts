@@ -3,17 +3,18 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { ServeOptions } from '../config/options';
 
-/** ztunnel pings every 10–20 s; istiod's enforcement policy allows pings this often. */
+/**
+ * ztunnel pings every 10–20 s; istiod's enforcement policy allows pings this often. grpc-js 1.14
+ * does not police client pings at all, so these options only state the contract should it start to.
+ */
 export const MIN_CLIENT_PING_INTERVAL_MS = 15_000;
-/** Spread of the connection age, so replicas' clients do not all reconnect at once. */
-export const CONNECTION_AGE_JITTER = 0.1;
 /** Time given to streams after the max age is reached before the connection is cut. */
 export const CONNECTION_AGE_GRACE_MS = 10_000;
 
-export function grpcServerOptions(options: ServeOptions, random: () => number = Math.random): grpc.ServerOptions {
-  const age = options.flags.keepaliveMaxServerConnectionAge;
+export function grpcServerOptions(options: ServeOptions): grpc.ServerOptions {
   return {
-    'grpc.max_connection_age_ms': Math.round(age * (1 + CONNECTION_AGE_JITTER * random())),
+    // grpc-js spreads the age by ±10% itself, so replicas' clients do not all reconnect at once.
+    'grpc.max_connection_age_ms': options.flags.keepaliveMaxServerConnectionAge,
     'grpc.max_connection_age_grace_ms': CONNECTION_AGE_GRACE_MS,
     'grpc.http2.min_ping_interval_without_data_ms': MIN_CLIENT_PING_INTERVAL_MS,
     'grpc.http2.min_time_between_pings_ms': MIN_CLIENT_PING_INTERVAL_MS,
