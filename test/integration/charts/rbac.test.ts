@@ -4,7 +4,9 @@
 // root ConfigMap has drifted. Each recorded request must be granted by the rendered ClusterRole
 // or (in istiod's namespace) Role, and every permission the chart grants must have been used.
 // The process is the built CLI (`npm test` builds dist/ first), so whatever serve wires in
-// Kubernetes mode is covered without this test listing components.
+// Kubernetes mode is covered without this test listing components. The webhook configuration
+// controller also runs here in-process, against the same API server, so its calls are checked
+// whether or not serve has wired it yet.
 
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -12,6 +14,11 @@ import * as path from 'node:path';
 import { ROOT_CERT_KEY } from '../../../src/ca/root-cert-publisher';
 import { CA_SECRET_NAME } from '../../../src/ca/kube-ca-secret-store';
 import { LEASE_NAMES } from '../../../src/store/kube/leader';
+import { KubeApiError, KubeClient, type KubeRequest } from '../../../src/store/kube/client';
+import { loadKubeConfig } from '../../../src/store/kube/config';
+import { WebhookConfigController } from '../../../src/webhook/config-controller';
+import { webhookRejectsInvalidConfig } from '../../../src/webhook/readiness-probe';
+import type { ServingCertSource } from '../../../src/server/context';
 import { TestApiServer, eventually, serviceAccountIdentity, type RecordedRequest } from '../../support/apiserver';
 import { namespace } from '../../support/apiserver/fixtures';
 import { ServerProcess, waitForStatus } from '../../support/cli';
@@ -35,6 +42,27 @@ function grants(rules: readonly PolicyRule[], r: { verb: string; group: string; 
 }
 
 const describeRequest = (r: RecordedRequest) => `${r.verb} ${r.group || 'core'}/${r.resource}${r.subresource ? `/${r.subresource}` : ''}${r.namespace ? ` in ${r.namespace}` : ' (cluster-wide)'}`;
+
+/**
+ * The webhook's readiness probe dry-run creates an Istio Gateway. The test API server does not
+ * serve that kind, so the call never reaches its request log; it is captured here from the probe
+ * itself and recorded the way the server would.
+ */
+async function probeCalls(): Promise<RecordedRequest[]> {
+  const calls: KubeRequest[] = [];
+  const client = {
+    call: async (req: KubeRequest) => {
+      calls.push(req);
+      throw new KubeApiError(404, 'NotFound', 'the server could not find the requested resource');
+    },
+  } as unknown as KubeClient;
+  await webhookRejectsInvalidConfig(client, NS, 'default');
+  return calls.map((c) => {
+    const m = /^\/apis\/([^/]+)\/([^/]+)\/namespaces\/([^/]+)\/([^/]+)$/.exec(c.path);
+    if (!m || c.method !== 'POST') throw new Error(`unexpected probe call ${c.method} ${c.path}`);
+    return { verb: 'create', group: m[1]!, version: m[2]!, namespace: m[3]!, resource: m[4]!, dryRun: c.query?.['dryRun'] === 'All', userAgent: 'readiness-probe' };
+  });
+}
 
 describe('chart RBAC against the calls the code makes', () => {
   const objects = helmTemplate('istiod', { namespace: NS });
@@ -62,11 +90,12 @@ describe('chart RBAC against the calls the code makes', () => {
     // test machine (no fixed ports, no /etc/cacerts or mesh file taken from the host).
     const { container } = deploymentOf(objects);
     const [command, ...chartFlags] = container.args;
+    const kubeconfig = api.writeKubeconfig();
     const server = ServerProcess.start(
       [
         command!,
         ...chartFlags,
-        '--kubeconfig', api.writeKubeconfig(),
+        '--kubeconfig', kubeconfig,
         '--meshConfig', path.join(dir, 'no-mesh-file'),
         ...['grpcAddr', 'secureGRPCAddr', 'httpsAddr', 'monitoringAddr', 'httpAddr'].flatMap((f) => [`--${f}`, '127.0.0.1:0']),
       ],
@@ -87,11 +116,24 @@ describe('chart RBAC against the calls the code makes', () => {
       } finally {
         client.close();
       }
+
+      // The webhook configuration controller patches the chart's validator with the mesh root.
+      const rootsPem = rootIn(NS)!;
+      const certs: ServingCertSource = { current: () => ({ certChainPem: '', privateKeyPem: '', rootsPem }), onChange: () => () => undefined };
+      const controller = new WebhookConfigController({ client: new KubeClient(loadKubeConfig(kubeconfig)), revision: 'default', namespace: NS, certs, backoff: { initialMs: 20, maxMs: 200 } });
+      controller.start();
+      try {
+        const vwcName = findObject(objects, 'ValidatingWebhookConfiguration').metadata.name;
+        const patched = () => ((api.get('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', undefined, vwcName)?.['webhooks'] ?? []) as { clientConfig: { caBundle?: string } }[]);
+        await eventually('the validator carries the mesh root', () => patched().every((w) => w.clientConfig.caBundle === Buffer.from(rootsPem).toString('base64')));
+      } finally {
+        await controller.stop();
+      }
     } finally {
       // SIGTERM releases the leases, as in a rolling update.
       exitCode = (await server.stop()).code;
     }
-    requests = [...api.requests];
+    requests = [...api.requests, ...(await probeCalls())];
   }, 60_000);
 
   afterAll(async () => {
@@ -103,10 +145,10 @@ describe('chart RBAC against the calls the code makes', () => {
     expect(exitCode).toBe(0);
   });
 
-  test('the run exercised the CA secret, root distribution, caller authentication and leader election', () => {
+  test('the run exercised the CA secret, root distribution, caller authentication, leader election and the webhook controller', () => {
     expect(api.get('v1', 'Secret', NS, CA_SECRET_NAME)).toBeDefined();
     const seen = new Set(requests.map((r) => `${r.verb} ${r.resource}`));
-    for (const call of ['create secrets', 'list configmaps', 'create configmaps', 'update configmaps', 'create tokenreviews', 'create leases', 'update leases', 'watch pods']) {
+    for (const call of ['create secrets', 'list configmaps', 'create configmaps', 'update configmaps', 'create tokenreviews', 'create leases', 'update leases', 'watch pods', 'list validatingwebhookconfigurations', 'watch validatingwebhookconfigurations', 'update validatingwebhookconfigurations', 'create gateways']) {
       expect({ call, seen: seen.has(call) }).toEqual({ call, seen: true });
     }
     expect(requests.filter((r) => r.resource === 'leases').map((r) => r.name)).toContain(LEASE_NAMES.namespaceController);
