@@ -66,11 +66,12 @@ export class CsrVerifierPool {
 
   private spawn(index: number): Slot {
     const slot: Slot = { worker: new Worker(WORKER_SOURCE, { eval: true }), pending: new Map() };
-    slot.worker.unref();
     slot.worker.on('message', (m: { id: number; ok: boolean; error?: string }) => {
       const p = slot.pending.get(m.id);
       if (!p) return;
       slot.pending.delete(m.id);
+      // An idle worker must not keep the process alive; a busy one must, until it answers.
+      if (slot.pending.size === 0) slot.worker.unref();
       p.resolve(m.error ? { ok: false, error: m.error } : { ok: m.ok });
     });
     const fail = (err: Error) => {
@@ -81,6 +82,8 @@ export class CsrVerifierPool {
     };
     slot.worker.on('error', fail);
     slot.worker.on('exit', () => fail(new Error('CSR verifier worker exited')));
+    // Attaching a 'message' listener re-references the worker's port, so unref comes last.
+    slot.worker.unref();
     return slot;
   }
 
@@ -99,6 +102,7 @@ export class CsrVerifierPool {
     view.set(job.data, job.spki.length);
     view.set(job.signature, job.spki.length + job.data.length);
     return new Promise((resolve, reject) => {
+      if (slot.pending.size === 0) slot.worker.ref();
       slot.pending.set(id, { resolve, reject });
       slot.worker.postMessage({ id, hash: job.hash, spkiLength: job.spki.length, dataLength: job.data.length, buf }, [buf]);
     });
