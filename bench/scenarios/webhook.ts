@@ -1,9 +1,12 @@
 // The validating webhook under API-server-like load: AdmissionReviews per second and p50/p99
 // latency with 50 concurrent callers over HTTPS keep-alive, for a typical AuthorizationPolicy and
-// a typical VirtualService; then the same while CA load (CSRs over TLS gRPC, 64 in flight) runs
-// in the same process. The callers run in a worker thread with their own event loop, as the API
-// server is its own process.
+// a typical VirtualService; then the same while the CA in the same process signs CSRs for a
+// ztunnel-like caller (TLS gRPC, 64 in flight, from its own thread). The webhook callers run in a
+// worker thread with their own event loop, as the API server is its own process. The callers are
+// a closed loop, so latency includes queueing: about 50 / (reviews per second) on average.
 
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -13,7 +16,7 @@ import { startWebhookServer } from '../../src/webhook/server';
 import { reviewAdmission } from '../../src/webhook/admission';
 import { loadOrCreateTokenKey, signLocalToken } from '../../src/security/local-jwt';
 import { admissionReview, SERVER_NAME, throwawayCert, webhookContext } from '../../test/integration/webhook/harness';
-import { startHarness, ZtunnelLikeClient, readRoot } from '../../test/integration/ca/harness';
+import { startHarness, readRoot, SERVER_NAME as CA_SERVER_NAME } from '../../test/integration/ca/harness';
 import { makeCsr } from '../../test/unit/ca/fixtures';
 
 const CALLERS = 50;
@@ -123,7 +126,47 @@ function ask<T>(worker: Worker, message: unknown): Promise<T> {
   });
 }
 
-/** CSRs in flight against an in-process CA until stopped; returns how many were signed. */
+// The CA's caller, as ztunnel is: its own thread, one channel, CA_IN_FLIGHT calls in flight.
+const CA_WORKER_SOURCE = `
+const { parentPort, workerData: w } = require('node:worker_threads');
+const grpc = require(w.grpcPath);
+const protoLoader = require(w.protoLoaderPath);
+const tls = require('node:tls');
+const pkg = protoLoader.loadSync(w.protoPath, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
+const Service = grpc.loadPackageDefinition(pkg).istio.v1.auth.IstioCertificateService;
+const creds = grpc.credentials.createFromSecureContext(tls.createSecureContext({ ca: w.rootPem, minVersion: 'TLSv1.3' }));
+const client = new Service('127.0.0.1:' + w.port, creds, { 'grpc.ssl_target_name_override': w.serverName, 'grpc.default_authority': w.serverName });
+const md = new grpc.Metadata();
+md.set('authorization', 'Bearer ' + w.token);
+md.set('clusterid', 'Kubernetes');
+let running = true, signed = 0, inflight = 0, onIdle;
+const req = { csr: w.csr, validity_duration: 86400, metadata: { fields: { ImpersonatedIdentity: { stringValue: w.identity } } } };
+const fire = () => {
+  inflight++;
+  client.CreateCertificate(req, md, (err) => {
+    inflight--;
+    if (!err) signed++;
+    if (running) fire();
+    else if (inflight === 0 && onIdle) onIdle();
+  });
+};
+for (let k = 0; k < w.inFlight; k++) fire();
+parentPort.on('message', () => {
+  running = false;
+  onIdle = () => { client.close(); parentPort.postMessage(signed); };
+  if (inflight === 0) onIdle();
+});
+`;
+
+function findProtoDir(): string {
+  // dist/bench/scenarios -> repository root; bench runs from the build output.
+  for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'proto', 'citadel.proto'))) return path.join(dir, 'proto');
+  }
+  throw new Error('proto/citadel.proto not found');
+}
+
+/** CSRs against a CA in this process, sent from a worker thread, until stopped; returns how many were signed. */
 async function startCaLoad(): Promise<{ stop(): Promise<number> }> {
   const h = await startHarness();
   h.store.upsert('Pod', [
@@ -132,25 +175,25 @@ async function startCaLoad(): Promise<{ stop(): Promise<number> }> {
   ]);
   const token = signLocalToken(loadOrCreateTokenKey(h.stateDir), { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-a', podUid: 'uid-zt' }, ['istio-ca'], 3600);
   const identity = 'spiffe://cluster.local/ns/default/sa/sleep';
-  const csr = (await makeCsr(identity)).pem;
-  const client = new ZtunnelLikeClient(h.port, readRoot(h));
-  let running = true;
-  let signed = 0;
-  const loops = Array.from({ length: CA_IN_FLIGHT }, async () => {
-    while (running) {
-      try {
-        await client.createCertificate(csr, { token, impersonate: identity });
-        signed++;
-      } catch {
-        // Counted by what was signed; a failure only lowers the load.
-      }
-    }
+  const worker = new Worker(CA_WORKER_SOURCE, {
+    eval: true,
+    workerData: {
+      grpcPath: require.resolve('@grpc/grpc-js'),
+      protoLoaderPath: require.resolve('@grpc/proto-loader'),
+      protoPath: path.join(findProtoDir(), 'citadel.proto'),
+      rootPem: readRoot(h),
+      port: h.port,
+      serverName: CA_SERVER_NAME,
+      token,
+      identity,
+      csr: (await makeCsr(identity)).pem,
+      inFlight: CA_IN_FLIGHT,
+    },
   });
   return {
     async stop() {
-      running = false;
-      await Promise.all(loops);
-      client.close();
+      const signed = await ask<number>(worker, 'stop');
+      await worker.terminate();
       await h.close();
       return signed;
     },
