@@ -3,6 +3,7 @@
 import { enumOf, isObject, JsonObject, list, num, obj, str } from './common/fields';
 import { at, idx, key, Report } from './common/report';
 import { checkPolicyTargeting } from './common/selectors';
+import { celSyntaxError } from './common/cel';
 import type { SpecValidator } from './types';
 
 const TAG_OPERATIONS = ['UPSERT', 'REMOVE'] as const;
@@ -70,7 +71,10 @@ export const validateTelemetry: SpecValidator = (r, spec) => {
     if (!isObject(l)) return;
     const p = idx('spec.accessLogging', i);
     const filter = obj(r, l['filter'], at(p, 'filter'));
-    if (filter) str(r, filter['expression'], at(p, 'filter.expression'));
+    if (filter) {
+      const err = celSyntaxError(str(r, filter['expression'], at(p, 'filter.expression')) ?? '');
+      if (err) r.error(at(p, 'filter.expression'), err);
+    }
     checkProviders(r, l['providers'], at(p, 'providers'));
   });
 };

@@ -55,6 +55,7 @@ describeKind('Telemetry', [
   ['a mesh-wide tracing sample rate', { tracing: [{ randomSamplingPercentage: 10 }] }],
   ['metrics overrides', { metrics: [{ providers: [{ name: 'prometheus' }], overrides: [{ match: { metric: 'REQUEST_COUNT' }, tagOverrides: { source: { operation: 'REMOVE' }, dest: { value: 'x' } } }] }] }],
   ['access logging to a provider', { accessLogging: [{ providers: [{ name: 'envoy' }], filter: { expression: 'response.code >= 400' } }] }],
+  ['a filter with strings, calls and brackets', { accessLogging: [{ filter: { expression: "request.headers['x-debug'] == \"(on)\" || !has(request.host)" } }] }],
   ['custom tags', { tracing: [{ customTags: { env: { environment: { name: 'ENV' } }, lit: { literal: { value: 'v' } } } }] }],
   ['two tracing entries warn', { tracing: [{}, {}] }, 'multiple tracing is not currently supported'],
 ], [
@@ -65,6 +66,9 @@ describeKind('Telemetry', [
   ['a REMOVE with a value', { metrics: [{ overrides: [{ tagOverrides: { a: { operation: 'REMOVE', value: 'x' } } }] }] }, 'tagOverrides.value may only be set when operation is UPSERT'],
   ['selector with targetRef', { selector: { matchLabels: { a: 'b' } }, targetRef: { kind: 'Gateway', group: 'gateway.networking.k8s.io', name: 'g' } }, 'only one of targetRefs or workloadSelector can be set'],
   ['an empty customMetric', { metrics: [{ overrides: [{ match: { customMetric: '' } }] }] }, 'customMetric may not be empty'],
+  ['an access-log filter with an unclosed paren', { accessLogging: [{ filter: { expression: 'response.code >= (400' } }] }, "spec.accessLogging[0].filter.expression: must be a valid CEL expression, unclosed '('"],
+  ['an access-log filter with a dangling operator', { accessLogging: [{ filter: { expression: 'response.code >= 400 &&' } }] }, 'an operator is missing an operand'],
+  ['an empty access-log filter', { accessLogging: [{ filter: {} }] }, 'the expression is empty'],
 ]);
 
 const sha = 'a'.repeat(64);
