@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SecureContextOptions } from 'node:tls';
 import type { ServerContext, ServingCertificate } from '../server/context';
 import { scopedLogger } from '../log/logger';
-import { MAX_REQUEST_BODY_BYTES, reviewAdmission } from './admission';
+import { AdmissionReply, MAX_REQUEST_BODY_BYTES, reviewAdmission } from './admission';
 import { webhookMetrics, WebhookMetrics } from './metrics';
 
 const log = scopedLogger('webhook');
@@ -68,7 +68,16 @@ function handler(metrics: WebhookMetrics): (req: IncomingMessage, res: ServerRes
     }
     readBody(req).then(
       (body) => {
-        const reply = reviewAdmission(body, req.headers['content-type']);
+        let reply: AdmissionReply;
+        try {
+          reply = reviewAdmission(body, req.headers['content-type']);
+        } catch (err) {
+          // A validator bug must not leave the API server waiting until its timeout.
+          log.error({ err }, 'validating the request failed');
+          metrics.record({ type: 'http-error', status: 500, message: (err as Error).message });
+          res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('internal error while validating\n');
+          return;
+        }
         metrics.record(reply.outcome);
         const o = reply.outcome;
         if (o.type === 'failed' && !o.allowed) log.info({ reason: o.reason, resource: o.resource.resource, dryRun: o.dryRun }, o.message);
