@@ -8,6 +8,7 @@ import { versionInfo } from './server/version';
 import { startServer } from './server/server';
 import { runTokenCommand } from './cli/token';
 import { runXdsClientCommand } from './cli/xds-client';
+import { runValidateCommand } from './cli/validate';
 
 const log = scopedLogger('default');
 
@@ -20,6 +21,7 @@ const COMMANDS: Record<string, { description: string; run: Command }> = {
   serve: { description: 'run the control plane (default)', run: serve },
   token: { description: 'mint a local-mode service-account token, as the kubelet would', run: runTokenCommand },
   'xds-client': { description: "connect as a ztunnel and print what it is told", run: runXdsClientCommand },
+  validate: { description: 'validate Istio YAML offline with the webhook rules', run: runValidateCommand },
   version: { description: 'print the version', run: printVersion },
 };
 
@@ -37,8 +39,10 @@ async function serve(argv: string[]): Promise<number> {
   const server = await startServer(options);
   printListeners(server.listeners, options.mode, options.flags.configDir);
   server.secureStarted.then(() => {
-    const secure = server.listeners.get('secure-grpc');
-    if (secure) process.stdout.write(`  ${'secure gRPC (xDS, CA)'.padEnd(24)} ${secure.address}\n`);
+    for (const name of ['secure-grpc', 'webhook']) {
+      const l = server.listeners.get(name);
+      if (l) process.stdout.write(`  ${LISTENER_LABELS[name]!.padEnd(24)} ${l.address}\n`);
+    }
   }, () => undefined);
   return new Promise<number>((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
@@ -66,6 +70,7 @@ async function serve(argv: string[]): Promise<number> {
 
 const LISTENER_LABELS: Record<string, string> = {
   grpc: 'gRPC (xDS, plaintext)',
+  'secure-grpc': 'secure gRPC (xDS, CA)',
   webhook: 'HTTPS webhook',
   monitoring: 'metrics (/metrics)',
   http: 'ready + debug (/debug/)',
@@ -73,7 +78,7 @@ const LISTENER_LABELS: Record<string, string> = {
 
 function printListeners(listeners: Map<string, { address: string }>, mode: string, dir: string): void {
   const lines = [`istiod-ts ${versionInfo().version} started in ${mode} mode${mode === 'local' ? ` (config from ${dir})` : ''}`];
-  for (const [name, l] of listeners) lines.push(`  ${(LISTENER_LABELS[name] ?? name).padEnd(24)} ${l.address}`);
+  for (const [name, l] of listeners) if (name !== 'secure-grpc' && name !== 'webhook') lines.push(`  ${(LISTENER_LABELS[name] ?? name).padEnd(24)} ${l.address}`);
   process.stdout.write(lines.join('\n') + '\n');
 }
 

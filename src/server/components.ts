@@ -1,15 +1,16 @@
 // The domain components on top of the store: the CA (and the authenticator it shares with xDS),
-// the ambient index, and the xDS server that serves it.
+// the ambient index, the xDS server that serves it, and the webhook configuration controller.
 
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../store/kube';
 import { startCertificateAuthority } from '../ca';
 import { AmbientIndex } from '../ambient/ambient-index';
 import { registerAmbientDebug } from '../ambient/debug';
 import { startXdsServer } from '../xds/server';
+import { startWebhookConfigController } from '../webhook';
 import type { ServerContext } from './context';
 
-export async function startComponents(ctx: ServerContext, kubeConfig: KubeConfig | undefined): Promise<void> {
-  const ca = await startCertificateAuthority(ctx, kubeConfig ? { kubeConfig } : {});
+export async function startComponents(ctx: ServerContext, kube: KubeClient | undefined): Promise<void> {
+  const ca = await startCertificateAuthority(ctx, kube ? { kubeConfig: kube.kubeConfig } : {});
   const index = new AmbientIndex({
     store: ctx.store,
     mesh: ctx.mesh,
@@ -23,4 +24,7 @@ export async function startComponents(ctx: ServerContext, kubeConfig: KubeConfig
   ctx.onShutdown(() => index.close());
   // The CA and the xDS server register their own shutdown hooks.
   startXdsServer(ctx, index, ca.authenticator);
+  // Kubernetes mode only, and only in the replica that leads: keeps the webhook configurations'
+  // caBundle current and flips failurePolicy to Fail once validation is known to work.
+  if (kube) startWebhookConfigController(ctx, kube);
 }

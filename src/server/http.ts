@@ -1,10 +1,11 @@
 // The plain HTTP listeners: httpAddr (/ready, /debug/) and monitoringAddr (/metrics, /version).
 
 import * as http from 'node:http';
+import type * as https from 'node:https';
 import { isIP } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { ListenAddress } from '../config/address';
-import { scopedLogger } from '../log/logger';
+import { Logger, scopedLogger } from '../log/logger';
 import type { DebugRequest } from './context';
 import type { DebugRouter } from './debug';
 import type { ReadinessTracker } from './readiness';
@@ -109,7 +110,7 @@ export interface BoundListener {
 }
 
 /** Binds an HTTP(S) server and logs its real address. An empty host listens on every interface. */
-export function listen(name: string, server: http.Server, addr: ListenAddress): Promise<BoundListener> {
+export function listen(name: string, server: http.Server | https.Server, addr: ListenAddress, logger: Logger = log): Promise<BoundListener> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     const onListening = () => {
@@ -118,7 +119,7 @@ export function listen(name: string, server: http.Server, addr: ListenAddress): 
       const port = typeof a === 'object' && a ? a.port : addr.port;
       const host = typeof a === 'object' && a ? a.address : addr.host;
       const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-      log.info({ listener: name, address, port }, 'listening');
+      logger.info({ listener: name, address, port }, 'listening');
       resolve({
         name,
         address,

@@ -17,6 +17,7 @@ import { ServingCertHolder } from './serving-cert';
 import { grpcServerOptions } from './grpc-options';
 import { createSource } from './source';
 import { startComponents } from './components';
+import { startWebhookServer } from '../webhook';
 
 const log = scopedLogger('server');
 
@@ -25,7 +26,7 @@ export interface RunningServer {
   readiness: ReadinessTracker;
   /** Bound listeners by name: grpc, secure-grpc, http, monitoring, webhook. */
   listeners: Map<string, BoundListener>;
-  /** Resolves when the TLS listeners are bound (they wait for the serving certificate). */
+  /** Resolves when the TLS listeners (secure gRPC, webhook) are bound; they wait for the serving certificate. */
   secureStarted: Promise<void>;
   stop(): Promise<void>;
 }
@@ -53,7 +54,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   });
   shutdownHooks.push(() => mesh.stop());
   // The Kubernetes source reads meshConfig's discoverySelectors, so meshConfig comes first.
-  const { source, leader, kubeConfig } = await createSource(options, { store, mesh, metrics, debug });
+  const { source, leader, kube } = await createSource(options, { store, mesh, metrics, debug });
 
   const grpcServers = new GrpcServers(flags.grpcAddr, flags.secureGRPCAddr, grpcServerOptions(options));
   const ctx: ServerContext = {
@@ -80,7 +81,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     listeners.set('monitoring', await listen('monitoring', http.createServer(monitoringHandler(metrics)), flags.monitoringAddr));
   }
 
-  await startComponents(ctx, kubeConfig);
+  await startComponents(ctx, kube);
 
   await source.start();
   store.whenSynced().then(() => {
@@ -99,6 +100,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     secureReady?.(true);
   })();
   secureStarted.catch((err) => log.error({ err }, 'secure gRPC listener failed'));
+  // The webhook listens once the CA has issued the serving certificate.
+  const webhookStarted = startWebhookServer(ctx).then((h) => {
+    if (h.enabled) listeners.set('webhook', { name: 'webhook', address: h.address!, port: h.port!, close: h.close });
+  });
+  webhookStarted.catch((err) => log.error({ err }, 'webhook listener failed'));
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -118,5 +124,5 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       log.info('stopped');
     })());
 
-  return { ctx, readiness, listeners, secureStarted, stop };
+  return { ctx, readiness, listeners, secureStarted: Promise.all([secureStarted, webhookStarted]).then(() => undefined), stop };
 }

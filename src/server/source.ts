@@ -1,11 +1,10 @@
 // Picks the object source and the leader elector for the mode: a folder in local mode, the
 // Kubernetes API otherwise.
 
-import type { KubeConfig } from '@kubernetes/client-node';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { ServeOptions } from '../config/options';
 import { LocalSource } from '../store/local/local-source';
-import { connectKubernetes } from '../store/kube';
+import { connectKubernetes, KubeClient } from '../store/kube';
 import type { MemoryStore } from '../store/memory-store';
 import type { ConfigSource } from '../store/types';
 import type { MeshConfigSource } from '../mesh/types';
@@ -15,8 +14,8 @@ import { SoleLeader } from './leader';
 export interface SourceAndLeader {
   source: ConfigSource;
   leader: LeaderElector & { stop(): Promise<void> };
-  /** Kubernetes mode: the client configuration the components' own API calls use. */
-  kubeConfig?: KubeConfig;
+  /** Kubernetes mode: the client the components' own API calls use. */
+  kube?: KubeClient;
 }
 
 export interface SourceDeps {
@@ -56,7 +55,7 @@ async function kubernetesSource(options: ServeOptions, deps: SourceDeps): Promis
     mesh: deps.mesh,
   });
   deps.debug.add('kubernetes', 'watched kinds: synced, objects, resourceVersion, failures, missing CRDs', () => ({ body: kube.source.status() }));
-  return { source: kube.source, leader: kube.leader, kubeConfig: kube.client.kubeConfig };
+  return { source: kube.source, leader: kube.leader, kube: kube.client };
 }
 
 export async function createSource(options: ServeOptions, deps: SourceDeps): Promise<SourceAndLeader> {

@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SecureContextOptions } from 'node:tls';
 import type { ServerContext, ServingCertificate } from '../server/context';
 import { scopedLogger } from '../log/logger';
+import { listen } from '../server/http';
 import { AdmissionReply, MAX_REQUEST_BODY_BYTES, reviewAdmission } from './admission';
 import { webhookMetrics, WebhookMetrics } from './metrics';
 
@@ -114,20 +115,7 @@ export async function startWebhookServer(ctx: ServerContext): Promise<WebhookSer
     log.info('serving certificate renewed');
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    const done = () => {
-      server.off('error', reject);
-      resolve();
-    };
-    if (addr.host === '') server.listen(addr.port, done);
-    else server.listen(addr.port, addr.host, done);
-  });
-  const bound = server.address();
-  const port = typeof bound === 'object' && bound ? bound.port : addr.port;
-  const host = typeof bound === 'object' && bound ? bound.address : addr.host;
-  const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-  log.info({ listener: 'webhook', address, port }, 'listening');
+  const { address, port } = await listen('webhook', server, addr, log);
   ready(true);
 
   let closing: Promise<void> | undefined;

@@ -83,7 +83,7 @@ describe('local mode end to end', () => {
 
   it('logs the real address of every listener and becomes ready', async () => {
     const http = await server.port('http');
-    for (const name of ['monitoring', 'grpc', 'secure-grpc']) expect(await server.port(name)).toBeGreaterThan(0);
+    for (const name of ['monitoring', 'grpc', 'secure-grpc', 'webhook']) expect(await server.port(name)).toBeGreaterThan(0);
     const res = await waitForStatus(`http://127.0.0.1:${http}/ready`, 200);
     expect(await res.text()).toBe('ready\n');
     expect(server.stdout).toContain('started in local mode');
@@ -123,5 +123,37 @@ describe('local mode end to end', () => {
     const { code } = await server.stop();
     expect(code).toBe(0);
     expect(server.logs.some((l) => l.msg === 'stopped')).toBe(true);
+  });
+});
+
+describe('istiod-ts validate', () => {
+  it('rejects an invalid AuthorizationPolicy with its field path and exits 1', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'istiod-ts-validate-'));
+    try {
+      const file = join(dir, 'policy.yaml');
+      require('node:fs').writeFileSync(
+        file,
+        [
+          'apiVersion: security.istio.io/v1',
+          'kind: AuthorizationPolicy',
+          'metadata: {name: bad, namespace: shop}',
+          'spec:',
+          '  action: ALLOW',
+          '  rules:',
+          '  - from:',
+          '    - source: {principals: [""]}',
+        ].join('\n'),
+      );
+      const r = runCli(['validate', '-f', file]);
+      expect(r.status).toBe(1);
+      expect(r.stdout + r.stderr).toContain('spec.rules[0].from[0].source.principals[0]');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('accepts the demo mesh', () => {
+    const r = runCli(['validate', '-f', DEMO]);
+    expect(r.status).toBe(0);
   });
 });
