@@ -12,7 +12,7 @@ import { KubeWriter } from './writes';
 
 export { KubeClient, KubeApiError, resourcePath } from './client';
 export { loadKubeConfig, assertReachable, KubeUnreachableError } from './config';
-export { KubeSource, syncPart, meshConfigMapName } from './source';
+export { KubeSource, syncPart } from './source';
 export type { KindStatus } from './kind-watcher';
 export { KubeWriter } from './writes';
 export type { TokenReviewResult, ConfigMapAction } from './writes';
@@ -32,8 +32,6 @@ export interface ConnectOptions {
   systemNamespace: string;
   /** POD_NAME: the leader election identity. */
   podName: string;
-  /** REVISION. */
-  revision: string;
   store: StoreWriter;
   mesh?: MeshConfigSource;
   leaderTiming?: Partial<LeaderTiming>;
@@ -46,7 +44,7 @@ export async function connectKubernetes(o: ConnectOptions): Promise<KubernetesBa
   await assertReachable(client);
   return {
     client,
-    source: new KubeSource({ client, writer: o.store, systemNamespace: o.systemNamespace, revision: o.revision, ...(o.mesh ? { mesh: o.mesh } : {}) }),
+    source: new KubeSource({ client, writer: o.store, systemNamespace: o.systemNamespace, ...(o.mesh ? { mesh: o.mesh } : {}) }),
     leader: new LeaseLeaderElector({ client, namespace: o.systemNamespace, identity, ...(o.leaderTiming ? { timing: o.leaderTiming } : {}) }),
     writer: new KubeWriter(client),
   };

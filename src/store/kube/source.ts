@@ -17,8 +17,6 @@ export interface KubeSourceOptions {
   writer: StoreWriter;
   /** istiod's namespace (POD_NAMESPACE): where the mesh ConfigMap is read. */
   systemNamespace: string;
-  /** REVISION; a non-default revision reads ConfigMap istio-<revision>. */
-  revision?: string;
   /** discoverySelectors come from here; without it every namespace is watched. */
   mesh?: MeshConfigSource;
   /** Kinds to watch; default all of KIND_IDS. Namespaces are always watched. */
@@ -29,11 +27,6 @@ export interface KubeSourceOptions {
 /** Store sync part of a kind, as /ready lists it. */
 export function syncPart(kind: KindId): string {
   return `kubernetes ${kind}`;
-}
-
-/** The mesh ConfigMap name for a revision, as istiod names it. */
-export function meshConfigMapName(revision: string | undefined): string {
-  return !revision || revision === 'default' ? 'istio' : `istio-${revision}`;
 }
 
 let watchingSources = 0;
@@ -60,7 +53,9 @@ export class KubeSource implements ConfigSource {
     const kinds = new Set<KindId>(['Namespace', ...(this.options.kinds ?? KIND_IDS)]);
     for (const kind of kinds) {
       writer.expectSync(syncPart(kind));
-      const scoped = kind === 'ConfigMap' ? { namespace: systemNamespace, fieldSelector: `metadata.name=${meshConfigMapName(this.options.revision)}` } : {};
+      // Only POD_NAMESPACE's ConfigMaps matter (istio[-<rev>] and the SHARED_MESH_CONFIG layer);
+      // a cluster-wide ConfigMap watch would hold every application's config in memory.
+      const scoped = kind === 'ConfigMap' ? { namespace: systemNamespace } : {};
       this.watchers.set(
         kind,
         new KindWatcher({

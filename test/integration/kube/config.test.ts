@@ -53,7 +53,7 @@ test('connectKubernetes builds source, leader elector and writer on a reachable 
   try {
     server.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'istio-system' } });
     const store = new MemoryStore();
-    const kube = await connectKubernetes({ kubeconfig: server.writeKubeconfig(), systemNamespace: 'istio-system', podName: 'istiod-0', revision: 'default', store });
+    const kube = await connectKubernetes({ kubeconfig: server.writeKubeconfig(), systemNamespace: 'istio-system', podName: 'istiod-0', store });
     expect(kube.leader.identity).toBe('istiod-0');
     await kube.source.start();
     await store.whenSynced();
