@@ -39,17 +39,3 @@ export function parseDuration(text: string): number {
   if (parts === 0) throw new Error(`invalid duration "${text}"`);
   return sign * total;
 }
-
-/** Formats milliseconds the way Go prints a Duration ("1h30m0s", "100ms"), for debug pages. */
-export function formatDuration(ms: number): string {
-  if (ms === 0) return '0s';
-  const sign = ms < 0 ? '-' : '';
-  const abs = Math.abs(ms);
-  if (abs < 1000) return `${sign}${Number(abs.toFixed(3))}ms`;
-  const h = Math.floor(abs / 3_600_000);
-  const m = Math.floor((abs % 3_600_000) / 60_000);
-  const s = Number(((abs % 60_000) / 1000).toFixed(3));
-  if (h) return `${sign}${h}h${m}m${s}s`;
-  if (m) return `${sign}${m}m${s}s`;
-  return `${sign}${s}s`;
-}

@@ -61,7 +61,8 @@ export interface GrpcRegistrar {
 
 /** A named readiness condition shown by /ready until it is satisfied. */
 export interface Readiness {
-  register(component: string): (ready: boolean) => void;
+  /** `detail` lists what the component still waits for; /ready shows it. */
+  register(component: string, detail?: () => readonly string[]): (ready: boolean) => void;
 }
 
 export interface DebugRequest {

@@ -58,7 +58,7 @@ export function httpHandler(h: HttpHandlers): http.RequestListener {
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname === '/ready') {
-      const missing = h.readiness.notReady();
+      const missing = h.readiness.describeNotReady();
       if (missing.length === 0) send(res, 200, 'ready\n');
       else send(res, 503, `not ready: ${missing.join(', ')}\n`);
       return;

@@ -72,7 +72,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   registerBuiltinDebug(debug, store, mesh);
 
   // The HTTP listeners come up first so /ready can say what is still missing while we sync.
-  const storeReady = readiness.register('store');
+  const storeReady = readiness.register('store', () => store.unsyncedParts());
   if (flags.httpAddr) {
     const server = http.createServer(httpHandler({ readiness, debug, allowRemoteDebug: flags.debugAllowRemote }));
     listeners.set('http', await listen('http', server, flags.httpAddr));

@@ -12,10 +12,6 @@ export class ServingCertHolder implements ServingCertSink {
     return this.cert;
   }
 
-  has(): boolean {
-    return this.cert !== undefined;
-  }
-
   set(cert: ServingCertificate): void {
     this.cert = cert;
     const waiters = this.waiters;

@@ -22,6 +22,18 @@ describe('readiness', () => {
     expect(r.notReady()).toEqual(['xds']);
   });
 
+  it('a component not ready says what it still waits for', () => {
+    const r = new ReadinessTracker();
+    let waiting = ['kubernetes Pod', 'kubernetes Service'];
+    const store = r.register('store', () => waiting);
+    r.register('ca');
+    expect(r.describeNotReady()).toEqual(['store (kubernetes Pod, kubernetes Service)', 'ca']);
+    waiting = [];
+    expect(r.describeNotReady()).toEqual(['store', 'ca']);
+    store(true);
+    expect(r.describeNotReady()).toEqual(['ca']);
+  });
+
   it('a name is registered once', () => {
     const r = new ReadinessTracker();
     r.register('store');
