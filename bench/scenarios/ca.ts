@@ -10,6 +10,7 @@ import { Worker } from 'node:worker_threads';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { median, percentile, Measurement, Scenario } from '../scenario';
+import { ask } from '../worker';
 import { logs } from '../../src/log/logger';
 import { signatureAlgorithmFor, LeafSigner } from '../../src/ca/leaf-signer';
 import { readCsr } from '../../src/ca/csr';
@@ -80,22 +81,6 @@ parentPort.on('message', async (m) => {
   else { client.close(); parentPort.postMessage('closed'); }
 });
 `;
-
-function ask<T>(worker: Worker, message: unknown): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onError = (err: Error) => {
-      worker.off('message', onMessage);
-      reject(err);
-    };
-    const onMessage = (m: T) => {
-      worker.off('error', onError);
-      resolve(m);
-    };
-    worker.once('message', onMessage);
-    worker.once('error', onError);
-    worker.postMessage(message);
-  });
-}
 
 /** Single-thread synchronous crypto.sign of a leaf TBSCertificate with the CA key: ops/s. */
 function rawSignRate(key: crypto.KeyObject, tbs: Buffer): number {

@@ -11,6 +11,7 @@ import { Worker } from 'node:worker_threads';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { median, percentile, Measurement, Scenario } from '../scenario';
+import { ask } from '../worker';
 import { logs } from '../../src/log/logger';
 import { startWebhookServer } from '../../src/webhook/server';
 import { reviewAdmission } from '../../src/webhook/admission';
@@ -109,22 +110,6 @@ parentPort.on('message', async (m) => {
   else { agent.destroy(); parentPort.postMessage('closed'); }
 });
 `;
-
-function ask<T>(worker: Worker, message: unknown): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onError = (err: Error) => {
-      worker.off('message', onMessage);
-      reject(err);
-    };
-    const onMessage = (m: T) => {
-      worker.off('error', onError);
-      resolve(m);
-    };
-    worker.once('message', onMessage);
-    worker.once('error', onError);
-    worker.postMessage(message);
-  });
-}
 
 // The CA's caller, as ztunnel is: its own thread, one channel, CA_IN_FLIGHT calls in flight.
 const CA_WORKER_SOURCE = `
