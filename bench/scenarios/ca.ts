@@ -10,7 +10,7 @@ import { Worker } from 'node:worker_threads';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { median, percentile, Measurement, Scenario } from '../scenario';
-import { ask } from '../worker';
+import { ask, CA_CLIENT_SETUP } from '../worker';
 import { logs } from '../../src/log/logger';
 import { signatureAlgorithmFor, LeafSigner } from '../../src/ca/leaf-signer';
 import { readCsr } from '../../src/ca/csr';
@@ -44,17 +44,7 @@ interface LoadResult {
 
 // Runs inside the worker: one channel (ztunnel uses one connection), `concurrency` calls in flight.
 const WORKER_SOURCE = `
-const { parentPort, workerData: w } = require('node:worker_threads');
-const grpc = require(w.grpcPath);
-const protoLoader = require(w.protoLoaderPath);
-const tls = require('node:tls');
-const pkg = protoLoader.loadSync(w.protoPath, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
-const Service = grpc.loadPackageDefinition(pkg).istio.v1.auth.IstioCertificateService;
-const creds = grpc.credentials.createFromSecureContext(tls.createSecureContext({ ca: w.rootPem, minVersion: 'TLSv1.3' }));
-const client = new Service('127.0.0.1:' + w.port, creds, { 'grpc.ssl_target_name_override': w.serverName, 'grpc.default_authority': w.serverName });
-const md = new grpc.Metadata();
-md.set('authorization', 'Bearer ' + w.token);
-md.set('clusterid', 'Kubernetes');
+${CA_CLIENT_SETUP}
 function run(concurrency, durationMs) {
   return new Promise((resolve) => {
     const latencies = [];

@@ -11,7 +11,7 @@ import { Worker } from 'node:worker_threads';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { median, percentile, Measurement, Scenario } from '../scenario';
-import { ask } from '../worker';
+import { ask, CA_CLIENT_SETUP } from '../worker';
 import { logs } from '../../src/log/logger';
 import { startWebhookServer } from '../../src/webhook/server';
 import { reviewAdmission } from '../../src/webhook/admission';
@@ -113,17 +113,7 @@ parentPort.on('message', async (m) => {
 
 // The CA's caller, as ztunnel is: its own thread, one channel, CA_IN_FLIGHT calls in flight.
 const CA_WORKER_SOURCE = `
-const { parentPort, workerData: w } = require('node:worker_threads');
-const grpc = require(w.grpcPath);
-const protoLoader = require(w.protoLoaderPath);
-const tls = require('node:tls');
-const pkg = protoLoader.loadSync(w.protoPath, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
-const Service = grpc.loadPackageDefinition(pkg).istio.v1.auth.IstioCertificateService;
-const creds = grpc.credentials.createFromSecureContext(tls.createSecureContext({ ca: w.rootPem, minVersion: 'TLSv1.3' }));
-const client = new Service('127.0.0.1:' + w.port, creds, { 'grpc.ssl_target_name_override': w.serverName, 'grpc.default_authority': w.serverName });
-const md = new grpc.Metadata();
-md.set('authorization', 'Bearer ' + w.token);
-md.set('clusterid', 'Kubernetes');
+${CA_CLIENT_SETUP}
 let running = true, signed = 0, inflight = 0, onIdle;
 const req = { csr: w.csr, validity_duration: 86400, metadata: { fields: { ImpersonatedIdentity: { stringValue: w.identity } } } };
 const fire = () => {
