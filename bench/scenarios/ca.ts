@@ -5,12 +5,11 @@
 // process; RSA-2048 and ECDSA P-256 roots are measured side by side.
 
 import * as crypto from 'node:crypto';
-import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { median, percentile, Measurement, Scenario } from '../scenario';
-import { ask, CA_CLIENT_SETUP } from '../worker';
+import { ask, CA_CLIENT_SETUP, caRequestFrames } from '../worker';
 import { logs } from '../../src/log/logger';
 import { signatureAlgorithmFor, LeafSigner } from '../../src/ca/leaf-signer';
 import { readCsr } from '../../src/ca/csr';
@@ -27,7 +26,9 @@ import { MemoryStore } from '../../src/store/memory-store';
 const CONCURRENCY = [8, 64, 256] as const;
 const RUNS = 3;
 const RUN_MS = 2000;
-const WARMUP_MS = 500;
+// Long enough for V8 to finish optimizing the hot path: shorter warm-ups left concurrent
+// compilation running into the first measured run.
+const WARMUP_MS = 3000;
 const RAW_SIGN_MS = 1500;
 const CSR_POOL = 64;
 const TARGET_RATIO = 0.6;
@@ -42,7 +43,7 @@ interface LoadResult {
   latencies: number[];
 }
 
-// Runs inside the worker: one channel (ztunnel uses one connection), `concurrency` calls in flight.
+// Runs inside the worker: one connection (ztunnel uses one), `concurrency` calls in flight.
 const WORKER_SOURCE = `
 ${CA_CLIENT_SETUP}
 function run(concurrency, durationMs) {
@@ -54,8 +55,7 @@ function run(concurrency, durationMs) {
     const fire = () => {
       inflight++;
       const t0 = performance.now();
-      const req = { csr: w.csrs[i++ % w.csrs.length], validity_duration: 86400, metadata: { fields: { ImpersonatedIdentity: { stringValue: w.identity } } } };
-      client.CreateCertificate(req, md, (err) => {
+      createCertificate(i++, (err) => {
         const t1 = performance.now();
         inflight--;
         if (err) { failed++; firstError = firstError || err.message; } else { ok++; latencies.push(t1 - t0); }
@@ -68,7 +68,7 @@ function run(concurrency, durationMs) {
 }
 parentPort.on('message', async (m) => {
   if (m.type === 'run') parentPort.postMessage(await run(m.concurrency, m.durationMs));
-  else { client.close(); parentPort.postMessage('closed'); }
+  else { closeClient(); parentPort.postMessage('closed'); }
 });
 `;
 
@@ -106,20 +106,16 @@ async function measureRoot(keyType: 'RSA' | 'ECDSA'): Promise<Measurement[]> {
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
     workerData: {
-      grpcPath: require.resolve('@grpc/grpc-js'),
-      protoLoaderPath: require.resolve('@grpc/proto-loader'),
-      protoPath: path.join(findProtoDir(), 'citadel.proto'),
       rootPem: readRoot(h),
       port: h.port,
       serverName: SERVER_NAME,
       token,
-      identity,
-      csrs,
+      frames: caRequestFrames(csrs, identity),
     },
   });
   const out: Measurement[] = [];
   try {
-    await ask<LoadResult>(worker, { type: 'run', concurrency: 8, durationMs: WARMUP_MS });
+    await ask<LoadResult>(worker, { type: 'run', concurrency: 64, durationMs: WARMUP_MS });
     for (const c of CONCURRENCY) {
       const runs: LoadResult[] = [];
       for (let r = 0; r < RUNS; r++) runs.push(await ask<LoadResult>(worker, { type: 'run', concurrency: c, durationMs: RUN_MS }));
@@ -234,14 +230,6 @@ async function measureBindingWindow(): Promise<Measurement[]> {
       target: 'watch latency + one request',
     },
   ];
-}
-
-function findProtoDir(): string {
-  // dist/bench/scenarios -> repository root; bench runs from the build output.
-  for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
-    if (require('node:fs').existsSync(path.join(dir, 'proto', 'citadel.proto'))) return path.join(dir, 'proto');
-  }
-  throw new Error('proto/citadel.proto not found');
 }
 
 const scenario: Scenario = {

@@ -5,13 +5,11 @@
 // worker thread with their own event loop, as the API server is its own process. The callers are
 // a closed loop, so latency includes queueing: about 50 / (reviews per second) on average.
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { median, percentile, Measurement, Scenario } from '../scenario';
-import { ask, CA_CLIENT_SETUP } from '../worker';
+import { ask, CA_CLIENT_SETUP, caRequestFrames } from '../worker';
 import { logs } from '../../src/log/logger';
 import { startWebhookServer } from '../../src/webhook/server';
 import { reviewAdmission } from '../../src/webhook/admission';
@@ -114,11 +112,10 @@ parentPort.on('message', async (m) => {
 // The CA's caller, as ztunnel is: its own thread, one channel, CA_IN_FLIGHT calls in flight.
 const CA_WORKER_SOURCE = `
 ${CA_CLIENT_SETUP}
-let running = true, signed = 0, inflight = 0, onIdle;
-const req = { csr: w.csr, validity_duration: 86400, metadata: { fields: { ImpersonatedIdentity: { stringValue: w.identity } } } };
+let running = true, signed = 0, inflight = 0, onIdle, next = 0;
 const fire = () => {
   inflight++;
-  client.CreateCertificate(req, md, (err) => {
+  createCertificate(next++, (err) => {
     inflight--;
     if (!err) signed++;
     if (running) fire();
@@ -128,18 +125,10 @@ const fire = () => {
 for (let k = 0; k < w.inFlight; k++) fire();
 parentPort.on('message', () => {
   running = false;
-  onIdle = () => { client.close(); parentPort.postMessage(signed); };
+  onIdle = () => { closeClient(); parentPort.postMessage(signed); };
   if (inflight === 0) onIdle();
 });
 `;
-
-function findProtoDir(): string {
-  // dist/bench/scenarios -> repository root; bench runs from the build output.
-  for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
-    if (fs.existsSync(path.join(dir, 'proto', 'citadel.proto'))) return path.join(dir, 'proto');
-  }
-  throw new Error('proto/citadel.proto not found');
-}
 
 /** CSRs against a CA in this process, sent from a worker thread, until stopped; returns how many were signed. */
 async function startCaLoad(): Promise<{ stop(): Promise<number> }> {
@@ -153,15 +142,11 @@ async function startCaLoad(): Promise<{ stop(): Promise<number> }> {
   const worker = new Worker(CA_WORKER_SOURCE, {
     eval: true,
     workerData: {
-      grpcPath: require.resolve('@grpc/grpc-js'),
-      protoLoaderPath: require.resolve('@grpc/proto-loader'),
-      protoPath: path.join(findProtoDir(), 'citadel.proto'),
       rootPem: readRoot(h),
       port: h.port,
       serverName: CA_SERVER_NAME,
       token,
-      identity,
-      csr: (await makeCsr(identity)).pem,
+      frames: caRequestFrames([(await makeCsr(identity)).pem], identity),
       inFlight: CA_IN_FLIGHT,
     },
   });

@@ -1,9 +1,11 @@
 // Verifies CSR signatures on worker threads. Importing a public key (createPublicKey) costs
 // OpenSSL 3 a few hundred microseconds and always runs on the calling thread, as does the key
 // preparation of crypto.verify; on the event loop that would dominate the CA's per-request cost.
-// The workers take the SubjectPublicKeyInfo DER, import it and verify, so the event loop only
-// posts a message and reads the answer.
+// The workers take the key (as a JWK where it has one: OpenSSL imports that through a direct
+// constructor, about half the cost of its DER decoder chain for P-256 and a twentieth for RSA),
+// import it and verify, so the event loop only posts a message and reads the answer.
 
+import type * as crypto from 'node:crypto';
 import * as os from 'node:os';
 import { Worker } from 'node:worker_threads';
 
@@ -12,6 +14,8 @@ export const CSR_VERIFY_MAX_WORKERS = 4;
 
 export interface VerifyJob {
   spki: Buffer;
+  /** The same key as a JWK, imported instead of the DER when present (several times cheaper). */
+  jwk?: crypto.JsonWebKey | undefined;
   hash: string;
   data: Buffer;
   signature: Buffer;
@@ -33,7 +37,7 @@ parentPort.on('message', (m) => {
   const signature = all.subarray(m.spkiLength + m.dataLength);
   let key;
   try {
-    key = crypto.createPublicKey({ key: spki, format: 'der', type: 'spki' });
+    key = m.jwk ? crypto.createPublicKey({ key: m.jwk, format: 'jwk' }) : crypto.createPublicKey({ key: spki, format: 'der', type: 'spki' });
   } catch (err) {
     parentPort.postMessage({ id: m.id, ok: false, error: 'CSR public key cannot be read: ' + err.message });
     return;
@@ -104,7 +108,7 @@ export class CsrVerifierPool {
     return new Promise((resolve, reject) => {
       if (slot.pending.size === 0) slot.worker.ref();
       slot.pending.set(id, { resolve, reject });
-      slot.worker.postMessage({ id, hash: job.hash, spkiLength: job.spki.length, dataLength: job.data.length, buf }, [buf]);
+      slot.worker.postMessage({ id, jwk: job.jwk, hash: job.hash, spkiLength: job.spki.length, dataLength: job.data.length, buf }, [buf]);
     });
   }
 

@@ -3,6 +3,7 @@
 // signature algorithms ztunnel and istio-agent use. Its subject and attributes are checked for
 // well-formedness only: the CA ignores them (the SAN comes from authentication).
 
+import type * as crypto from 'node:crypto';
 import { CsrVerifierPool, sharedCsrVerifierPool } from './csr-verifier-pool';
 import { DerError, TAG, Tlv, checkWellFormed, children, content, decodeOid, expectTag, readTlv, whole } from './der';
 
@@ -43,6 +44,11 @@ export interface ParsedCsr {
   signedData: Buffer;
   signature: Buffer;
   hash: string;
+  /**
+   * The same key as a JWK when it has one (RSA, uncompressed EC points): OpenSSL 3 imports a JWK
+   * through a direct constructor in a fraction of the time its DER decoder chain takes.
+   */
+  jwk?: crypto.JsonWebKey;
 }
 
 const PEM_LABELS = ['CERTIFICATE REQUEST', 'NEW CERTIFICATE REQUEST'];
@@ -79,14 +85,21 @@ function bitLength(bytes: Buffer): number {
 }
 
 /** EC point sizes (uncompressed, compressed) per curve. */
-const EC_POINT_LENGTHS: Readonly<Record<string, { name: string; lengths: readonly number[] }>> = {
+const EC_POINT_LENGTHS: Readonly<Record<string, { name: string; lengths: readonly [number, number] }>> = {
   [OID.p256]: { name: 'P-256', lengths: [65, 33] },
   [OID.p384]: { name: 'P-384', lengths: [97, 49] },
 };
 
+/** A positive big-endian integer as JWK base64url, without sign-padding zeros. */
+function jwkInteger(bytes: Buffer): string {
+  let i = 0;
+  while (i < bytes.length - 1 && bytes[i] === 0) i++;
+  return bytes.subarray(i).toString('base64url');
+}
+
 // The key itself is imported (and fully validated) by the verifier worker; here only its
 // algorithm, curve and size are read from the DER, which costs microseconds.
-function describeKey(der: Buffer, spkiTlv: Tlv): { family: 'RSA' | 'EC'; description: string } {
+function describeKey(der: Buffer, spkiTlv: Tlv): { family: 'RSA' | 'EC'; description: string; jwk?: crypto.JsonWebKey } {
   expectTag(spkiTlv, TAG.SEQUENCE, 'SubjectPublicKeyInfo');
   const parts = children(der, spkiTlv);
   if (parts.length !== 2) throw new DerError('SubjectPublicKeyInfo: expected 2 elements');
@@ -111,7 +124,9 @@ function describeKey(der: Buffer, spkiTlv: Tlv): { family: 'RSA' | 'EC'; descrip
     const size = bitLength(modulus);
     if (size < MIN_RSA_KEY_BITS) throw new CsrError(`RSA key of ${size} bits is too small (at least ${MIN_RSA_KEY_BITS})`);
     if (size > MAX_RSA_KEY_BITS) throw new CsrError(`RSA key of ${size} bits is too large (at most ${MAX_RSA_KEY_BITS})`);
-    return { family: 'RSA', description: `RSA ${size}` };
+    const exponent = content(key, fields[1]!);
+    if (exponent.length === 0 || exponent[0]! & 0x80) throw new CsrError('RSA exponent is not a positive integer');
+    return { family: 'RSA', description: `RSA ${size}`, jwk: { kty: 'RSA', n: jwkInteger(modulus), e: jwkInteger(exponent) } };
   }
   if (alg.oid === OID.ecPublicKey) {
     if (!alg.params || alg.params.tag !== TAG.OID) throw new CsrError('EC public key must name its curve');
@@ -119,7 +134,12 @@ function describeKey(der: Buffer, spkiTlv: Tlv): { family: 'RSA' | 'EC'; descrip
     const known = EC_POINT_LENGTHS[curve];
     if (!known) throw new CsrError(`unsupported EC curve ${curve} (P-256 or P-384 only)`);
     if (!known.lengths.includes(key.length)) throw new CsrError(`EC ${known.name} public key has ${key.length} bytes`);
-    return { family: 'EC', description: `ECDSA ${known.name}` };
+    const description = `ECDSA ${known.name}`;
+    // Compressed points (0x02/0x03) have no JWK form; the verifier imports those from DER.
+    if (key.length !== known.lengths[0] || key[0] !== 0x04) return { family: 'EC', description };
+    const half = (key.length - 1) / 2;
+    const jwk = { kty: 'EC', crv: known.name, x: key.subarray(1, 1 + half).toString('base64url'), y: key.subarray(1 + half).toString('base64url') };
+    return { family: 'EC', description, jwk };
   }
   throw new CsrError(`unsupported public key algorithm ${alg.oid} (ECDSA P-256/P-384 or RSA only)`);
 }
@@ -157,6 +177,7 @@ export function parseCsrDer(der: Buffer): ParsedCsr {
       signedData: whole(der, info),
       signature: sig.subarray(1),
       hash: known.hash,
+      ...(key.jwk ? { jwk: key.jwk } : {}),
     };
   } catch (err) {
     if (err instanceof CsrError) throw err;
@@ -167,7 +188,7 @@ export function parseCsrDer(der: Buffer): ParsedCsr {
 
 /** Verifies the CSR's own signature (and imports its key) off the event loop. */
 export async function verifyCsrSignature(csr: ParsedCsr, pool: CsrVerifierPool = sharedCsrVerifierPool()): Promise<void> {
-  const outcome = await pool.verify({ spki: csr.spki, hash: csr.hash, data: csr.signedData, signature: csr.signature });
+  const outcome = await pool.verify({ spki: csr.spki, jwk: csr.jwk, hash: csr.hash, data: csr.signedData, signature: csr.signature });
   if (outcome.error) throw new CsrError(outcome.error);
   if (!outcome.ok) throw new CsrError('CSR signature does not verify');
 }

@@ -29,6 +29,29 @@ describe('CSR acceptance', () => {
     expect(csr.spki.equals(expected)).toBe(true);
   });
 
+  test.each(['P-256', 'P-384', 'RSA-2048'] as const)('the %s key handed to the verifier as a JWK is the key of the SubjectPublicKeyInfo', async (key) => {
+    const csr = await readCsr((await makeCsr(undefined, key)).pem);
+    expect(csr.jwk).toEqual(crypto.createPublicKey({ key: csr.spki, format: 'der', type: 'spki' }).export({ format: 'jwk' }));
+  });
+
+  test('a CSR with a compressed EC point has no JWK form and is verified from its DER key', async () => {
+    // Built by hand: openssl and WebCrypto both write uncompressed points into CSRs.
+    const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    const point = publicKey.export({ format: 'der', type: 'spki' }).subarray(-65);
+    const compressed = Buffer.concat([Buffer.from([0x02 | (point[64]! & 1)]), point.subarray(1, 33)]);
+    const spki = tlv(TAG.SEQUENCE, tlv(TAG.SEQUENCE, encodeOid('1.2.840.10045.2.1'), encodeOid('1.2.840.10045.3.1.7')), tlv(TAG.BIT_STRING, Buffer.from([0]), compressed));
+    const info = tlv(TAG.SEQUENCE, Buffer.from([TAG.INTEGER, 1, 0]), tlv(TAG.SEQUENCE), spki, tlv(0xa0));
+    const signature = crypto.sign('sha256', info, privateKey);
+    const der = tlv(TAG.SEQUENCE, info, tlv(TAG.SEQUENCE, encodeOid('1.2.840.10045.4.3.2')), tlv(TAG.BIT_STRING, Buffer.from([0]), signature));
+    const csr = await readCsr(toPem(der, 'CERTIFICATE REQUEST'));
+    expect(csr.jwk).toBeUndefined();
+    expect(csr.spki.equals(spki)).toBe(true);
+    // The same CSR with a flipped signature bit still fails on the DER path.
+    const bad = Buffer.from(der);
+    bad[bad.length - 1]! ^= 1;
+    await expect(readCsr(toPem(bad, 'CERTIFICATE REQUEST'))).rejects.toThrow('CSR signature does not verify');
+  });
+
   test('an openssl-made CSR with the "NEW CERTIFICATE REQUEST" label is accepted', async () => {
     const key = crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
     const pem = opensslCsr(key, '-addext', 'subjectAltName=critical,URI:spiffe://x/ns/a/sa/b');
