@@ -13,6 +13,7 @@ import { NodeError, ProxyNode, parseNode } from './node';
 import type { DeltaDiscoveryRequest } from './proto';
 import type { FullSyncGate, PushBatch, SnapshotCache } from './push';
 import { TakeContext, TypeSubscription } from './subscription';
+import type { CacheDigests } from './version-digest';
 import { OutgoingResponse, encodeResponseBody } from './wire';
 
 /** Requests held while authentication is in flight (ztunnel sends two). */
@@ -35,6 +36,8 @@ export interface StreamDeps {
   log: Logger;
   snapshots: SnapshotCache;
   fullSyncs: FullSyncGate;
+  /** Digests of the cache's resources per type, for unchanged reconnects. */
+  digests: CacheDigests;
   onReady(stream: DeltaStream): void;
   onClose(stream: DeltaStream): void;
 }
@@ -179,7 +182,7 @@ export class DeltaStream {
       this.writeOrder.push(sub);
       this.writeOrder.sort((a, b) => typeRank(a.typeUrl) - typeRank(b.typeUrl));
       if (served) this.deps.metrics.connected.inc({ type: metricType(type) });
-      sub.initialize(req, this.deps.cache);
+      sub.initialize(req, this.deps.cache, this.deps.digests.get(type));
     } else if (req.response_nonce !== '') {
       if (req.response_nonce !== sub.nonceSent) return; // stale: an answer to a response already superseded
       sub.lastAck = { nonce: req.response_nonce, at: new Date() };

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { decodeDeltaRequest } from './request-wire';
+import { VersionDigest, digestMap } from './version-digest';
 import { serializeOutgoing } from './wire';
 
 export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
@@ -66,13 +67,31 @@ export interface StatusMessage {
   message: string;
 }
 
+/**
+ * initial_resource_versions as received: the entry count and digest are read from the raw bytes;
+ * the name -> version map is decoded only when asked for (an unchanged reconnect never asks).
+ */
+export interface HeldVersions {
+  /** Entries as listed, a repeated name counted each time (0 exactly when the map is empty). */
+  readonly size: number;
+  readonly digest: VersionDigest;
+  /** The entries, the last value of a repeated name winning (protobuf map semantics). */
+  map(): ReadonlyMap<string, string>;
+}
+
+/** HeldVersions of a map built in code (tests, in-process callers). */
+export function heldVersions(entries: ReadonlyMap<string, string> | Record<string, string> = {}): HeldVersions {
+  const map = entries instanceof Map ? entries : new Map(Object.entries(entries));
+  return { size: map.size, digest: digestMap(map), map: () => map };
+}
+
 /** envoy.service.discovery.v3.DeltaDiscoveryRequest as the server decodes it (request-wire.ts). */
 export interface DeltaDiscoveryRequest {
   node: NodeMessage | null;
   type_url: string;
   resource_names_subscribe: string[];
   resource_names_unsubscribe: string[];
-  initial_resource_versions: Map<string, string>;
+  initial_resource_versions: HeldVersions;
   response_nonce: string;
   /** Present (non-null) only on a NACK. */
   error_detail: StatusMessage | null;

@@ -1,11 +1,14 @@
 // Decoding DeltaDiscoveryRequest by hand. A reconnecting ztunnel sends every name it holds in
-// initial_resource_versions (100k entries, ~6 MB); the generic proto-loader decoder builds that
-// map at ~4 µs per entry, a hand decoder at a fraction of it. The node is decoded with protobufjs.
+// initial_resource_versions (100k entries, ~6 MB). The generic proto-loader decoder builds that
+// map at ~4 µs per entry; here the entries are only digested in place (version-digest.ts), and the
+// map is decoded from the same bytes only if the server asks for it (the client's set differs from
+// the cache's). The node is decoded with protobufjs.
 
 import * as path from 'node:path';
 import * as protobuf from 'protobufjs';
-import type { DeltaDiscoveryRequest, NodeMessage } from './proto';
+import type { DeltaDiscoveryRequest, HeldVersions, NodeMessage } from './proto';
 import { PROTO_LOADER_OPTIONS, protoDir } from './proto';
+import { VersionDigest, digestEntry, emptyDigest } from './version-digest';
 
 const WIRE_VARINT = 0;
 const WIRE_I64 = 1;
@@ -84,6 +87,87 @@ function decodeStatus(r: Reader, end: number): { code: number; message: string }
   return out;
 }
 
+const NO_VERSIONS: HeldVersions = { size: 0, digest: emptyDigest(), map: () => new Map() };
+
+/** Byte ranges of the last key and value of one map entry (field 1 key, field 2 value); absent ones are empty. */
+function entryRanges(buf: Buffer, start: number, end: number, out: Int32Array): void {
+  // What every encoder writes for short strings: key (tag 0x0a, one length byte), then value
+  // (tag 0x12, one length byte), nothing else.
+  if (buf[start] === 0x0a) {
+    const keyLen = buf[start + 1]!;
+    const v = start + 2 + keyLen;
+    if (keyLen < 0x80 && buf[v] === 0x12 && buf[v + 1]! < 0x80 && v + 2 + buf[v + 1]! === end) {
+      out[0] = start + 2;
+      out[1] = v;
+      out[2] = v + 2;
+      out[3] = end;
+      return;
+    }
+  }
+  out[0] = out[1] = out[2] = out[3] = start;
+  const entry = new Reader(buf, start, end);
+  while (entry.pos < end) {
+    const t = entry.varint();
+    if (t === ((1 << 3) | WIRE_LEN) || t === ((2 << 3) | WIRE_LEN)) {
+      const n = entry.varint();
+      const s = entry.pos;
+      if (s + n > end) throw new Error(`map entry field length ${n} runs past the end of the entry`);
+      entry.pos = s + n;
+      const at = t === ((1 << 3) | WIRE_LEN) ? 0 : 2;
+      out[at] = s;
+      out[at + 1] = s + n;
+    } else {
+      entry.skip(t & 7);
+    }
+  }
+}
+
+/** Calls `each(start, end)` for every initial_resource_versions entry of a request. */
+function forEachEntry(buf: Buffer, each: (start: number, end: number) => void): void {
+  const r = new Reader(buf);
+  while (r.pos < r.end) {
+    const tag = r.varint();
+    if (tag === ((5 << 3) | WIRE_LEN)) {
+      const n = r.varint();
+      const s = r.pos;
+      if (s + n > r.end) throw new Error(`field length ${n} runs past the end of the message`);
+      r.pos = s + n;
+      each(s, s + n);
+    } else {
+      r.skip(tag & 7);
+    }
+  }
+}
+
+/** initial_resource_versions read lazily: the map is decoded from the request bytes on the first call to map(). */
+class RawHeldVersions implements HeldVersions {
+  private decoded: Map<string, string> | undefined;
+
+  constructor(
+    private buf: Buffer | undefined,
+    readonly digest: VersionDigest,
+  ) {}
+
+  get size(): number {
+    return this.digest.count;
+  }
+
+  map(): ReadonlyMap<string, string> {
+    if (this.decoded) return this.decoded;
+    const map = new Map<string, string>();
+    const buf = this.buf!;
+    const r = new Int32Array(4);
+    forEachEntry(buf, (s, e) => {
+      entryRanges(buf, s, e, r);
+      map.set(buf.toString('utf8', r[0], r[1]), buf.toString('utf8', r[2], r[3]));
+    });
+    // Let the request bytes go once decoded.
+    this.buf = undefined;
+    this.decoded = map;
+    return map;
+  }
+}
+
 /** Decodes a DeltaDiscoveryRequest; throws on malformed bytes (grpc-js then ends the call). */
 export function decodeDeltaRequest(buf: Buffer): DeltaDiscoveryRequest {
   const req: DeltaDiscoveryRequest = {
@@ -91,10 +175,12 @@ export function decodeDeltaRequest(buf: Buffer): DeltaDiscoveryRequest {
     type_url: '',
     resource_names_subscribe: [],
     resource_names_unsubscribe: [],
-    initial_resource_versions: new Map(),
+    initial_resource_versions: NO_VERSIONS,
     response_nonce: '',
     error_detail: null,
   };
+  let digest: VersionDigest | undefined;
+  const entry = new Int32Array(4);
   const r = new Reader(buf);
   while (r.pos < r.end) {
     const tag = r.varint();
@@ -120,17 +206,13 @@ export function decodeDeltaRequest(buf: Buffer): DeltaDiscoveryRequest {
         req.resource_names_unsubscribe.push(r.string());
         break;
       case 5: {
-        const [s, e] = r.len();
-        const entry = new Reader(buf, s, e);
-        let key = '';
-        let value = '';
-        while (entry.pos < e) {
-          const t = entry.varint();
-          if (t === ((1 << 3) | WIRE_LEN)) key = entry.string();
-          else if (t === ((2 << 3) | WIRE_LEN)) value = entry.string();
-          else entry.skip(t & 7);
-        }
-        req.initial_resource_versions.set(key, value);
+        const n = r.varint();
+        const s = r.pos;
+        if (s + n > r.end) throw new Error(`field length ${n} runs past the end of the message`);
+        r.pos = s + n;
+        entryRanges(buf, s, s + n, entry);
+        digest ??= emptyDigest();
+        digestEntry(digest, buf, entry[0]!, entry[1]!, entry[2]!, entry[3]!);
         break;
       }
       case 6:
@@ -145,5 +227,6 @@ export function decodeDeltaRequest(buf: Buffer): DeltaDiscoveryRequest {
       }
     }
   }
+  if (digest) req.initial_resource_versions = new RawHeldVersions(buf, digest);
   return req;
 }

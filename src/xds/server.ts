@@ -4,13 +4,14 @@
 import type * as grpc from '@grpc/grpc-js';
 import { scopedLogger } from '../log/logger';
 import type { CallAuthenticator, ServerContext } from '../server/context';
-import type { ResourceCache } from './cache';
+import { ResourceCache, XDS_TYPE_ORDER } from './cache';
 import { Clock, DebounceSettings, PushDebouncer, PushRequest, realClock } from './debounce';
 import { DeltaCall, DeltaStream } from './delta-stream';
 import { XdsMetrics, metricType } from './metrics';
 import { DELTA_METHOD, adsServiceDefinition } from './proto';
 import { FullSyncGate, PushBatch, SnapshotCache } from './push';
 import { Syncz, syncz } from './syncz';
+import { CacheDigests } from './version-digest';
 
 const log = scopedLogger('xds');
 
@@ -28,6 +29,7 @@ export class XdsServer {
   private readonly unsubscribe: () => void;
   private readonly snapshots: SnapshotCache;
   private readonly fullSyncs = new FullSyncGate();
+  private readonly digests: CacheDigests;
   private closed = false;
 
   constructor(
@@ -39,8 +41,10 @@ export class XdsServer {
   ) {
     this.debouncer = new PushDebouncer(settings.debounce, (req) => this.push(req), clock);
     this.snapshots = new SnapshotCache(cache);
+    this.digests = new CacheDigests(cache, XDS_TYPE_ORDER);
     this.unsubscribe = cache.subscribe((changes) => {
       this.snapshots.invalidate();
+      this.digests.apply(changes);
       this.debouncer.changed(changes);
     });
   }
@@ -83,6 +87,7 @@ export class XdsServer {
       log,
       snapshots: this.snapshots,
       fullSyncs: this.fullSyncs,
+      digests: this.digests,
       onReady: (s) => this.streams.add(s),
       onClose: (s) => {
         if (this.streams.delete(s)) log.info({ stream: s.id, node: s.node?.id }, 'xDS stream closed');

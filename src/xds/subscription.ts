@@ -5,6 +5,7 @@
 import { ADDRESS_TYPE_URL, ResourceCache, XdsResource, XdsTypeUrl } from './cache';
 import type { DeltaDiscoveryRequest } from './proto';
 import { DeltaContent, PushBatch, SnapshotCache, wildcardDelta } from './push';
+import { VersionDigest, sameDigest } from './version-digest';
 import type { EncodedBody } from './wire';
 
 const WILDCARD = '*';
@@ -60,8 +61,11 @@ export class TypeSubscription {
     readonly served: boolean,
   ) {}
 
-  /** The first request of this type on the stream (istiod's wildcard rule, IRV joins the set). */
-  initialize(req: DeltaDiscoveryRequest, cache: ResourceCache): void {
+  /**
+   * The first request of this type on the stream (istiod's wildcard rule, IRV joins the set).
+   * `held` is the digest of the cache's current resources of this type, when the server keeps one.
+   */
+  initialize(req: DeltaDiscoveryRequest, cache: ResourceCache, held?: VersionDigest): void {
     const set = new Set(req.resource_names_subscribe);
     const irv = req.initial_resource_versions;
     for (const k of req.resource_names_unsubscribe) set.delete(k);
@@ -72,17 +76,20 @@ export class TypeSubscription {
     } else if (this.wildcard) {
       // Compare the held versions now and keep only the differences: a reconnect storm must not
       // keep every client's 100k-entry map alive while it waits for a full-sync slot, and an
-      // unchanged reconnect then owes nothing but an empty response.
+      // unchanged reconnect then owes nothing but an empty response. Equal digests mean the
+      // client holds exactly the cache's set: no map is decoded at all.
       const type = this.typeUrl as XdsTypeUrl;
-      if (this.served) {
-        for (const r of cache.all(type)) if (irv.get(r.name) !== r.version) this.names.add(r.name);
-        for (const name of irv.keys()) if (!cache.get(type, name)) this.names.add(name);
+      if (this.served && !(held && sameDigest(held, irv.digest))) {
+        const versions = irv.map();
+        for (const r of cache.all(type)) if (versions.get(r.name) !== r.version) this.names.add(r.name);
+        for (const name of versions.keys()) if (!cache.get(type, name)) this.names.add(name);
       }
     } else {
       // IRV names join the explicit subscriptions (istiod's rule).
-      for (const k of irv.keys()) if (!req.resource_names_unsubscribe.includes(k)) set.add(k);
+      const versions = irv.map();
+      for (const k of versions.keys()) if (!req.resource_names_unsubscribe.includes(k)) set.add(k);
       set.delete(WILDCARD);
-      for (const key of set) this.keys.set(key, irv.get(key) ?? '');
+      for (const key of set) this.keys.set(key, versions.get(key) ?? '');
     }
   }
 

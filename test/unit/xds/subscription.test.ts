@@ -1,5 +1,6 @@
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../../../src/xds/cache';
-import type { DeltaDiscoveryRequest } from '../../../src/xds/proto';
+import { DeltaDiscoveryRequest, HeldVersions, heldVersions } from '../../../src/xds/proto';
+import { CacheDigests } from '../../../src/xds/version-digest';
 import { PushBatch } from '../../../src/xds/push';
 import { LARGE_DELTA_NAMES, TypeSubscription } from '../../../src/xds/subscription';
 import { FakeCache, demoCache } from '../../integration/xds/fixtures/fake-cache';
@@ -20,7 +21,7 @@ function req(r: RequestInit): DeltaDiscoveryRequest {
     response_nonce: '',
     error_detail: null,
     ...r,
-    initial_resource_versions: new Map(Object.entries(r.initial_resource_versions ?? {})),
+    initial_resource_versions: heldVersions(r.initial_resource_versions),
   };
 }
 
@@ -73,6 +74,49 @@ describe('wildcard', () => {
     const s = sub({ initial_resource_versions: held }, ADDRESS_TYPE_URL, cache);
     expect(s.needsFullSync()).toBe(false);
     expect(s.take({ cache, nodeName: '' })).toMatchObject({ resources: [], removed: [] });
+  });
+
+  describe('with the cache digest', () => {
+    const digestOf = (cache: FakeCache) => new CacheDigests(cache, [ADDRESS_TYPE_URL]).get(ADDRESS_TYPE_URL)!;
+    const initialize = (cache: FakeCache, held: HeldVersions) => {
+      const s = new TypeSubscription(ADDRESS_TYPE_URL, true);
+      s.initialize({ ...req({}), initial_resource_versions: held }, cache, digestOf(cache));
+      return s;
+    };
+    const current = (cache: FakeCache) => new Map([...cache.all(ADDRESS_TYPE_URL)].map((r) => [r.name, r.version]));
+
+    test('an unchanged reconnect is settled by the digest alone: the names are never decoded', () => {
+      const cache = demoCache();
+      const exact = heldVersions(current(cache));
+      const digestOnly: HeldVersions = { size: exact.size, digest: exact.digest, map: () => { throw new Error('decoded'); } };
+      const s = initialize(cache, digestOnly);
+      expect(s.take({ cache, nodeName: '' })).toMatchObject({ resources: [], removed: [] });
+    });
+
+    test('a digest that differs falls back to the exact per-name comparison', () => {
+      const cache = demoCache();
+      const held = current(cache);
+      held.set(B, 'old');
+      held.set('Kubernetes//Pod/default/gone', 'x');
+      let decoded = 0;
+      const exact = heldVersions(held);
+      const s = initialize(cache, { ...exact, map: () => (decoded++, exact.map()) });
+      const d = s.take({ cache, nodeName: '' })!;
+      expect(decoded).toBe(1);
+      expect(names(d)).toEqual([B]);
+      expect(d.removed).toEqual(['Kubernetes//Pod/default/gone']);
+    });
+
+    test('a change after the digest was taken is not hidden: the client still gets it', () => {
+      const cache = demoCache();
+      const digests = new CacheDigests(cache, [ADDRESS_TYPE_URL]);
+      cache.subscribe((changes) => digests.apply(changes));
+      const held = heldVersions(current(cache));
+      cache.setWorkload({ uid: A, ip: '10.0.0.1', node: 'node-1', label: 'moved on' }).commit();
+      const s = new TypeSubscription(ADDRESS_TYPE_URL, true);
+      s.initialize({ ...req({}), initial_resource_versions: held }, cache, digests.get(ADDRESS_TYPE_URL));
+      expect(names(s.take({ cache, nodeName: '' }))).toEqual([A]);
+    });
   });
 
   test(`a reconnect owing LARGE_DELTA_NAMES (${LARGE_DELTA_NAMES}) names or more is treated as a full sync`, () => {
