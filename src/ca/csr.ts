@@ -4,7 +4,7 @@
 // well-formedness only: the CA ignores them (the SAN comes from authentication).
 
 import type * as crypto from 'node:crypto';
-import { CsrVerifierPool, sharedCsrVerifierPool } from './csr-verifier-pool';
+import { CsrVerifierPool, VerifyJob, VerifyOutcome, sharedCsrVerifierPool } from './csr-verifier-pool';
 import { DerError, TAG, Tlv, checkWellFormed, children, content, decodeOid, expectTag, readTlv, whole } from './der';
 
 /** Largest CSR PEM accepted, in bytes (a P-256 CSR is ~500 bytes, RSA-4096 ~1.7 KiB). */
@@ -188,14 +188,29 @@ export function parseCsrDer(der: Buffer): ParsedCsr {
 
 /** Verifies the CSR's own signature (and imports its key) off the event loop. */
 export async function verifyCsrSignature(csr: ParsedCsr, pool: CsrVerifierPool = sharedCsrVerifierPool()): Promise<void> {
-  const outcome = await pool.verify({ spki: csr.spki, jwk: csr.jwk, hash: csr.hash, data: csr.signedData, signature: csr.signature });
+  checkVerified(await pool.verify(verifyJob(csr)));
+}
+
+/** Parses a PEM CSR strictly, without verifying its signature; throws CsrError. */
+export function parseCsr(pem: string): ParsedCsr {
+  return parseCsrDer(csrDerFromPem(pem));
+}
+
+/** The verifier's view of a parsed CSR. */
+export function verifyJob(csr: ParsedCsr): VerifyJob {
+  return { spki: csr.spki, jwk: csr.jwk, hash: csr.hash, data: csr.signedData, signature: csr.signature };
+}
+
+/** Throws the CsrError a failed verification means. */
+export function checkVerified(outcome: VerifyOutcome): void {
+  if (outcome.signingFailed) return;
   if (outcome.error) throw new CsrError(outcome.error);
   if (!outcome.ok) throw new CsrError('CSR signature does not verify');
 }
 
 /** Parses and verifies a PEM CSR: everything the CA checks before it signs. */
 export async function readCsr(pem: string): Promise<ParsedCsr> {
-  const csr = parseCsrDer(csrDerFromPem(pem));
+  const csr = parseCsr(pem);
   await verifyCsrSignature(csr);
   return csr;
 }

@@ -1,6 +1,7 @@
 // Issues leaf certificates from a DER template prepared once per signing key. Only the serial,
 // validity, SubjectAltName and SubjectPublicKeyInfo vary per certificate, so the per-request work
-// is a few Buffer.concat calls plus one native signature on the libuv thread pool.
+// is a few Buffer.concat calls plus one native signature off the event loop: on the CSR path the
+// worker that verified the CSR signs (csr-verifier-pool.ts), elsewhere the libuv thread pool.
 
 import * as crypto from 'node:crypto';
 import { TAG, children, content, decodeOid, encodeOid, encodeTime, encodeUnsignedInteger, readTlv, tlv, whole } from './der';
@@ -14,6 +15,13 @@ export interface LeafRequest {
   spki: Buffer;
   sans: readonly SanEntry[];
   notBefore: Date;
+  notAfter: Date;
+}
+
+/** A TBSCertificate ready to be signed, with what the issued leaf reports. */
+export interface PreparedLeaf {
+  tbs: Buffer;
+  serial: Buffer;
   notAfter: Date;
 }
 
@@ -143,17 +151,38 @@ export class LeafSigner {
     );
   }
 
-  sign(req: LeafRequest): Promise<IssuedLeaf> {
-    if (req.sans.length === 0) return Promise.reject(new Error('a certificate needs at least one SAN'));
+  /** The hash the signing key signs with (sha256 for RSA and P-256, sha384 for P-384). */
+  get signingHash(): string {
+    return this.hash;
+  }
+
+  /** A fresh serial and the TBSCertificate for `req`, its lifetime capped at the CA's own. */
+  prepare(req: LeafRequest): PreparedLeaf {
+    if (req.sans.length === 0) throw new Error('a certificate needs at least one SAN');
     const notAfter = req.notAfter > this.notAfterLimit ? this.notAfterLimit : req.notAfter;
     const serial = crypto.randomBytes(SERIAL_BYTES);
     serial[0] = (serial[0]! & 0x7f) | 0x01; // positive and exactly SERIAL_BYTES long
-    const tbs = this.buildTbs({ ...req, notAfter }, serial);
+    return { tbs: this.buildTbs({ ...req, notAfter }, serial), serial, notAfter };
+  }
+
+  /** The certificate from a prepared TBSCertificate and its signature by this signer's key. */
+  assemble(prepared: PreparedLeaf, signature: Buffer): IssuedLeaf {
+    const der = tlv(TAG.SEQUENCE, prepared.tbs, this.algorithmId, tlv(TAG.BIT_STRING, Buffer.from([0]), signature));
+    return { der, pem: toPem(der), serialHex: prepared.serial.toString('hex'), notAfter: prepared.notAfter };
+  }
+
+  /** Prepares and signs on the libuv thread pool. */
+  sign(req: LeafRequest): Promise<IssuedLeaf> {
+    let prepared: PreparedLeaf;
+    try {
+      prepared = this.prepare(req);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     return new Promise((resolve, reject) => {
-      crypto.sign(this.hash, tbs, this.key, (err, signature) => {
+      crypto.sign(this.hash, prepared.tbs, this.key, (err, signature) => {
         if (err) return reject(new Error(`signing failed: ${err.message}`));
-        const der = tlv(TAG.SEQUENCE, tbs, this.algorithmId, tlv(TAG.BIT_STRING, Buffer.from([0]), signature));
-        resolve({ der, pem: toPem(der), serialHex: serial.toString('hex'), notAfter });
+        resolve(this.assemble(prepared, signature));
       });
     });
   }

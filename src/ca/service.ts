@@ -9,7 +9,7 @@ import { AuthError } from '../security/auth-error';
 import type { Authenticated } from '../security/authenticator';
 import type { NodeAuthorizer } from '../security/node-authorizer';
 import type { CertificateAuthority } from './authority';
-import { CsrError, readCsr } from './csr';
+import { CsrError, ParsedCsr, parseCsr } from './csr';
 import type { CaMetrics } from './metrics';
 import { IstioCertificateRequest, IstioCertificateResponse, certificateServiceDefinition } from './proto';
 
@@ -100,18 +100,16 @@ export function createCertificateService(deps: CertificateServiceDeps): {
       node = decision.node;
     }
     const ttlMs = requestedTtlMs(req.validity_duration, deps.defaultTtlMs(), deps.maxTtlMs());
-    let csr;
-    try {
-      csr = await readCsr(req.csr);
-    } catch (err) {
-      if (!(err instanceof CsrError)) throw err;
-      metrics.csrParseErrors.inc();
-      throw new Refusal(grpc.status.INVALID_ARGUMENT, err.message);
-    }
+    let csr: ParsedCsr;
     let issued;
     try {
-      issued = await deps.authority.issue(csr.spki, [{ uri: identity }], ttlMs);
+      csr = parseCsr(req.csr);
+      issued = await deps.authority.issueForCsr(csr, [{ uri: identity }], ttlMs);
     } catch (err) {
+      if (err instanceof CsrError) {
+        metrics.csrParseErrors.inc();
+        throw new Refusal(grpc.status.INVALID_ARGUMENT, err.message);
+      }
       metrics.signErrors.inc();
       log.error({ caller: callerId, identity, detail: (err as Error).message }, 'signing failed');
       throw new Refusal(grpc.status.INTERNAL, 'failed to sign the certificate');

@@ -1,0 +1,65 @@
+import * as crypto from 'node:crypto';
+import { CsrVerifierPool } from '../../../src/ca/csr-verifier-pool';
+import { parseCsr, verifyJob } from '../../../src/ca/csr';
+import { makeCsr } from './fixtures';
+
+describe('CSR verifier pool', () => {
+  let pool: CsrVerifierPool;
+  beforeEach(() => {
+    pool = new CsrVerifierPool(2);
+  });
+  afterEach(() => pool.close());
+
+  const caKey = crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const tbs = Buffer.from('a TBSCertificate stand-in');
+
+  test('a verified CSR comes back with the TBS signed by the registered key', async () => {
+    const key = pool.registerKey(caKey.privateKey);
+    const csr = parseCsr((await makeCsr()).pem);
+    const outcome = await pool.verify(verifyJob(csr), { key, hash: 'sha256', tbs });
+    expect(outcome.ok).toBe(true);
+    expect(crypto.verify('sha256', tbs, caKey.publicKey, outcome.certificateSignature!)).toBe(true);
+  });
+
+  test('a CSR whose signature fails is not signed, and is not reported as a signing failure', async () => {
+    const key = pool.registerKey(caKey.privateKey);
+    const csr = parseCsr((await makeCsr()).pem);
+    const bad = { ...verifyJob(csr), data: Buffer.concat([csr.signedData.subarray(0, -1), Buffer.from([csr.signedData.at(-1)! ^ 1])]) };
+    const outcome = await pool.verify(bad, { key, hash: 'sha256', tbs });
+    expect(outcome).toEqual({ ok: false });
+  });
+
+  test('an unknown key handle is a signing failure, not the caller’s error', async () => {
+    const csr = parseCsr((await makeCsr()).pem);
+    const outcome = await pool.verify(verifyJob(csr), { key: 999, hash: 'sha256', tbs });
+    expect(outcome.ok).toBe(false);
+    expect(outcome.signingFailed).toBe(true);
+    expect(outcome.error).toContain('signing key 999 is not registered');
+  });
+
+  test('a forgotten key no longer signs; keys registered before a worker starts reach it', async () => {
+    const key = pool.registerKey(caKey.privateKey);
+    // Both workers start after registration and must have received the key.
+    const signed = await Promise.all([pool.sign({ key, hash: 'sha256', tbs }), pool.sign({ key, hash: 'sha256', tbs })]);
+    for (const s of signed) expect(crypto.verify('sha256', tbs, caKey.publicKey, s.certificateSignature!)).toBe(true);
+    pool.forgetKey(key);
+    const after = await pool.sign({ key, hash: 'sha256', tbs });
+    expect(after.signingFailed).toBe(true);
+  });
+
+  test('a burst of jobs posted in one turn is answered job by job, each with its own result', async () => {
+    const key = pool.registerKey(caKey.privateKey);
+    const csrs = await Promise.all(Array.from({ length: 8 }, () => makeCsr().then((c) => parseCsr(c.pem))));
+    const jobs = csrs.map((csr, i) => {
+      const job = verifyJob(csr);
+      // Every third CSR is tampered with; only those must fail.
+      return i % 3 === 0 ? { ...job, signature: Buffer.from(csrs[(i + 1) % csrs.length]!.signature) } : job;
+    });
+    const tbsOf = (i: number) => Buffer.from(`tbs ${i}`);
+    const outcomes = await Promise.all(jobs.map((job, i) => pool.verify(job, { key, hash: 'sha256', tbs: tbsOf(i) })));
+    outcomes.forEach((o, i) => {
+      expect(o.ok).toBe(i % 3 !== 0);
+      if (o.ok) expect(crypto.verify('sha256', tbsOf(i), caKey.publicKey, o.certificateSignature!)).toBe(true);
+    });
+  });
+});
