@@ -1,5 +1,5 @@
 import * as crypto from 'node:crypto';
-import { CsrVerifierPool } from '../../../src/ca/csr-verifier-pool';
+import { CsrVerifierPool, RESULT_FLUSH_MS } from '../../../src/ca/csr-verifier-pool';
 import { parseCsr, verifyJob } from '../../../src/ca/csr';
 import { makeCsr } from './fixtures';
 
@@ -61,5 +61,30 @@ describe('CSR verifier pool', () => {
       expect(o.ok).toBe(i % 3 !== 0);
       if (o.ok) expect(crypto.verify('sha256', tbsOf(i), caKey.publicKey, o.certificateSignature!)).toBe(true);
     });
+  });
+
+  test(`a worker answers a long batch at least every ${RESULT_FLUSH_MS} ms, not only when the batch is done`, async () => {
+    const single = new CsrVerifierPool(1);
+    try {
+      // RSA-4096 signatures take milliseconds each, so four in one batch span several flushes.
+      const slow = single.registerKey(crypto.generateKeyPairSync('rsa', { modulusLength: 4096 }).privateKey);
+      const order: number[] = [];
+      const settled: number[] = [];
+      await Promise.all(
+        [0, 1, 2, 3].map((i) =>
+          single.sign({ key: slow, hash: 'sha256', tbs }).then((o) => {
+            expect(o.ok).toBe(true);
+            order.push(i);
+            settled.push(performance.now());
+          }),
+        ),
+      );
+      expect(order).toEqual([0, 1, 2, 3]);
+      // Answered in one message, all four would settle in the same turn, microseconds apart;
+      // answered as they finish, the last settles at least three signatures after the first.
+      expect(settled[3]! - settled[0]!).toBeGreaterThan(RESULT_FLUSH_MS);
+    } finally {
+      await single.close();
+    }
   });
 });
