@@ -218,7 +218,7 @@ export class CsrVerifierPool {
     return this.submit(wireJob(this.nextId++, job, sign));
   }
 
-  /** Signs a TBSCertificate that needs no CSR check (istiod's own serving certificate). */
+  /** Signs a TBSCertificate without a CSR to verify. */
   sign(sign: SignJob): Promise<VerifyOutcome> {
     return this.submit(wireJob(this.nextId++, undefined, sign));
   }
