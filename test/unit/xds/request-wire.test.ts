@@ -3,6 +3,7 @@ import { ADDRESS_TYPE_URL } from '../../../src/xds/cache';
 import { ADS_SERVICE, DELTA_METHOD, adsServiceDefinition, loadProtos } from '../../../src/xds/proto';
 import { decodeDeltaRequest } from '../../../src/xds/request-wire';
 import { digestMap, sameDigest } from '../../../src/xds/version-digest';
+import { ack } from '../../../bench/xds-client-worker';
 
 const method = (loadProtos(['xds.proto'])[ADS_SERVICE] as grpc.ServiceDefinition)[DELTA_METHOD]!;
 const encode = (req: Record<string, unknown>) => method.requestSerialize(req) as Buffer;
@@ -148,4 +149,13 @@ describe('initial_resource_versions read from the raw bytes', () => {
     // Some mutations land outside initial_resource_versions (type_url, tags of unknown fields) and keep the set.
     expect(matched).toBeGreaterThan(0);
   });
+});
+
+test("the bench client's hand-framed ACK is the message protobufjs frames", () => {
+  const frame = ack(ADDRESS_TYPE_URL, 'ab-12');
+  expect(frame.readUInt32BE(1)).toBe(frame.length - 5);
+  expect(frame.subarray(5)).toEqual(encode({ type_url: ADDRESS_TYPE_URL, response_nonce: 'ab-12' }));
+  const req = decodeDeltaRequest(frame.subarray(5));
+  expect(req.type_url).toBe(ADDRESS_TYPE_URL);
+  expect(req.response_nonce).toBe('ab-12');
 });
