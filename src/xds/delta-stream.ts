@@ -70,6 +70,8 @@ export class DeltaStream {
   private closed = false;
   private seq = 0;
   private readonly wake = () => this.flush();
+  /** What take() needs from this stream; fixed once the node is known. */
+  private takeContext: TakeContext | undefined;
   /** Full-state responses awaiting their answer, by nonce: each holds a FullSyncGate slot. */
   private readonly fullSyncSlots = new Map<string, () => void>();
 
@@ -215,7 +217,7 @@ export class DeltaStream {
   /** Writes the next response, Address first, unless a write is still in flight. */
   private flush(): void {
     if (this.writing || this.closed || !this.node) return;
-    const ctx: TakeContext = { cache: this.deps.cache, nodeName: this.node.nodeName, snapshots: this.deps.snapshots };
+    const ctx = (this.takeContext ??= { cache: this.deps.cache, nodeName: this.node.nodeName, snapshots: this.deps.snapshots });
     for (const sub of this.writeOrder) {
       if (!sub.hasWork()) continue;
       let release: (() => void) | undefined;

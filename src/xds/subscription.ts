@@ -163,8 +163,9 @@ export class TypeSubscription {
     else out = { ...this.takeExplicit(cache, nodeName), eventAt };
     const respond = this.mustRespond;
     this.full = false;
-    this.names.clear();
-    this.keys.clear();
+    // clear() reallocates a collection's table even when empty; this runs per stream per push.
+    if (this.names.size > 0) this.names.clear();
+    if (this.keys.size > 0) this.keys.clear();
     this.mustRespond = false;
     this.shared = undefined;
     this.eventAt = undefined;
