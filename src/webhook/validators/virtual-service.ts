@@ -62,6 +62,20 @@ function checkSniHost(r: Report, sni: string, hosts: string[], gateways: string[
   if (!hosts.some((h) => hostSubsetOf(sni, h))) r.error(path, `SNI host "${sni}" is not a compatible subset of any of the virtual service hosts: [${hosts.join(', ')}]`);
 }
 
+/**
+ * JSON with object keys sorted at every level, so equal matches compare equal whatever order
+ * their keys were written in. (A key list passed to JSON.stringify as its replacer filters nested
+ * objects too, which made every header match look like every other.)
+ */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (isObject(value)) {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
 /** Rules after a match-all rule, and matches repeated from earlier rules, never apply. */
 function warnUnreachable(r: Report, routes: unknown[] | undefined, path: string): void {
   const seen = new Map<string, number>();
@@ -79,7 +93,7 @@ function warnUnreachable(r: Report, routes: unknown[] | undefined, path: string)
     matches.forEach((m, j) => {
       if (catchAll >= 0) return r.warn(idx(path, i), `virtualService rule ${name} not used (route without matches defined before)`);
       const { name: matchName, ...rest } = isObject(m) ? m : ({} as JsonObject);
-      const keyText = JSON.stringify(rest, Object.keys(rest).sort());
+      const keyText = canonicalJson(rest);
       const prior = seen.get(keyText);
       if (prior !== undefined) {
         const label = typeof matchName === 'string' && matchName ? JSON.stringify(matchName) : `#${j}`;

@@ -22,19 +22,21 @@ describeKind('WorkloadGroup', [
 const patch = (p: object) => ({ configPatches: [p] });
 const httpFilter = { applyTo: 'HTTP_FILTER', match: { context: 'SIDECAR_INBOUND', listener: { filterChain: { filter: { name: 'envoy.filters.network.http_connection_manager', subFilter: { name: 'envoy.filters.http.router' } } } } } };
 
+const EF_WARNING = 'EnvoyFilter exposes internal implementation details';
+
 describe('EnvoyFilter always warns that it exposes internals', () => {
   test('a valid EnvoyFilter is accepted with the warning', () => {
     const v = validate('EnvoyFilter', patch({ ...httpFilter, patch: { operation: 'INSERT_BEFORE', value: { name: 'lua', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua' } } } }));
     expect(v.errors).toEqual([]);
-    expect(v.warnings[0]).toContain('EnvoyFilter exposes internal implementation details');
+    expect(v.warnings[0]).toContain(EF_WARNING);
   });
 });
 
 describeKind('EnvoyFilter', [
-  ['a cluster merge', patch({ applyTo: 'CLUSTER', match: { cluster: { service: 'a.default.svc.cluster.local' } }, patch: { operation: 'MERGE', value: { connect_timeout: '1s' } } })],
-  ['a REMOVE without value', patch({ applyTo: 'NETWORK_FILTER', match: { listener: { filterChain: { filter: { name: 'envoy.filters.network.tcp_proxy' } } } }, patch: { operation: 'REMOVE' } })],
-  ['a waypoint patch is not validated', patch({ match: { context: 'WAYPOINT' } })],
-  ['a proxyVersion regex', patch({ applyTo: 'CLUSTER', match: { proxy: { proxyVersion: '^1\\.2[0-9].*' } }, patch: { operation: 'MERGE', value: {} } })],
+  ['a cluster merge', patch({ applyTo: 'CLUSTER', match: { cluster: { service: 'a.default.svc.cluster.local' } }, patch: { operation: 'MERGE', value: { connect_timeout: '1s' } } }), EF_WARNING],
+  ['a REMOVE without value', patch({ applyTo: 'NETWORK_FILTER', match: { listener: { filterChain: { filter: { name: 'envoy.filters.network.tcp_proxy' } } } }, patch: { operation: 'REMOVE' } }), EF_WARNING],
+  ['a waypoint patch is not validated', patch({ match: { context: 'WAYPOINT' } }), EF_WARNING],
+  ['a proxyVersion regex', patch({ applyTo: 'CLUSTER', match: { proxy: { proxyVersion: '^1\\.2[0-9].*' } }, patch: { operation: 'MERGE', value: {} } }), EF_WARNING],
   ['a deprecated filter name warns', patch({ applyTo: 'NETWORK_FILTER', match: { listener: { filterChain: { filter: { name: 'envoy.http_connection_manager' } } } }, patch: { operation: 'MERGE', value: {} } }), 'using deprecated filter name "envoy.http_connection_manager"'],
 ], [
   ['a null patch', { configPatches: [null] }, 'spec.configPatches[0]: Envoy filter: null config patch'],

@@ -17,6 +17,7 @@ const valid: ValidCase[] = [
   ['retries, timeout, fault and header operations', route({ retries: { attempts: 3, perTryTimeout: '2s', retryOn: '5xx,503,reset' }, timeout: '10s', fault: { delay: { fixedDelay: '1s', percentage: { value: 10 } } }, headers: { request: { set: { 'x-a': '%DOWNSTREAM_REMOTE_ADDRESS%' } } } })],
   ['a legacy gateway name warns', { hosts: ['a.example.com'], gateways: ['gw.istio-system'], http: [{ route: [dest('a')] }] }, 'using legacy gatewayName format "gw.istio-system"'],
   ['a rule after a catch-all warns', vs([{ route: [dest('a')] }, { route: [dest('b')] }]), 'virtualService rule #1 not used (only the last rule can have no matches)'],
+  ['a match repeated from an earlier rule (keys in another order) warns', vs([{ match: [{ uri: { prefix: '/a' }, headers: { u: { exact: 'x' } } }], route: [dest('a')] }, { match: [{ headers: { u: { exact: 'x' } }, uri: { prefix: '/a' } }], route: [dest('b')] }]), 'virtualService rule #1 match #0 is not used (duplicate/overlapping match in rule #0)'],
   ['mirrorPercent warns as deprecated', route({ mirror: { host: 'm' }, mirrorPercent: 50 }), 'using deprecated setting "mirrorPercent"'],
 ];
 
@@ -59,6 +60,12 @@ const invalid: InvalidCase[] = [
 ];
 
 describeKind('VirtualService', valid, invalid);
+
+test('header matches on different values are not duplicates of each other (bookinfo reviews)', () => {
+  const jason = { match: [{ headers: { 'end-user': { exact: 'jason' } } }], route: [dest('reviews', { subset: 'v2' })] };
+  const mary = { match: [{ headers: { 'end-user': { exact: 'mary' } } }], route: [dest('reviews', { subset: 'v3' })] };
+  expect(validate('VirtualService', vs([jason, mary, { route: [dest('reviews', { subset: 'v1' })] }]))).toEqual({ errors: [], warnings: [] });
+});
 
 test('a typical mesh VirtualService reports nothing at all', () => {
   expect(validate('VirtualService', vs([{ match: [{ uri: { prefix: '/v1' } }], route: [dest('reviews', { subset: 'v1' })] }, { route: [dest('reviews')] }]))).toEqual({ errors: [], warnings: [] });
