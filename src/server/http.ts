@@ -1,7 +1,7 @@
 // The plain HTTP listeners: httpAddr (/ready, /debug/) and monitoringAddr (/metrics, /version).
 
 import * as http from 'node:http';
-import type * as https from 'node:https';
+import type * as net from 'node:net';
 import { isIP } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { ListenAddress } from '../config/address';
@@ -110,7 +110,7 @@ export interface BoundListener {
 }
 
 /** Binds an HTTP(S) server and logs its real address. An empty host listens on every interface. */
-export function listen(name: string, server: http.Server | https.Server, addr: ListenAddress, logger: Logger = log): Promise<BoundListener> {
+export function listen(name: string, server: net.Server & { closeIdleConnections?(): void }, addr: ListenAddress, logger: Logger = log): Promise<BoundListener> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     const onListening = () => {
@@ -128,7 +128,7 @@ export function listen(name: string, server: http.Server | https.Server, addr: L
           new Promise<void>((done) => {
             server.close(() => done());
             // Idle keep-alive sockets would otherwise hold close() open.
-            server.closeIdleConnections();
+            server.closeIdleConnections?.();
           }),
       });
     };

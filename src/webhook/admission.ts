@@ -84,12 +84,17 @@ function resourceOf(request: JsonObject): ResourceLabels {
   return { group: s(r['group']), version: s(r['version']), resource: s(r['resource']) };
 }
 
+/** The answer to a body over MAX_REQUEST_BODY_BYTES, which is refused without being read. */
+export function bodyTooLarge(): AdmissionReply {
+  return httpError(400, `Request entity too large: limit is ${MAX_REQUEST_BODY_BYTES}`);
+}
+
 /**
  * Answers one AdmissionReview. `body` may be cut at MAX_REQUEST_BODY_BYTES + 1 by the caller:
  * anything longer than the limit is refused without being parsed.
  */
 export function reviewAdmission(body: Buffer, contentType: string | undefined): AdmissionReply {
-  if (body.length > MAX_REQUEST_BODY_BYTES) return httpError(400, `Request entity too large: limit is ${MAX_REQUEST_BODY_BYTES}`);
+  if (body.length > MAX_REQUEST_BODY_BYTES) return bodyTooLarge();
   if (body.length === 0) return httpError(400, 'no body found');
   if (contentType !== JSON_CONTENT_TYPE) return httpError(415, `invalid Content-Type, want \`${JSON_CONTENT_TYPE}\``);
 

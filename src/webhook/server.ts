@@ -1,14 +1,17 @@
 // The HTTPS listener the Kubernetes API server calls (Service port 443 -> httpsAddr, :15017).
-// It moves bytes in and out; the decisions are in admission.ts. The serving certificate comes
-// from the CA and is swapped in place on renewal, so open keep-alive connections survive.
+// It moves bytes in and out: TLS from node:tls, HTTP/1.1 from the strict reader in http1.ts (the
+// API server speaks HTTP/1.1 keep-alive to admission webhooks), the decisions in admission.ts.
+// The serving certificate comes from the CA and is swapped in place on renewal, so open
+// keep-alive connections survive.
 
-import * as https from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import * as tls from 'node:tls';
 import type { SecureContextOptions } from 'node:tls';
 import type { ServerContext, ServingCertificate } from '../server/context';
 import { scopedLogger } from '../log/logger';
 import { listen } from '../server/http';
-import { AdmissionReply, MAX_REQUEST_BODY_BYTES, reviewAdmission } from './admission';
+import { AdmissionReply, bodyTooLarge, MAX_REQUEST_BODY_BYTES, reviewAdmission } from './admission';
+import { formatResponse, HttpRequest, isProtocolError, RequestReader } from './http1';
 import { webhookMetrics, WebhookMetrics } from './metrics';
 
 const log = scopedLogger('webhook');
@@ -31,68 +34,102 @@ function tlsOptions(cert: ServingCertificate): SecureContextOptions {
   return { cert: cert.certChainPem, key: cert.privateKeyPem, minVersion: 'TLSv1.2' };
 }
 
-function isValidatePath(url: string | undefined): boolean {
-  const path = (url ?? '').split('?')[0]!;
+function isValidatePath(target: string): boolean {
+  const q = target.indexOf('?');
+  const path = q < 0 ? target : target.slice(0, q);
   return path === '/validate' || path.startsWith('/validate/');
 }
 
-/** Reads the body, keeping at most one byte over the limit so an oversized body is refused. */
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      if (size > MAX_REQUEST_BODY_BYTES) return;
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size > MAX_REQUEST_BODY_BYTES) {
-        // Stop buffering; the reply closes the connection instead of draining the rest.
-        req.pause();
-        resolve(Buffer.concat(chunks).subarray(0, MAX_REQUEST_BODY_BYTES + 1));
-      }
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks)));
-    req.once('error', reject);
-  });
+const TEXT = 'text/plain; charset=utf-8';
+
+/** The Date header, formatted at most once a second. */
+let dateSecond = 0;
+let dateText = '';
+function httpDate(): string {
+  const now = Date.now();
+  const second = Math.floor(now / 1000);
+  if (second !== dateSecond) {
+    dateSecond = second;
+    dateText = new Date(now).toUTCString();
+  }
+  return dateText;
 }
 
-function handler(metrics: WebhookMetrics): (req: IncomingMessage, res: ServerResponse) => void {
-  return (req, res) => {
-    if (req.url === '/ready') {
-      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('ok\n');
-      return;
-    }
-    if (!isValidatePath(req.url)) {
-      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('404 page not found\n');
-      return;
-    }
-    readBody(req).then(
-      (body) => {
-        let reply: AdmissionReply;
-        try {
-          reply = reviewAdmission(body, req.headers['content-type']);
-        } catch (err) {
-          // A validator bug must not leave the API server waiting until its timeout.
-          log.error({ err }, 'validating the request failed');
-          metrics.record({ type: 'http-error', status: 500, message: (err as Error).message });
-          res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('internal error while validating\n');
-          return;
-        }
-        metrics.record(reply.outcome);
-        const o = reply.outcome;
-        if (o.type === 'failed' && !o.allowed) log.info({ reason: o.reason, resource: o.resource.resource, dryRun: o.dryRun }, o.message);
-        else if (o.type === 'http-error' || o.type === 'undecodable') log.info({ status: reply.status }, o.message);
-        const headers: Record<string, string | number> = { 'content-type': reply.contentType, 'content-length': Buffer.byteLength(reply.body) };
-        if (body.length > MAX_REQUEST_BODY_BYTES) headers['connection'] = 'close';
-        res.writeHead(reply.status, headers).end(reply.body);
-      },
-      (err: Error) => {
-        log.warn({ err }, 'reading the request body failed');
-        res.destroy();
-      },
-    );
+/** The answer to one request. */
+function answer(req: HttpRequest, metrics: WebhookMetrics): { status: number; contentType: string; body: string } {
+  if (req.target === '/ready') return { status: 200, contentType: TEXT, body: 'ok\n' };
+  if (!isValidatePath(req.target)) return { status: 404, contentType: TEXT, body: '404 page not found\n' };
+  let reply: AdmissionReply;
+  try {
+    reply = reviewAdmission(req.body, req.headers.get('content-type'));
+  } catch (err) {
+    // A validator bug must not leave the API server waiting until its timeout.
+    log.error({ err }, 'validating the request failed');
+    metrics.record({ type: 'http-error', status: 500, message: (err as Error).message });
+    return { status: 500, contentType: TEXT, body: 'internal error while validating\n' };
+  }
+  metrics.record(reply.outcome);
+  const o = reply.outcome;
+  if (o.type === 'failed' && !o.allowed) log.info({ reason: o.reason, resource: o.resource.resource, dryRun: o.dryRun }, o.message);
+  else if (o.type === 'http-error' || o.type === 'undecodable') log.info({ status: reply.status }, o.message);
+  return { status: reply.status, contentType: reply.contentType, body: reply.body };
+}
+
+interface Connection {
+  socket: tls.TLSSocket;
+  reader: RequestReader;
+  /** Set once the last response is written; later bytes are ignored. */
+  closing: boolean;
+}
+
+/**
+ * Serves one TLS connection: requests in order, keep-alive, and an inactivity timeout that is
+ * KEEP_ALIVE_TIMEOUT_MS between requests and HEADERS_TIMEOUT_MS once one has begun.
+ */
+function serve(socket: tls.TLSSocket, metrics: WebhookMetrics, connections: Set<Connection>, shuttingDown: () => boolean): void {
+  const conn: Connection = { socket, reader: new RequestReader(MAX_REQUEST_BODY_BYTES), closing: false };
+  connections.add(conn);
+  socket.setNoDelay(true);
+  let timeout = KEEP_ALIVE_TIMEOUT_MS;
+  socket.setTimeout(timeout);
+  const finish = (response: Buffer) => {
+    conn.closing = true;
+    socket.end(response);
   };
+  socket.on('data', (chunk: Buffer) => {
+    if (conn.closing) return;
+    conn.reader.push(chunk);
+    for (;;) {
+      const next = conn.reader.next();
+      if (next === undefined) break;
+      if (isProtocolError(next)) {
+        const reply = next.tooLarge ? bodyTooLarge() : undefined;
+        const status = reply?.status ?? next.status;
+        const message = reply ? reply.body : `${next.message}\n`;
+        metrics.record({ type: 'http-error', status, message: message.trim() });
+        log.info({ status, peer: socket.remoteAddress }, message.trim());
+        finish(formatResponse(status, TEXT, message, { close: true, date: httpDate() }));
+        return;
+      }
+      const { status, contentType, body } = answer(next, metrics);
+      const close = !next.keepAlive || shuttingDown();
+      const bytes = formatResponse(status, contentType, body, { close, date: httpDate() });
+      if (close) return finish(bytes);
+      // A client that sends but does not read must not make its answers pile up in memory.
+      if (!socket.write(bytes)) {
+        socket.pause();
+        socket.once('drain', () => socket.resume());
+      }
+    }
+    const wanted = conn.reader.idle ? KEEP_ALIVE_TIMEOUT_MS : HEADERS_TIMEOUT_MS;
+    if (wanted !== timeout) socket.setTimeout((timeout = wanted));
+  });
+  socket.on('timeout', () => {
+    if (conn.reader.idle) socket.destroy();
+    else finish(formatResponse(408, TEXT, 'request not received in time\n', { close: true, date: httpDate() }));
+  });
+  socket.on('error', (err) => log.debug({ err: err.message, peer: socket.remoteAddress }, 'webhook connection failed'));
+  socket.on('close', () => connections.delete(conn));
 }
 
 /**
@@ -107,9 +144,11 @@ export async function startWebhookServer(ctx: ServerContext): Promise<WebhookSer
   }
   const ready = ctx.readiness.register(READINESS_CONDITION);
   const cert = await ctx.servingCerts.whenAvailable();
-  const server = https.createServer({ ...tlsOptions(cert), keepAlive: true }, handler(webhookMetrics(ctx.metrics)));
-  server.headersTimeout = HEADERS_TIMEOUT_MS;
-  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  const metrics = webhookMetrics(ctx.metrics);
+  const connections = new Set<Connection>();
+  let closing: Promise<void> | undefined;
+  const server = tls.createServer({ ...tlsOptions(cert), ALPNProtocols: ['http/1.1'] }, (socket) => serve(socket, metrics, connections, () => closing !== undefined));
+  server.on('tlsClientError', (err: Error, socket: Socket) => log.debug({ err: err.message, peer: socket.remoteAddress }, 'TLS handshake failed'));
   const unsubscribe = ctx.servingCerts.onChange((next) => {
     server.setSecureContext(tlsOptions(next));
     log.info('serving certificate renewed');
@@ -118,14 +157,14 @@ export async function startWebhookServer(ctx: ServerContext): Promise<WebhookSer
   const { address, port } = await listen('webhook', server, addr, log);
   ready(true);
 
-  let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= new Promise<void>((resolve) => {
       unsubscribe();
       ready(false);
       server.close(() => resolve());
-      // Keep-alive connections would otherwise hold close() open until they idle out.
-      server.closeIdleConnections();
+      // Keep-alive connections would otherwise hold close() open until they idle out; one
+      // mid-request answers first and then closes (see serve).
+      for (const c of connections) if (c.reader.idle) c.socket.end();
     }));
   ctx.onShutdown(close);
   return { enabled: true, address, port, close };

@@ -1,9 +1,11 @@
 import * as https from 'node:https';
+import * as tls from 'node:tls';
 import { Writable } from 'node:stream';
 import { logs } from '../../../src/log/logger';
 import { MAX_REQUEST_BODY_BYTES } from '../../../src/webhook/admission';
 import { startWebhookServer, WebhookServerHandle } from '../../../src/webhook/server';
-import { admissionReview, policy, post, throwawayCert, webhookContext, WebhookHarness } from './harness';
+import { MAX_HEADER_BYTES } from '../../../src/webhook/http1';
+import { admissionReview, policy, post, SERVER_NAME, throwawayCert, webhookContext, WebhookHarness } from './harness';
 
 const firstCert = throwawayCert('istiod-1');
 
@@ -162,5 +164,83 @@ describe('webhook server lifecycle', () => {
     const server = await startWebhookServer(h.ctx);
     expect(server.enabled).toBe(false);
     expect(h.readiness.has('webhook')).toBe(false);
+  });
+});
+
+describe('webhook HTTP/1.1 on the wire', () => {
+  let h: WebhookHarness;
+  let server: WebhookServerHandle;
+
+  beforeAll(async () => {
+    h = webhookContext();
+    h.certs.set(firstCert);
+    server = await startWebhookServer(h.ctx);
+  });
+
+  afterAll(() => h.shutdown());
+
+  /** Writes raw bytes on a fresh TLS connection and returns everything read until the server closes it. */
+  function exchange(bytes: string | Buffer): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const socket = tls.connect({ host: '127.0.0.1', port: server.port!, ca: firstCert.rootsPem, servername: SERVER_NAME }, () => socket.write(bytes));
+      const chunks: Buffer[] = [];
+      socket.on('data', (c: Buffer) => chunks.push(c));
+      socket.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      socket.on('error', reject);
+    });
+  }
+
+  const review = admissionReview(policy({}));
+  const post = (extra = '') => `POST /validate HTTP/1.1\r\nHost: istiod\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(review)}\r\n${extra}\r\n${review}`;
+  const statuses = (text: string) => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+
+  test('pipelined requests are answered in order on one connection; Connection: close ends it', async () => {
+    const text = await exchange(post() + 'GET /ready HTTP/1.1\r\nHost: istiod\r\n\r\n' + post('Connection: close\r\n'));
+    expect(statuses(text)).toEqual([200, 200, 200]);
+    expect(text.match(/"allowed":true/g)).toHaveLength(2);
+    expect(text).toMatch(/Connection: close\r\n\r\n[^]*$/);
+  });
+
+  test('HTTP/1.0 gets one answer and the connection closes', async () => {
+    expect(statuses(await exchange('GET /ready HTTP/1.0\r\n\r\n'))).toEqual([200]);
+  });
+
+  test('a chunked body is 411 and the connection closes, with the reason in the body', async () => {
+    const text = await exchange('POST /validate HTTP/1.1\r\nHost: istiod\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n');
+    expect(statuses(text)).toEqual([411]);
+    expect(text).toContain('Transfer-Encoding is not accepted');
+  });
+
+  test(`headers over ${MAX_HEADER_BYTES} bytes are 431; a malformed request line is 400; both close the connection`, async () => {
+    expect(statuses(await exchange(`GET /ready HTTP/1.1\r\nX-Big: ${'a'.repeat(MAX_HEADER_BYTES)}\r\n\r\n`))).toEqual([431]);
+    expect(statuses(await exchange('HELLO\r\n\r\n' + post()))).toEqual([400]);
+  });
+
+  test('a request after a refused one on the same connection is not answered', async () => {
+    expect(statuses(await exchange('GET /ready HTTP/1.1\r\nContent-Length: x\r\n\r\n' + post()))).toEqual([400]);
+  });
+
+  test('protocol refusals count as galley_validation_http_error by status', async () => {
+    const text = await h.metrics.metrics();
+    expect(text).toMatch(/galley_validation_http_error\{status="411"\} 1/);
+    expect(text).toMatch(/galley_validation_http_error\{status="431"\} 1/);
+  });
+
+  test('shutting down answers a request already under way, then closes', async () => {
+    const socket = tls.connect({ host: '127.0.0.1', port: server.port!, ca: firstCert.rootsPem, servername: SERVER_NAME });
+    await new Promise((r) => socket.once('secureConnect', r));
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    const ended = new Promise((r) => socket.once('end', r));
+    const full = post();
+    socket.write(full.slice(0, 40));
+    await new Promise((r) => setTimeout(r, 50));
+    const closed = h.shutdown();
+    socket.write(full.slice(40));
+    await ended;
+    await closed;
+    const text = Buffer.concat(chunks).toString('utf8');
+    expect(statuses(text)).toEqual([200]);
+    expect(text).toContain('Connection: close');
   });
 });
