@@ -21,6 +21,14 @@ export const HEADERS_TIMEOUT_MS = 30_000;
 export const KEEP_ALIVE_TIMEOUT_MS = 90_000;
 export const READINESS_CONDITION = 'webhook';
 
+/** The connection timeouts; tests shorten them. */
+export interface WebhookTimeouts {
+  headersMs: number;
+  keepAliveMs: number;
+}
+
+const ISTIOD_TIMEOUTS: WebhookTimeouts = { headersMs: HEADERS_TIMEOUT_MS, keepAliveMs: KEEP_ALIVE_TIMEOUT_MS };
+
 export interface WebhookServerHandle {
   /** False when httpsAddr is empty. */
   enabled: boolean;
@@ -84,13 +92,13 @@ interface Connection {
 
 /**
  * Serves one TLS connection: requests in order, keep-alive, and an inactivity timeout that is
- * KEEP_ALIVE_TIMEOUT_MS between requests and HEADERS_TIMEOUT_MS once one has begun.
+ * keepAliveMs between requests and headersMs once one has begun.
  */
-function serve(socket: tls.TLSSocket, metrics: WebhookMetrics, connections: Set<Connection>, shuttingDown: () => boolean): void {
+function serve(socket: tls.TLSSocket, metrics: WebhookMetrics, connections: Set<Connection>, shuttingDown: () => boolean, timeouts: WebhookTimeouts): void {
   const conn: Connection = { socket, reader: new RequestReader(MAX_REQUEST_BODY_BYTES), closing: false };
   connections.add(conn);
   socket.setNoDelay(true);
-  let timeout = KEEP_ALIVE_TIMEOUT_MS;
+  let timeout = timeouts.keepAliveMs;
   socket.setTimeout(timeout);
   const finish = (response: Buffer) => {
     conn.closing = true;
@@ -121,7 +129,7 @@ function serve(socket: tls.TLSSocket, metrics: WebhookMetrics, connections: Set<
         socket.once('drain', () => socket.resume());
       }
     }
-    const wanted = conn.reader.idle ? KEEP_ALIVE_TIMEOUT_MS : HEADERS_TIMEOUT_MS;
+    const wanted = conn.reader.idle ? timeouts.keepAliveMs : timeouts.headersMs;
     if (wanted !== timeout) socket.setTimeout((timeout = wanted));
   });
   socket.on('timeout', () => {
@@ -136,7 +144,7 @@ function serve(socket: tls.TLSSocket, metrics: WebhookMetrics, connections: Set<
  * Starts the webhook listener on --httpsAddr once the serving certificate exists. Registers a
  * readiness condition that turns true when it listens (istiod's "config validation" probe).
  */
-export async function startWebhookServer(ctx: ServerContext): Promise<WebhookServerHandle> {
+export async function startWebhookServer(ctx: ServerContext, timeouts: WebhookTimeouts = ISTIOD_TIMEOUTS): Promise<WebhookServerHandle> {
   const addr = ctx.options.flags.httpsAddr;
   if (!addr) {
     log.info('httpsAddr is empty: the validating webhook is disabled');
@@ -147,7 +155,7 @@ export async function startWebhookServer(ctx: ServerContext): Promise<WebhookSer
   const metrics = webhookMetrics(ctx.metrics);
   const connections = new Set<Connection>();
   let closing: Promise<void> | undefined;
-  const server = tls.createServer({ ...tlsOptions(cert), ALPNProtocols: ['http/1.1'] }, (socket) => serve(socket, metrics, connections, () => closing !== undefined));
+  const server = tls.createServer({ ...tlsOptions(cert), ALPNProtocols: ['http/1.1'] }, (socket) => serve(socket, metrics, connections, () => closing !== undefined, timeouts));
   server.on('tlsClientError', (err: Error, socket: Socket) => log.debug({ err: err.message, peer: socket.remoteAddress }, 'TLS handshake failed'));
   const unsubscribe = ctx.servingCerts.onChange((next) => {
     server.setSecureContext(tlsOptions(next));

@@ -3,7 +3,7 @@ import * as tls from 'node:tls';
 import { Writable } from 'node:stream';
 import { logs } from '../../../src/log/logger';
 import { MAX_REQUEST_BODY_BYTES } from '../../../src/webhook/admission';
-import { startWebhookServer, WebhookServerHandle } from '../../../src/webhook/server';
+import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, startWebhookServer, WebhookServerHandle } from '../../../src/webhook/server';
 import { MAX_HEADER_BYTES } from '../../../src/webhook/http1';
 import { admissionReview, policy, post, SERVER_NAME, throwawayCert, webhookContext, WebhookHarness } from './harness';
 
@@ -242,5 +242,52 @@ describe('webhook HTTP/1.1 on the wire', () => {
     const text = Buffer.concat(chunks).toString('utf8');
     expect(statuses(text)).toEqual([200]);
     expect(text).toContain('Connection: close');
+  });
+});
+
+describe('webhook connection timeouts', () => {
+  let h: WebhookHarness;
+  let server: WebhookServerHandle;
+  const timeouts = { headersMs: 150, keepAliveMs: 300 };
+
+  beforeAll(async () => {
+    h = webhookContext();
+    h.certs.set(firstCert);
+    server = await startWebhookServer(h.ctx, timeouts);
+  });
+
+  afterAll(() => h.shutdown());
+
+  function connect(): Promise<{ socket: tls.TLSSocket; text: () => string; ended: Promise<number> }> {
+    return new Promise((resolve) => {
+      const socket = tls.connect({ host: '127.0.0.1', port: server.port!, ca: firstCert.rootsPem, servername: SERVER_NAME }, () => {
+        const chunks: Buffer[] = [];
+        socket.on('data', (c: Buffer) => chunks.push(c));
+        const ended = new Promise<number>((done) => socket.once('close', () => done(performance.now())));
+        resolve({ socket, text: () => Buffer.concat(chunks).toString('utf8'), ended });
+      });
+    });
+  }
+
+  test(`istiod's values are the defaults: ${HEADERS_TIMEOUT_MS} ms for a request, ${KEEP_ALIVE_TIMEOUT_MS} ms idle`, () => {
+    expect([HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS]).toEqual([30_000, 90_000]);
+  });
+
+  test('an idle keep-alive connection is closed after the keep-alive timeout, without an answer', async () => {
+    const c = await connect();
+    const start = performance.now();
+    c.socket.write('GET /ready HTTP/1.1\r\nHost: istiod\r\n\r\n');
+    const closedAt = await c.ended;
+    expect(closedAt - start).toBeGreaterThanOrEqual(timeouts.keepAliveMs - 20);
+    expect(c.text().match(/HTTP\/1\.1 /g)).toHaveLength(1);
+  });
+
+  test('a request that stops arriving is answered 408 after the request timeout and closed', async () => {
+    const c = await connect();
+    const start = performance.now();
+    c.socket.write('POST /validate HTTP/1.1\r\nHost: istiod\r\nContent-Length: 100\r\n\r\n{"kind"');
+    const closedAt = await c.ended;
+    expect(closedAt - start).toBeGreaterThanOrEqual(timeouts.headersMs - 20);
+    expect(c.text()).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n[^]*Connection: close\r\n\r\nrequest not received in time\n$/);
   });
 });
