@@ -36,15 +36,16 @@ function fmt(n: number): string {
 }
 
 function table(results: Result[]): string {
-  const rows = [['scenario', 'metric', 'median', 'unit', 'reference', 'ratio', 'target', 'met']];
+  const rows = [['scenario', 'metric', 'median', 'unit', 'runs', 'reference', 'ratio', 'target', 'met']];
   for (const r of results) {
-    if (r.error) rows.push([r.scenario, `FAILED: ${r.error}`, '', '', '', '', '', '']);
+    if (r.error) rows.push([r.scenario, `FAILED: ${r.error}`, '', '', '', '', '', '', '']);
     for (const m of r.measurements) {
       rows.push([
         r.scenario,
         m.metric,
         fmt(m.value),
         m.unit,
+        m.runs && m.runs.length > 1 ? m.runs.map(fmt).join(' ') : '',
         m.reference ? `${m.reference.metric} = ${fmt(m.reference.value)}` : '',
         m.reference ? fmt(m.reference.ratio) : '',
         m.target ?? '',

@@ -19,7 +19,7 @@ import { startHarness, readRoot, SERVER_NAME as CA_SERVER_NAME } from '../../tes
 import { makeCsr } from '../../test/unit/ca/fixtures';
 
 const CALLERS = 50;
-const RUNS = 3;
+const RUNS = 5;
 const RUN_MS = 2000;
 const WARMUP_MS = 500;
 const CA_IN_FLIGHT = 64;
@@ -212,7 +212,13 @@ async function measure(worker: Worker, label: string, body: string, targetMs: nu
   const rates = runs.map((r) => (r.ok * 1000) / r.elapsedMs);
   const all = runs.flatMap((r) => r.latencies);
   const failures = runs.reduce((s, r) => s + r.failed, 0);
-  const p99 = all.length ? percentile(all, 99) : NaN;
+  // Like every figure here, the percentiles are the median over the runs (each run's own p50 and
+  // p99), so one run caught in a burst of noise on this shared machine does not decide them;
+  // the p99 of all runs' latencies pooled is reported beside it.
+  const runPercentile = (p: number) => runs.map((r) => (r.latencies.length ? percentile(r.latencies, p) : NaN));
+  const p50s = runPercentile(50);
+  const p99s = runPercentile(99);
+  const p99 = median(p99s);
   const pure = pureRate(body);
   return [
     {
@@ -222,8 +228,9 @@ async function measure(worker: Worker, label: string, body: string, targetMs: nu
       runs: rates,
       reference: { metric: 'pure reviewAdmission, one thread, no HTTP', value: pure, ratio: median(rates) / pure },
     },
-    { metric: `p50 latency (${label})`, value: all.length ? percentile(all, 50) : NaN, unit: 'ms' },
-    { metric: `p99 latency (${label})`, value: p99, unit: 'ms', target: `< ${targetMs} ms`, met: p99 < targetMs },
+    { metric: `p50 latency (${label})`, value: median(p50s), unit: 'ms', runs: p50s },
+    { metric: `p99 latency (${label})`, value: p99, unit: 'ms', runs: p99s, target: `< ${targetMs} ms`, met: p99 < targetMs },
+    { metric: `p99 latency of all runs pooled (${label})`, value: all.length ? percentile(all, 99) : NaN, unit: 'ms' },
     {
       metric: `failed reviews (${label})${failures ? `: ${runs.find((r) => r.firstError)?.firstError}` : ''}`,
       value: failures,
