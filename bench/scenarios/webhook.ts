@@ -74,62 +74,94 @@ const WORKER_SOURCE = `
 const { parentPort, workerData: w } = require('node:worker_threads');
 const tls = require('node:tls');
 const ALLOWED = Buffer.from('"allowed":true');
-function connect() {
-  return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host: '127.0.0.1', port: w.port, ca: w.ca, servername: w.serverName, ALPNProtocols: ['http/1.1'] }, () => resolve(socket));
-    socket.once('error', reject);
-    socket.setNoDelay(true);
-  });
+const HEAD_END = Buffer.from('\\r\\n\\r\\n');
+const CONTENT_LENGTH = /\\r\\ncontent-length: *(\\d+)/i;
+// One caller: a keep-alive connection with persistent listeners (adding and removing listeners
+// per review cost the load generator as much as parsing the answer), posting the next review as
+// soon as the previous answer is complete.
+class Caller {
+  constructor(socket) {
+    this.socket = socket;
+    this.buf = null;
+    this.run = null;
+    socket.on('data', (chunk) => this.onData(chunk));
+    socket.on('error', (err) => this.fail(err));
+    socket.on('close', () => this.fail(new Error('connection closed')));
+  }
+  static connect() {
+    return new Promise((resolve, reject) => {
+      const socket = tls.connect({ host: '127.0.0.1', port: w.port, ca: w.ca, servername: w.serverName, ALPNProtocols: ['http/1.1'] }, () => {
+        socket.off('error', reject);
+        resolve(new Caller(socket));
+      });
+      socket.once('error', reject);
+      socket.setNoDelay(true);
+    });
+  }
+  start(run) {
+    this.run = run;
+    this.send();
+  }
+  send() {
+    if (performance.now() >= this.run.end) return this.stop();
+    this.t0 = performance.now();
+    this.socket.write(this.run.request);
+  }
+  stop() {
+    const run = this.run;
+    this.run = null;
+    if (run) run.done();
+  }
+  onData(chunk) {
+    this.buf = this.buf ? Buffer.concat([this.buf, chunk]) : chunk;
+    const head = this.buf.indexOf(HEAD_END);
+    if (head < 0) return;
+    const headers = this.buf.toString('latin1', 0, head);
+    const m = CONTENT_LENGTH.exec(headers);
+    if (!m) return this.fail(new Error('response without content-length: ' + headers.slice(0, 200)));
+    const end = head + 4 + Number(m[1]);
+    if (this.buf.length < end) return;
+    const body = this.buf.subarray(head + 4, end);
+    this.buf = null;
+    const run = this.run;
+    if (!run) return;
+    if (!headers.startsWith('HTTP/1.1 200 ') || body.indexOf(ALLOWED) < 0) {
+      run.failed++;
+      run.firstError = run.firstError || headers.split('\\r\\n')[0] + ': ' + body.toString().slice(0, 200);
+    } else {
+      run.ok++;
+      run.latencies.push(performance.now() - this.t0);
+    }
+    run.last = performance.now();
+    this.send();
+  }
+  fail(err) {
+    const run = this.run;
+    if (!run) return;
+    run.failed++;
+    run.firstError = run.firstError || err.message;
+    this.stop();
+  }
 }
-// One exchange on a keep-alive connection: resolves when the whole response has arrived.
-function exchange(socket, request) {
-  return new Promise((resolve, reject) => {
-    let buf = Buffer.alloc(0);
-    const onData = (chunk) => {
-      buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
-      const head = buf.indexOf('\\r\\n\\r\\n');
-      if (head < 0) return;
-      const headers = buf.toString('latin1', 0, head);
-      const m = /\\r\\ncontent-length: *(\\d+)/i.exec(headers);
-      if (!m) return fail(new Error('response without content-length: ' + headers.slice(0, 200)));
-      const end = head + 4 + Number(m[1]);
-      if (buf.length < end) return;
-      socket.off('data', onData); socket.off('error', fail); socket.off('close', onClose);
-      const body = buf.subarray(head + 4, end);
-      if (!headers.startsWith('HTTP/1.1 200 ') || body.indexOf(ALLOWED) < 0) reject(new Error(headers.split('\\r\\n')[0] + ': ' + body.toString().slice(0, 200)));
-      else resolve();
-    };
-    const fail = (err) => { socket.off('data', onData); socket.off('close', onClose); reject(err); };
-    const onClose = () => fail(new Error('connection closed'));
-    socket.on('data', onData);
-    socket.once('error', fail);
-    socket.once('close', onClose);
-    socket.write(request);
-  });
-}
-let sockets = [];
+let callers = [];
 async function run(body, durationMs) {
-  if (sockets.length === 0) sockets = await Promise.all(Array.from({ length: w.callers }, connect));
+  // A caller whose connection failed is replaced before the next run.
+  callers = callers.filter((c) => !c.socket.destroyed);
+  while (callers.length < w.callers) callers.push(await Caller.connect());
   const bytes = Buffer.from(body);
   const request = Buffer.concat([Buffer.from('POST /validate HTTP/1.1\\r\\nHost: ' + w.serverName + '\\r\\nContent-Type: application/json\\r\\nAccept: application/json\\r\\nContent-Length: ' + bytes.length + '\\r\\n\\r\\n'), bytes]);
-  const latencies = [];
-  let ok = 0, failed = 0, firstError;
   const start = performance.now();
-  const end = start + durationMs;
-  let last = start;
-  await Promise.all(sockets.map(async (socket, i) => {
-    while (performance.now() < end) {
-      const t0 = performance.now();
-      try { await exchange(socket, request); ok++; latencies.push(performance.now() - t0); }
-      catch (e) { failed++; firstError = firstError || e.message; sockets[i] = socket = await connect(); }
-      last = performance.now();
-    }
-  }));
-  return { ok, failed, firstError, elapsedMs: last - start, latencies };
+  const state = { request, end: start + durationMs, latencies: [], ok: 0, failed: 0, firstError: undefined, last: start };
+  await new Promise((resolve) => {
+    let running = callers.length;
+    state.done = () => { if (--running === 0) resolve(); };
+    for (const c of callers) c.start(state);
+  });
+  return { ok: state.ok, failed: state.failed, firstError: state.firstError, elapsedMs: state.last - start, latencies: state.latencies };
 }
 parentPort.on('message', async (m) => {
   if (m.type === 'run') parentPort.postMessage(await run(m.body, m.durationMs));
-  else { for (const s of sockets) s.destroy(); parentPort.postMessage('closed'); }
+  else { for (const c of callers) c.socket.destroy(); parentPort.postMessage('closed'); }
 });
 `;
 
