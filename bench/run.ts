@@ -28,6 +28,9 @@ function loadScenarios(): Scenario[] {
     .filter((s): s is Scenario => s !== undefined && typeof s.run === 'function');
 }
 
+/** More samples than this stay out of the printed table (they are in latest.json). */
+const MAX_RUNS_SHOWN = 10;
+
 function fmt(n: number): string {
   if (!Number.isFinite(n)) return String(n);
   if (Math.abs(n) >= 100) return n.toFixed(0);
@@ -45,7 +48,8 @@ function table(results: Result[]): string {
         m.metric,
         fmt(m.value),
         m.unit,
-        m.runs && m.runs.length > 1 ? m.runs.map(fmt).join(' ') : '',
+        // Runs are listed when there are a few; a scenario with hundreds of samples keeps them in latest.json.
+        m.runs && m.runs.length > 1 && m.runs.length <= MAX_RUNS_SHOWN ? m.runs.map(fmt).join(' ') : '',
         m.reference ? `${m.reference.metric} = ${fmt(m.reference.value)}` : '',
         m.reference ? fmt(m.reference.ratio) : '',
         m.target ?? '',

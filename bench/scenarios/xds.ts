@@ -151,7 +151,8 @@ async function run(): Promise<Measurement[]> {
       p50s.push(percentile(lat, 50));
       p99s.push(percentile(lat, 99));
     }
-    out.push({ metric: `first pod change after the sync (push path not yet compiled), p50 / p99`, value: percentile(cold, 50), unit: 'ms', runs: [percentile(cold, 50), percentile(cold, 99)] });
+    out.push({ metric: `first pod change after the sync (push path not yet compiled), p50`, value: percentile(cold, 50), unit: 'ms' });
+    out.push({ metric: `first pod change after the sync (push path not yet compiled), p99`, value: percentile(cold, 99), unit: 'ms' });
     out.push({ metric: `isolated pod change to all ${STREAMS} streams, p50`, value: median(p50s), unit: 'ms', runs: p50s, target: '< 50 ms', met: median(p50s) < 50 });
     out.push({ metric: `isolated pod change to all ${STREAMS} streams, p99`, value: median(p99s), unit: 'ms', runs: p99s, target: '< 250 ms', met: median(p99s) < 250 });
 
@@ -175,7 +176,8 @@ async function run(): Promise<Measurement[]> {
     await clients.until(() => received() >= expected, DELIVERY_TIMEOUT_MS, 'churn changes to reach every stream');
     const churnLat = latencies(clients, churn);
     const churnP99 = percentile(churnLat, 99);
-    out.push({ metric: `p99 change to all streams under ${CHURN_PER_SECOND} changes/s (${churn.size} changes)`, value: churnP99, unit: 'ms', runs: [percentile(churnLat, 50), churnP99], target: '< 500 ms', met: churnP99 < 500 });
+    out.push({ metric: `p50 change to all streams under ${CHURN_PER_SECOND} changes/s (${churn.size} changes)`, value: percentile(churnLat, 50), unit: 'ms' });
+    out.push({ metric: `p99 change to all streams under ${CHURN_PER_SECOND} changes/s (${churn.size} changes)`, value: churnP99, unit: 'ms', target: '< 500 ms', met: churnP99 < 500 });
 
     // 4. Reconnect with unchanged initial_resource_versions.
     const irvFile = path.join(dir, 'irv.json');
