@@ -155,7 +155,7 @@ export async function startWebhookServer(ctx: ServerContext, timeouts: WebhookTi
   const metrics = webhookMetrics(ctx.metrics);
   const connections = new Set<Connection>();
   let closing: Promise<void> | undefined;
-  const server = tls.createServer({ ...tlsOptions(cert), ALPNProtocols: ['http/1.1'] }, (socket) => serve(socket, metrics, connections, () => closing !== undefined, timeouts));
+  const server = tls.createServer({ ...tlsOptions(cert), ALPNProtocols: ['http/1.1'], keepAlive: true }, (socket) => serve(socket, metrics, connections, () => closing !== undefined, timeouts));
   server.on('tlsClientError', (err: Error, socket: Socket) => log.debug({ err: err.message, peer: socket.remoteAddress }, 'TLS handshake failed'));
   const unsubscribe = ctx.servingCerts.onChange((next) => {
     server.setSecureContext(tlsOptions(next));
