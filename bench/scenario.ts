@@ -35,3 +35,25 @@ export function percentile(values: readonly number[], p: number): number {
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[rank]!;
 }
+
+/** What a closed-loop load generator reports for one timed run. */
+export interface LoadResult {
+  ok: number;
+  failed: number;
+  firstError?: string;
+  elapsedMs: number;
+  latencies: number[];
+}
+
+/**
+ * Latency percentiles of repeated runs. Like every figure, p50 and p99 are the median of each
+ * run's own, so one run caught in a burst of noise on a shared machine does not decide them; the
+ * p99 of all runs' latencies pooled is given too.
+ */
+export function latencySummary(runs: readonly LoadResult[]): { p50s: number[]; p99s: number[]; p50: number; p99: number; pooledP99: number } {
+  const of = (p: number) => runs.map((r) => (r.latencies.length ? percentile(r.latencies, p) : NaN));
+  const p50s = of(50);
+  const p99s = of(99);
+  const all = runs.flatMap((r) => r.latencies);
+  return { p50s, p99s, p50: median(p50s), p99: median(p99s), pooledP99: all.length ? percentile(all, 99) : NaN };
+}

@@ -8,7 +8,7 @@ import * as crypto from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { median, percentile, Measurement, Scenario } from '../scenario';
+import { latencySummary, LoadResult, median, Measurement, Scenario } from '../scenario';
 import { ask, CA_CLIENT_SETUP, caRequestFrames } from '../worker';
 import { logs } from '../../src/log/logger';
 import { signatureAlgorithmFor, LeafSigner } from '../../src/ca/leaf-signer';
@@ -34,14 +34,6 @@ const CSR_POOL = 64;
 const TARGET_RATIO = 0.6;
 const TARGET_P99_MS_AT_64 = 20;
 const BINDINGS = 20;
-
-interface LoadResult {
-  ok: number;
-  failed: number;
-  firstError?: string;
-  elapsedMs: number;
-  latencies: number[];
-}
 
 // Runs inside the worker: one connection (ztunnel uses one), `concurrency` calls in flight.
 const WORKER_SOURCE = `
@@ -121,14 +113,8 @@ async function measureRoot(keyType: 'RSA' | 'ECDSA'): Promise<Measurement[]> {
       for (let r = 0; r < RUNS; r++) runs.push(await ask<LoadResult>(worker, { type: 'run', concurrency: c, durationMs: RUN_MS }));
       const rates = runs.map((r) => (r.ok * 1000) / r.elapsedMs);
       const rate = median(rates);
-      const all = runs.flatMap((r) => r.latencies);
       const failures = runs.reduce((s, r) => s + r.failed, 0);
-      // Percentiles are the median of each run's own, like every other figure; the pooled p99 is
-      // reported beside it.
-      const runPercentile = (p: number) => runs.map((r) => (r.latencies.length ? percentile(r.latencies, p) : NaN));
-      const p50s = runPercentile(50);
-      const p99s = runPercentile(99);
-      const p99 = median(p99s);
+      const { p50s, p99s, p50, p99, pooledP99 } = latencySummary(runs);
       // Little's law: with `c` calls always in flight, the mean latency is c / rate, and no
       // percentile above the median can be below it.
       const meanMs = (c * 1000) / rate;
@@ -141,7 +127,7 @@ async function measureRoot(keyType: 'RSA' | 'ECDSA'): Promise<Measurement[]> {
         target: `>= ${TARGET_RATIO * 100}% of raw sign rate`,
         met: rate / raw >= TARGET_RATIO,
       });
-      out.push({ metric: `p50 latency (${c} in flight, ${label})`, value: median(p50s), unit: 'ms', runs: p50s });
+      out.push({ metric: `p50 latency (${c} in flight, ${label})`, value: p50, unit: 'ms', runs: p50s });
       out.push({
         metric: `p99 latency (${c} in flight, ${label})`,
         value: p99,
@@ -150,7 +136,7 @@ async function measureRoot(keyType: 'RSA' | 'ECDSA'): Promise<Measurement[]> {
         reference: { metric: `mean latency at that rate (${c} / rate)`, value: meanMs, ratio: p99 / meanMs },
         ...(c === 64 ? { target: `< ${TARGET_P99_MS_AT_64} ms`, met: p99 < TARGET_P99_MS_AT_64 } : {}),
       });
-      out.push({ metric: `p99 latency of all runs pooled (${c} in flight, ${label})`, value: all.length ? percentile(all, 99) : NaN, unit: 'ms' });
+      out.push({ metric: `p99 latency of all runs pooled (${c} in flight, ${label})`, value: pooledP99, unit: 'ms' });
       out.push({
         metric: `failed requests (${c} in flight, ${label})${failures ? `: ${runs.find((r) => r.firstError)?.firstError}` : ''}`,
         value: failures,

@@ -8,7 +8,7 @@
 import { Worker } from 'node:worker_threads';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { median, percentile, Measurement, Scenario } from '../scenario';
+import { latencySummary, LoadResult, median, Measurement, Scenario } from '../scenario';
 import { ask, CA_CLIENT_SETUP, caRequestFrames } from '../worker';
 import { logs } from '../../src/log/logger';
 import { startWebhookServer } from '../../src/webhook/server';
@@ -57,14 +57,6 @@ const VIRTUAL_SERVICE = {
     ],
   },
 };
-
-interface LoadResult {
-  ok: number;
-  failed: number;
-  firstError?: string;
-  elapsedMs: number;
-  latencies: number[];
-}
 
 // Runs inside the worker: `callers` loops, each posting one review after another on its own
 // keep-alive TLS connection. The callers write pre-built HTTP/1.1 requests and read the status,
@@ -246,15 +238,8 @@ async function measure(worker: Worker, label: string, body: string, targetMs: nu
     runs.push(await ask<LoadResult>(worker, { type: 'run', body, durationMs: RUN_MS }));
   }
   const rates = runs.map((r) => (r.ok * 1000) / r.elapsedMs);
-  const all = runs.flatMap((r) => r.latencies);
   const failures = runs.reduce((s, r) => s + r.failed, 0);
-  // Like every figure here, the percentiles are the median over the runs (each run's own p50 and
-  // p99), so one run caught in a burst of noise on this shared machine does not decide them;
-  // the p99 of all runs' latencies pooled is reported beside it.
-  const runPercentile = (p: number) => runs.map((r) => (r.latencies.length ? percentile(r.latencies, p) : NaN));
-  const p50s = runPercentile(50);
-  const p99s = runPercentile(99);
-  const p99 = median(p99s);
+  const { p50s, p99s, p50, p99, pooledP99 } = latencySummary(runs);
   const pure = pureRate(body);
   return [
     {
@@ -264,9 +249,9 @@ async function measure(worker: Worker, label: string, body: string, targetMs: nu
       runs: rates,
       reference: { metric: 'pure reviewAdmission, one thread, no HTTP', value: pure, ratio: median(rates) / pure },
     },
-    { metric: `p50 latency (${label})`, value: median(p50s), unit: 'ms', runs: p50s },
+    { metric: `p50 latency (${label})`, value: p50, unit: 'ms', runs: p50s },
     { metric: `p99 latency (${label})`, value: p99, unit: 'ms', runs: p99s, target: `< ${targetMs} ms`, met: p99 < targetMs },
-    { metric: `p99 latency of all runs pooled (${label})`, value: all.length ? percentile(all, 99) : NaN, unit: 'ms' },
+    { metric: `p99 latency of all runs pooled (${label})`, value: pooledP99, unit: 'ms' },
     {
       metric: `failed reviews (${label})${failures ? `: ${runs.find((r) => r.firstError)?.firstError}` : ''}`,
       value: failures,
