@@ -7,6 +7,7 @@
 import * as grpc from '@grpc/grpc-js';
 import * as fs from 'node:fs';
 import * as http2 from 'node:http2';
+import * as tls from 'node:tls';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../src/xds/cache';
 import { ztunnelNodeId } from '../src/xds/ads-client';
 import { ADS_SERVICE, DELTA_METHOD, loadProtos } from '../src/xds/proto';
@@ -22,6 +23,12 @@ export interface WorkerConfig {
   irvFile?: string;
   /** Load, report 'ready', and connect only on 'go' (so the parent can time just the server's work). */
   waitForGo?: boolean;
+  /**
+   * Send the same request bytes on a bare TLS connection (no HTTP/2, no gRPC) to a server that
+   * only counts them: the floor any server in Node pays to receive them. The bytes are preceded
+   * by their count (4 bytes); 'synced' is reported when the server answers with one byte.
+   */
+  rawTls?: boolean;
 }
 
 export type WorkerMessage =
@@ -179,6 +186,22 @@ function frame(message: Buffer): Buffer {
   return out;
 }
 
+function ztunnelNode(index: number): Record<string, unknown> {
+  return {
+    id: ztunnelNodeId(`10.200.${(index >> 8) & 255}.${index & 255}`, `ztunnel-${index}`, 'istio-system'),
+    metadata: { fields: { NAMESPACE: { stringValue: 'istio-system' }, NODE_NAME: { stringValue: `node-${index % 1000}` }, CLUSTER_ID: { stringValue: 'Kubernetes' } } },
+  };
+}
+
+function sendRaw(config: WorkerConfig, ca: string, index: number, frames: Buffer[]): void {
+  const body = Buffer.concat(frames);
+  const count = Buffer.alloc(4);
+  count.writeUInt32BE(body.length);
+  const socket = tls.connect({ host: '127.0.0.1', port: config.port, ca, servername: config.serverName, minVersion: 'TLSv1.3' }, () => socket.write(Buffer.concat([count, body])));
+  socket.on('error', (err) => process.send!({ t: 'error', message: `raw stream ${index}: ${err.message}` } satisfies WorkerMessage));
+  socket.once('data', () => process.send!({ t: 'synced', stream: index, at: now(), resources: 0, bytes: body.length } satisfies WorkerMessage));
+}
+
 function main(): void {
   const config = JSON.parse(process.argv[2]!) as WorkerConfig;
   if (!config.waitForGo) {
@@ -204,6 +227,10 @@ function start(config: WorkerConfig): void {
 
   for (let s = 0; s < config.streams; s++) {
     const index = config.firstIndex + s;
+    if (config.rawTls) {
+      sendRaw(config, ca, index, [encode({ type_url: ADDRESS_TYPE_URL, node: ztunnelNode(index), initial_resource_versions: irv }), encode({ type_url: AUTHORIZATION_TYPE_URL, node: ztunnelNode(index) })]);
+      continue;
+    }
     const session = http2.connect(`https://127.0.0.1:${config.port}`, {
       ca,
       servername: config.serverName,
@@ -224,10 +251,7 @@ function start(config: WorkerConfig): void {
     stream.on('trailers', (t) => {
       if (t['grpc-status'] !== '0') process.send!({ t: 'error', message: `stream ${index}: grpc-status ${String(t['grpc-status'])} ${String(t['grpc-message'])}` } satisfies WorkerMessage);
     });
-    const node = {
-      id: ztunnelNodeId(`10.200.${(index >> 8) & 255}.${index & 255}`, `ztunnel-${index}`, 'istio-system'),
-      metadata: { fields: { NAMESPACE: { stringValue: 'istio-system' }, NODE_NAME: { stringValue: `node-${index % 1000}` }, CLUSTER_ID: { stringValue: 'Kubernetes' } } },
-    };
+    const node = ztunnelNode(index);
     const firsts = new Set<string>();
     let resources = 0;
     let bytes = 0;

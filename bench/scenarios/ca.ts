@@ -5,10 +5,15 @@
 // process; RSA-2048 and ECDSA P-256 roots are measured side by side.
 
 import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Writable } from 'node:stream';
 import pino from 'pino';
+import { cannedGrpcServer, makePki } from '../floors';
 import { latencySummary, LoadResult, median, Measurement, Scenario } from '../scenario';
+import { certificateServiceDefinition } from '../../src/ca/proto';
 import { ask, CA_CLIENT_SETUP, caRequestFrames } from '../worker';
 import { logs } from '../../src/log/logger';
 import { signatureAlgorithmFor, LeafSigner } from '../../src/ca/leaf-signer';
@@ -74,6 +79,45 @@ function rawSignRate(key: crypto.KeyObject, tbs: Buffer): number {
     n++;
   }
   return (n * 1000) / (performance.now() - start);
+}
+
+/**
+ * The same load generator against a server that answers every call with canned bytes the size of
+ * the CA's answer and does nothing else: what Node's TLS and HTTP/2 alone cost on this machine, at
+ * the concurrency of the p99 target. No CA can answer faster than this server.
+ */
+async function measureTransportFloor(): Promise<Measurement[]> {
+  const c = 64;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ca-floor-'));
+  const pki = makePki(dir, SERVER_NAME);
+  // A leaf and an RSA root are about 1.1 KB of PEM each.
+  const pem = 'x'.repeat(1100);
+  const answer = certificateServiceDefinition()['CreateCertificate']!.responseSerialize({ cert_chain: [pem, pem] });
+  const server = await cannedGrpcServer(pki, answer);
+  const identity = 'spiffe://cluster.local/ns/default/sa/sleep';
+  const csrs = await Promise.all(Array.from({ length: CSR_POOL }, () => makeCsr(identity).then((r) => r.pem)));
+  const worker = new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: { rootPem: fs.readFileSync(pki.ca, 'utf8'), port: server.port, serverName: SERVER_NAME, token: 'unused', frames: caRequestFrames(csrs, identity) },
+  });
+  try {
+    await ask<LoadResult>(worker, { type: 'run', concurrency: c, durationMs: WARMUP_MS });
+    const runs: LoadResult[] = [];
+    for (let r = 0; r < RUNS; r++) runs.push(await ask<LoadResult>(worker, { type: 'run', concurrency: c, durationMs: RUN_MS }));
+    const rates = runs.map((r) => (r.ok * 1000) / r.elapsedMs);
+    const { p50s, p99s, p50, p99 } = latencySummary(runs);
+    const label = `${c} in flight, a bare node:http2 TLS server answering canned bytes, no CA work`;
+    return [
+      { metric: `calls per second (${label})`, value: median(rates), unit: 'calls/s', runs: rates },
+      { metric: `p50 latency (${label})`, value: p50, unit: 'ms', runs: p50s },
+      { metric: `p99 latency (${label}): the floor under the p99 target`, value: p99, unit: 'ms', runs: p99s },
+    ];
+  } finally {
+    await ask(worker, { type: 'close' });
+    await worker.terminate();
+    server.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 async function measureRoot(keyType: 'RSA' | 'ECDSA'): Promise<Measurement[]> {
@@ -236,7 +280,7 @@ const scenario: Scenario = {
     // Audit lines are still produced (their cost is part of the path) but not printed.
     logs.setDestination(new Writable({ write: (_c, _e, cb) => cb() }) as unknown as pino.DestinationStream);
     try {
-      return [...(await measureRoot('RSA')), ...(await measureRoot('ECDSA')), ...(await measureBindingWindow())];
+      return [...(await measureRoot('RSA')), ...(await measureRoot('ECDSA')), ...(await measureTransportFloor()), ...(await measureBindingWindow())];
     } finally {
       logs.setDestination(pino.destination({ fd: 2, sync: true }));
     }
