@@ -1,32 +1,12 @@
 // What the runtime costs before any of our code runs, measured in the same run as the scenario it
-// is the floor of: a throwaway TLS identity from openssl, a bare TLS socket that only counts the
-// bytes it receives, and a bare HTTP/2 server that answers every gRPC call with canned bytes.
-// A target below one of these cannot be met by anything the server does.
+// is the floor of: a bare TLS socket that only counts the bytes it receives, and a bare HTTP/2
+// server that answers every gRPC call with canned bytes. A target below one of these cannot be
+// met by anything the server does. Both serve the xDS tests' throwaway openssl identity.
 
-import { execFileSync } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import * as path from 'node:path';
 import * as tls from 'node:tls';
-
-export interface BenchPki {
-  /** PEM files: the CA that signed `cert`, and the server's certificate and key. */
-  ca: string;
-  cert: string;
-  key: string;
-}
-
-/** A P-256 CA and a server certificate for `serverName`, written into `dir`. */
-export function makePki(dir: string, serverName: string): BenchPki {
-  const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  run('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-subj', '/O=bench-ca', '-days', '1');
-  run('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/O=istiod');
-  fs.writeFileSync(path.join(dir, 'ext.cnf'), `subjectAltName=DNS:${serverName}\n`);
-  run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '1', '-extfile', 'ext.cnf');
-  return { ca: path.join(dir, 'ca.crt'), cert: path.join(dir, 'server.crt'), key: path.join(dir, 'server.key') };
-}
+import type { TestPki } from '../test/integration/xds/fixtures/tls';
 
 export interface FloorServer {
   port: number;
@@ -37,8 +17,8 @@ export interface FloorServer {
  * A TLS server that reads a 4-byte count and that many bytes, then answers one byte and closes:
  * the least a Node server can spend to receive a request of that size.
  */
-export async function rawTlsCounter(pki: BenchPki): Promise<FloorServer> {
-  const server = tls.createServer({ cert: fs.readFileSync(pki.cert), key: fs.readFileSync(pki.key), minVersion: 'TLSv1.3' }, (socket) => {
+export async function rawTlsCounter(pki: TestPki): Promise<FloorServer> {
+  const server = tls.createServer({ cert: pki.certPem, key: pki.keyPem, minVersion: 'TLSv1.3' }, (socket) => {
     let expected = -1;
     let received = 0;
     socket.on('error', () => {});
@@ -57,11 +37,11 @@ export async function rawTlsCounter(pki: BenchPki): Promise<FloorServer> {
  * An HTTP/2 TLS server that answers every call, once its request has arrived, with `message` as
  * one gRPC frame and grpc-status 0, doing nothing else: the transport under a unary gRPC service.
  */
-export async function cannedGrpcServer(pki: BenchPki, message: Buffer): Promise<FloorServer> {
+export async function cannedGrpcServer(pki: TestPki, message: Buffer): Promise<FloorServer> {
   const frame = Buffer.alloc(5 + message.length);
   frame.writeUInt32BE(message.length, 1);
   message.copy(frame, 5);
-  const server = http2.createSecureServer({ cert: fs.readFileSync(pki.cert), key: fs.readFileSync(pki.key), minVersion: 'TLSv1.3' });
+  const server = http2.createSecureServer({ cert: pki.certPem, key: pki.keyPem, minVersion: 'TLSv1.3' });
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on('session', (s) => {
     sessions.add(s);

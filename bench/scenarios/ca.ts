@@ -5,13 +5,11 @@
 // process; RSA-2048 and ECDSA P-256 roots are measured side by side.
 
 import * as crypto from 'node:crypto';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { cannedGrpcServer, makePki } from '../floors';
+import { cannedGrpcServer } from '../floors';
+import { makeTestPki } from '../../test/integration/xds/fixtures/tls';
 import { latencySummary, LoadResult, median, Measurement, Scenario } from '../scenario';
 import { certificateServiceDefinition } from '../../src/ca/proto';
 import { ask, CA_CLIENT_SETUP, caRequestFrames } from '../worker';
@@ -94,8 +92,7 @@ function rawSignRate(key: crypto.KeyObject, tbs: Buffer, ms = RAW_SIGN_MS): numb
  */
 async function measureTransportFloor(): Promise<Measurement[]> {
   const c = 64;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ca-floor-'));
-  const pki = makePki(dir, SERVER_NAME);
+  const pki = makeTestPki();
   // A leaf and an RSA root are about 1.1 KB of PEM each.
   const pem = 'x'.repeat(1100);
   const answer = certificateServiceDefinition()['CreateCertificate']!.responseSerialize({ cert_chain: [pem, pem] });
@@ -104,7 +101,7 @@ async function measureTransportFloor(): Promise<Measurement[]> {
   const csrs = await Promise.all(Array.from({ length: CSR_POOL }, () => makeCsr(identity).then((r) => r.pem)));
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { rootPem: fs.readFileSync(pki.ca, 'utf8'), port: server.port, serverName: SERVER_NAME, token: 'unused', frames: caRequestFrames(csrs, identity) },
+    workerData: { rootPem: pki.caPem, port: server.port, serverName: SERVER_NAME, token: 'unused', frames: caRequestFrames(csrs, identity) },
   });
   try {
     await ask<LoadResult>(worker, { type: 'run', concurrency: c, durationMs: WARMUP_MS });
@@ -122,7 +119,6 @@ async function measureTransportFloor(): Promise<Measurement[]> {
     await ask(worker, { type: 'close' });
     await worker.terminate();
     server.close();
-    fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -13,7 +13,8 @@ import type { CallAuthenticator, CallerIdentity } from '../../src/server/context
 import { XdsMetrics } from '../../src/xds/metrics';
 import { adsServiceDefinition } from '../../src/xds/proto';
 import { XdsServer } from '../../src/xds/server';
-import { makePki, rawTlsCounter } from '../floors';
+import { rawTlsCounter } from '../floors';
+import { SERVER_NAME, makeTestPki } from '../../test/integration/xds/fixtures/tls';
 import { Measurement, Scenario, median, percentile } from '../scenario';
 import type { WorkerConfig, WorkerMessage } from '../xds-client-worker';
 import { SyntheticCache } from '../xds-synthetic-cache';
@@ -30,7 +31,6 @@ const RECONNECT_RUNS = 5;
 const SETTLE_MS = 5_000;
 const SYNC_TIMEOUT_MS = 15 * 60_000;
 const DELIVERY_TIMEOUT_MS = 60_000;
-const SERVER_NAME = 'istiod.istio-system.svc';
 const TOKEN = 'bench-token';
 /** The IRV of a 100k-workload reconnect is ~8 MB; the default 4 MiB receive limit would refuse it. */
 const BENCH_MAX_RECEIVE_BYTES = 64 * 1024 * 1024;
@@ -101,17 +101,19 @@ function latencies(clients: Clients, events: Map<string, number>): number[] {
 async function run(): Promise<Measurement[]> {
   logs.setLevel('xds', 'warn');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xds-bench-'));
-  const pki = makePki(dir, SERVER_NAME);
+  const pki = makeTestPki();
+  const caFile = path.join(dir, 'ca.crt');
+  fs.writeFileSync(caFile, pki.caPem);
   const cache = new SyntheticCache(WORKLOADS);
   const xds = new XdsServer(cache, authenticator, { debounce: { after: 100, max: 10_000 }, auth: true, identityCheck: true }, new XdsMetrics(new Registry()));
   const server = new grpc.Server({ 'grpc.max_receive_message_length': BENCH_MAX_RECEIVE_BYTES, 'grpc.max_concurrent_streams': 100_000 });
   server.addService(adsServiceDefinition(), xds.implementation());
-  const creds = grpc.ServerCredentials.createSsl(null, [{ cert_chain: fs.readFileSync(pki.cert), private_key: fs.readFileSync(pki.key) }], false);
+  const creds = grpc.ServerCredentials.createSsl(null, [{ cert_chain: Buffer.from(pki.certPem), private_key: Buffer.from(pki.keyPem) }], false);
   const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', creds, (e, p) => (e ? rej(e) : res(p))));
   let rssPeak = 0;
   const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 100);
   const clients = new Clients();
-  const base = { port, caFile: pki.ca, serverName: SERVER_NAME, token: TOKEN };
+  const base = { port, caFile, serverName: SERVER_NAME, token: TOKEN };
   const out: Measurement[] = [];
   try {
     // 1. Initial sync of every stream.
