@@ -1,6 +1,40 @@
 // Which derived resources a store event touches. Each rule follows a dependency of the derivations:
 // e.g. a Service's selector decides which pods list it, so a Service event marks the pods its old
 // and new selectors pick, found through the label index.
+//
+// The invalidation contract. Outputs are recomputed per key: a pod or WorkloadEntry gives one
+// Workload; a ServiceEntry its inline-endpoint Workloads; an EndpointSlice the selector-less
+// endpoints it lists; a hostname one Service; an AuthorizationPolicy one Authorization; the
+// PeerAuthentications together give the synthesized policies. Both the old and the new object of
+// an update are marked, so whatever an object stopped matching is recomputed as well as what it
+// now matches.
+//
+// | input kind          | marks dirty                                                    | why that is complete                                                    |
+// |---------------------|----------------------------------------------------------------|-------------------------------------------------------------------------|
+// | Pod                 | that pod                                                       | a Workload reads its own pod; what selects it is looked up at recompute |
+// | WorkloadEntry       | that entry                                                     | as Pod                                                                  |
+// | Service             | its hostname; pods/entries its selector picks; its slices and  | a Service resource is its hostname; a workload lists the services that  |
+// |                     | the pods those slices target                                   | select it or whose slices name it                                       |
+// | ServiceEntry        | that entry; each of its hosts; pods/entries its                | its own Workloads; one Service per host; selected workloads list it;    |
+// |                     | workloadSelector picks; then every entry claiming those hosts  | one claimant per namespace wins a host, so every claimant is re-decided |
+// | EndpointSlice       | that slice; the pods it targets                                | selector-less endpoints come from slices; a targeted pod lists the      |
+// |                     |                                                                | slice's service                                                         |
+// | Namespace           | everything in it; everything if it is the network namespace    | namespace labels give waypoints and use-waypoint; the system namespace's |
+// |                     |                                                                | network label is every workload's network                               |
+// | Node                | the pods on it                                                 | node labels give a pod's locality; nothing else reads nodes             |
+// | Gateway             | workloads, services, entries and namespaces using it as a      | waypoint addresses are resolved from the Gateway; a gateway's own pods  |
+// |                     | waypoint; pods that are its instances                          | carry its name                                                          |
+// | GatewayClass        | every Gateway of that class (as Gateway)                       | the class decides whether a Gateway is a waypoint                       |
+// | AuthorizationPolicy | that policy; with a selector, the workloads it picks (every    | a workload lists the selector policies that bind it; the root namespace |
+// |                     | namespace for the root namespace) and the entries of its ns    | is mesh-wide                                                            |
+// | PeerAuthentication  | the synthesized policies; the workloads it picks; all for a    | a selector PA binds to workloads; a mesh-wide PA changes every          |
+// |                     | mesh-wide PA in the root namespace                             | workload's policy list                                                  |
+// | any other kind      | nothing                                                        | no derivation reads it                                                  |
+//
+// Namespace, Node, Gateway and GatewayClass fan out widely, so an update that leaves the fields the
+// derivations read unchanged (FAN_OUT_PROJECTIONS) marks nothing. The property test
+// (test/unit/ambient/property.test.ts: incremental equals rebuild after random events) is the proof
+// of completeness; this table is the explanation, and a new derivation input needs a row here.
 
 import type { KubeObject, ObjectStore, StoreEvent } from '../store/types';
 import { keyOf } from '../store/types';
