@@ -1,7 +1,7 @@
 // meshConfig.serviceEntryVisibility: which ServiceEntries ztunnel sees, decided by the labels of
 // the ServiceEntry's namespace (istiod's ServiceEntryVisibilityMatcher).
 
-import type { LabelSelector } from '../mesh/types';
+import type { LabelSelector } from '../store/selector';
 import { matchesSelector } from '../store/selector';
 
 export type SeVisibility = 'PUBLIC' | 'NAMESPACE' | 'NONE';

@@ -1,7 +1,7 @@
 // Waypoints: Gateways with status addresses, and which waypoint an object (pod, service, entry)
 // is bound to through istio.io/use-waypoint on itself or on its namespace (amb/waypoints.go).
 
-import type { LabelSelector } from '../mesh/types';
+import type { LabelSelector } from '../store/selector';
 import { matchesSelector } from '../store/selector';
 import type { KubeObject } from '../store/types';
 import { ANNOTATION, DEFAULT_TRAFFIC_TYPE, HBONE_PORT, LABEL, MAX_CANARY_WEIGHT, WAYPOINT_NONE } from './constants';

@@ -1,6 +1,8 @@
 // meshConfig: the fields istiod-ts reads (istio.mesh.v1alpha1.MeshConfig, JSON/YAML names).
 // Fields we do not read are kept as-is so /debug/mesh shows the whole effective config.
 
+import type { LabelSelector } from '../store/selector';
+
 export interface CertificateData {
   pem?: string;
   spiffeBundleUrl?: string;
@@ -12,17 +14,6 @@ export interface ProxyConfig {
   discoveryAddress?: string;
   proxyMetadata?: Record<string, string>;
   [field: string]: unknown;
-}
-
-export interface LabelSelectorRequirement {
-  key: string;
-  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
-  values?: string[];
-}
-
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: LabelSelectorRequirement[];
 }
 
 export interface MeshConfig {

@@ -1,7 +1,18 @@
 // Kubernetes label selectors (metav1.LabelSelector semantics), used by discoverySelectors,
 // Service selectors and policy workload selectors.
 
-import type { LabelSelector } from '../mesh/types';
+/** metav1.LabelSelectorRequirement. */
+export interface LabelSelectorRequirement {
+  key: string;
+  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+  values?: string[];
+}
+
+/** metav1.LabelSelector: the store owns label matching, so meshConfig and the derivations use its type. */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: LabelSelectorRequirement[];
+}
 
 /** Every key/value of `match` is present in `labels`. An empty map matches everything. */
 export function matchLabels(labels: Record<string, string> | undefined, match: Record<string, string> | undefined): boolean {

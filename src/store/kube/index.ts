@@ -2,11 +2,11 @@
 // source (informers into the store), the leader elector and the write helpers on one client.
 
 import { hostname } from 'node:os';
-import type { MeshConfigSource } from '../../mesh/types';
 import type { StoreWriter } from '../types';
 import { KubeClient } from './client';
 import { assertReachable, loadKubeConfig } from './config';
 import { LeaseLeaderElector, type LeaderTiming } from './leader';
+import type { DiscoverySelectorSource } from './namespace-filter';
 import { KubeSource } from './source';
 import { KubeWriter } from './writes';
 
@@ -33,7 +33,7 @@ export interface ConnectOptions {
   /** POD_NAME: the leader election identity. */
   podName: string;
   store: StoreWriter;
-  mesh?: MeshConfigSource;
+  mesh?: DiscoverySelectorSource;
   leaderTiming?: Partial<LeaderTiming>;
 }
 

@@ -3,8 +3,18 @@
 // its labels (an empty selector matches all). Namespaced objects pass when their namespace is
 // selected, a Namespace when it is itself selected, and cluster-scoped objects always pass.
 
-import type { LabelSelector } from '../../mesh/types';
+import type { LabelSelector } from '../selector';
 import { matchesSelector } from '../selector';
+
+/**
+ * Where the selectors come from: meshConfig in practice. The store states what it reads of it, so
+ * it needs nothing of mesh/ (which reads the store) and the import arrows point one way.
+ */
+export interface DiscoverySelectorSource {
+  current(): { discoverySelectors?: LabelSelector[] };
+  /** Returns an unsubscribe function. */
+  subscribe(listener: (next: { discoverySelectors?: LabelSelector[] }) => void): () => void;
+}
 
 export interface MembershipChange {
   added: string[];

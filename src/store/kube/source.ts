@@ -2,13 +2,12 @@
 // filter. Namespaces are listed first (istiod does the same) so the filter knows every namespace's
 // labels before other objects arrive. There is one set of watches per process.
 
-import type { MeshConfigSource } from '../../mesh/types';
 import { scopedLogger } from '../../log/logger';
 import { KIND_IDS, type KindId } from '../kinds';
 import type { ConfigSource, KubeObject, StoreWriter } from '../types';
 import type { KubeClient } from './client';
 import { DEFAULT_WATCH_TIMING, KindWatcher, type Change, type KindStatus, type WatchTiming } from './kind-watcher';
-import { NamespaceFilter } from './namespace-filter';
+import { NamespaceFilter, type DiscoverySelectorSource } from './namespace-filter';
 
 const log = scopedLogger('kube');
 
@@ -18,7 +17,7 @@ export interface KubeSourceOptions {
   /** istiod's namespace (POD_NAMESPACE): where the mesh ConfigMap is read. */
   systemNamespace: string;
   /** discoverySelectors come from here; without it every namespace is watched. */
-  mesh?: MeshConfigSource;
+  mesh?: DiscoverySelectorSource;
   /** Kinds to watch; default all of KIND_IDS. Namespaces are always watched. */
   kinds?: readonly KindId[];
   timing?: Partial<WatchTiming>;
