@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import { describe, parseFlags, SettingSpec, UsageError } from '../config/settings';
 import { AdsClient, AdsClientOptions, DeltaResponse, HeldResources, ztunnelNodeId } from '../xds/ads-client';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../xds/cache';
-import { deltaJson, meshView, renderDelta, renderTable } from '../xds/client-view';
+import { deltaJson, meshView, renderDelta, renderTable } from './xds-view';
 
 export const XDS_CLIENT_FLAGS = {
   addr: { kind: 'string', default: '', help: 'xDS server HOST:PORT (15012 with --rootCert, 15010 without)' },
