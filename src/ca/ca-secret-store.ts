@@ -4,6 +4,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { PRIVATE_FILE_MODE, PUBLIC_FILE_MODE, removeFileDurably, writeFileAtomic } from '../config/atomic-file';
 
 export interface CaSecretData {
   caCertPem: string;
@@ -19,16 +20,16 @@ export interface CaSecretStore {
   describe(): string;
 }
 
-/** Private keys are readable by the owner only. */
-export const KEY_FILE_MODE = 0o600;
+export const CA_CERT_FILE = 'ca-cert.pem';
+export const CA_KEY_FILE = 'ca-key.pem';
 
 export class LocalCaSecretStore implements CaSecretStore {
   private readonly certFile: string;
   private readonly keyFile: string;
 
-  constructor(private readonly stateDir: string) {
-    this.certFile = path.join(stateDir, 'ca-cert.pem');
-    this.keyFile = path.join(stateDir, 'ca-key.pem');
+  constructor(stateDir: string) {
+    this.certFile = path.join(stateDir, CA_CERT_FILE);
+    this.keyFile = path.join(stateDir, CA_KEY_FILE);
   }
 
   describe(): string {
@@ -38,24 +39,36 @@ export class LocalCaSecretStore implements CaSecretStore {
   async get(): Promise<CaSecretData | undefined> {
     const [cert, key] = await Promise.all([readOrUndefined(this.certFile), readOrUndefined(this.keyFile)]);
     if (cert === undefined && key === undefined) return undefined;
-    if (cert === undefined || key === undefined) {
-      throw new Error(`${this.stateDir} holds only one of ca-cert.pem and ca-key.pem; remove it or restore the other`);
+    // Half a pair is never repaired by making a new root: workloads trust the old one, and the
+    // missing half may only be misplaced. The operator decides.
+    const consequence = 'to create a new root (every workload then needs a new certificate)';
+    if (cert === undefined) {
+      throw new Error(`${this.keyFile} has no certificate beside it: restore ${this.certFile} from a backup, or delete ${CA_KEY_FILE} ${consequence}`);
+    }
+    if (key === undefined) {
+      throw new Error(`${this.certFile} has no private key beside it: restore ${this.keyFile} from a backup, or delete ${CA_CERT_FILE} ${consequence}`);
     }
     return { caCertPem: cert, caKeyPem: key };
   }
 
   async createIfAbsent(data: CaSecretData): Promise<CaSecretData> {
-    await fs.promises.mkdir(this.stateDir, { recursive: true, mode: 0o700 });
-    // The key file is the lock: whoever creates it exclusively writes the certificate too.
+    // The key file is the lock: whoever links it in first writes the certificate too. Each file
+    // appears whole or not at all (atomic-file.ts); a certificate that cannot be written takes
+    // its key back out, so an error never leaves half a pair behind.
     try {
-      await fs.promises.writeFile(this.keyFile, data.caKeyPem, { flag: 'wx', mode: KEY_FILE_MODE });
+      await writeFileAtomic(this.keyFile, data.caKeyPem, { mode: PRIVATE_FILE_MODE, exclusive: true });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const existing = await this.get();
       if (!existing) throw new Error(`${this.keyFile} exists but cannot be read back`);
       return existing;
     }
-    await fs.promises.writeFile(this.certFile, data.caCertPem, { mode: 0o644 });
+    try {
+      await writeFileAtomic(this.certFile, data.caCertPem, { mode: PUBLIC_FILE_MODE });
+    } catch (err) {
+      await removeFileDurably(this.keyFile);
+      throw err;
+    }
     return data;
   }
 }

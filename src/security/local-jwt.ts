@@ -5,6 +5,7 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { PRIVATE_FILE_MODE, writeFileAtomicSync } from '../config/atomic-file';
 import { AuthError } from './auth-error';
 import { parseServiceAccountUsername, serviceAccountUsername } from './spiffe';
 
@@ -46,22 +47,28 @@ interface ProjectedClaims {
 
 const b64url = (b: Buffer | string) => Buffer.from(b).toString('base64url');
 
-/** Loads the token key, creating it (mode 0600) on first use. */
+/** Loads the token key, creating it (mode 0600, written atomically) on first use. */
 export function loadOrCreateTokenKey(stateDir: string): crypto.KeyObject {
   const file = path.join(stateDir, TOKEN_KEY_FILE);
+  const unreadable = () =>
+    new Error(`${file} is not a readable private key: restore it from a backup, or delete it to create a new one (tokens signed with the old key then stop verifying)`);
   try {
     return crypto.createPrivateKey(fs.readFileSync(file, 'utf8'));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${file} is not a readable private key`);
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw unreadable();
   }
-  fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const pem = crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
   try {
-    fs.writeFileSync(file, pem, { flag: 'wx', mode: 0o600 });
+    // Exclusive: the server and `istiod-ts token` may race to create it; the first one wins.
+    writeFileAtomicSync(file, pem, { mode: PRIVATE_FILE_MODE, exclusive: true });
     return crypto.createPrivateKey(pem);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    return crypto.createPrivateKey(fs.readFileSync(file, 'utf8'));
+    try {
+      return crypto.createPrivateKey(fs.readFileSync(file, 'utf8'));
+    } catch {
+      throw unreadable();
+    }
   }
 }
 

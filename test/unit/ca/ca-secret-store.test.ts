@@ -1,0 +1,46 @@
+// The local CA secret store: the root's key and certificate appear as a pair or not at all.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { CA_CERT_FILE, CA_KEY_FILE, LocalCaSecretStore } from '../../../src/ca/ca-secret-store';
+import { PRIVATE_FILE_MODE, PUBLIC_FILE_MODE } from '../../../src/config/atomic-file';
+import { tempDir } from './fixtures';
+
+const DATA = { caCertPem: 'CERT\n', caKeyPem: 'KEY\n' };
+
+describe('LocalCaSecretStore', () => {
+  let dir: string;
+  beforeEach(() => (dir = tempDir('istiod-ts-secret-store-')));
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  test('a new root is stored as a 0600 key and a 0644 certificate, with no temporary files', async () => {
+    const store = new LocalCaSecretStore(dir);
+    await expect(store.createIfAbsent(DATA)).resolves.toEqual(DATA);
+    expect(fs.readdirSync(dir).sort()).toEqual([CA_CERT_FILE, CA_KEY_FILE]);
+    expect(fs.statSync(path.join(dir, CA_KEY_FILE)).mode & 0o777).toBe(PRIVATE_FILE_MODE);
+    expect(fs.statSync(path.join(dir, CA_CERT_FILE)).mode & 0o777).toBe(PUBLIC_FILE_MODE);
+    await expect(store.get()).resolves.toEqual(DATA);
+  });
+
+  test('a second creator gets the stored root, not its own', async () => {
+    const store = new LocalCaSecretStore(dir);
+    await store.createIfAbsent(DATA);
+    await expect(store.createIfAbsent({ caCertPem: 'OTHER CERT\n', caKeyPem: 'OTHER KEY\n' })).resolves.toEqual(DATA);
+  });
+
+  test('a certificate that cannot be written takes its key back out: no half pair is left', async () => {
+    // Something in the way of the certificate's name makes its write fail after the key is in place.
+    fs.mkdirSync(path.join(dir, CA_CERT_FILE));
+    fs.writeFileSync(path.join(dir, CA_CERT_FILE, 'keep'), 'x');
+    const store = new LocalCaSecretStore(dir);
+    await expect(store.createIfAbsent(DATA)).rejects.toThrow();
+    expect(fs.readdirSync(dir)).toEqual([CA_CERT_FILE]);
+  });
+
+  test('a key without its certificate is an error naming both files and what to do', async () => {
+    fs.writeFileSync(path.join(dir, CA_KEY_FILE), 'KEY\n');
+    await expect(new LocalCaSecretStore(dir).get()).rejects.toThrow(
+      `${path.join(dir, CA_KEY_FILE)} has no certificate beside it: restore ${path.join(dir, CA_CERT_FILE)} from a backup, or delete ca-key.pem to create a new root`,
+    );
+  });
+});
