@@ -2,12 +2,19 @@
 // status and response body out, plus what happened (for metrics and logs). The HTTPS server
 // only moves bytes; every rule of istiod's webhook lives here.
 
-import { isObject, JsonObject } from './validators/common/fields';
+import { tooDeep } from './validators/common/json-depth';
+import { isObject, JsonObject, quote } from './validators/common/fields';
 import { formatError } from './validators/common/report';
 import { unknownTopLevelKeys, validateConfig } from './validators/registry';
 
 /** istiod reads at most this much of a request body (kube.MaxRequestBodyBytes). */
 export const MAX_REQUEST_BODY_BYTES = 6 * 1024 * 1024;
+/**
+ * Deepest nesting of JSON objects and arrays read in a review, counted from the review itself.
+ * Go's encoding/json refuses documents nested deeper than 10,000 levels, and both the API server
+ * and istiod decode with it, so no review the API server sends can go past this.
+ */
+export const MAX_JSON_DEPTH = 10_000;
 export const ADMISSION_V1 = 'admission.k8s.io/v1';
 export const ADMISSION_V1BETA1 = 'admission.k8s.io/v1beta1';
 const JSON_CONTENT_TYPE = 'application/json';
@@ -73,7 +80,7 @@ function decodeReview(body: Buffer): { review: JsonObject; apiVersion: string } 
   const apiVersion = parsed['apiVersion'];
   if (typeof kind !== 'string' || kind === '') return { error: "could not decode body: Object 'Kind' is missing" };
   if (typeof apiVersion !== 'string' || (apiVersion !== ADMISSION_V1 && apiVersion !== ADMISSION_V1BETA1) || kind !== 'AdmissionReview') {
-    return { error: `could not decode body: no kind "${kind}" is registered for version "${String(apiVersion)}"` };
+    return { error: `could not decode body: no kind "${kind}" is registered for version "${typeof apiVersion === 'string' ? apiVersion : quote(apiVersion)}"` };
   }
   return { review: parsed, apiVersion };
 }
@@ -107,6 +114,12 @@ export function reviewAdmission(body: Buffer, contentType: string | undefined): 
     return reply(apiVersion, denied('', message), { type: 'undecodable', message });
   }
   const uid = typeof request['uid'] === 'string' ? request['uid'] : '';
+  // JSON.parse reads any depth; everything after it is bounded by this check.
+  const deepAt = tooDeep(review, MAX_JSON_DEPTH);
+  if (deepAt !== undefined) {
+    const message = `could not decode body: exceeded max depth of ${MAX_JSON_DEPTH} nested JSON values at ${deepAt}`;
+    return reply(apiVersion, denied(uid, message), { type: 'undecodable', message });
+  }
   const resource = resourceOf(request);
   const dryRun = request['dryRun'] === true;
   const fail = (reason: FailureReason, message: string): AdmissionReply =>
@@ -115,7 +128,7 @@ export function reviewAdmission(body: Buffer, contentType: string | undefined): 
   const operation = request['operation'];
   if (operation !== 'CREATE' && operation !== 'UPDATE') {
     // Deletes and connects are never checked; istiod still counts them under this reason.
-    const message = `unsupported webhook operation ${String(operation)}`;
+    const message = `unsupported webhook operation ${typeof operation === 'string' ? operation : quote(operation)}`;
     return reply(apiVersion, { uid, allowed: true }, { type: 'failed', reason: FAILURE_REASONS.unsupportedOperation, resource, dryRun, message, allowed: true });
   }
 

@@ -89,6 +89,15 @@ function checkPorts(r: Report, values: string[], path: string): void {
 }
 
 const MATCH_ONE = '{*}';
+
+/** `path` without leading and trailing slashes, in one pass (the regex /\/+$/ is quadratic on long runs of slashes). */
+function trimSlashes(path: string): string {
+  let start = 0;
+  let end = path.length;
+  while (start < end && path[start] === '/') start++;
+  while (end > start && path[end - 1] === '/') end--;
+  return path.slice(start, end);
+}
 const MATCH_ANY = '{**}';
 const VALID_LITERAL = /^[a-zA-Z0-9\-._~%!$&'()+,;:@=]+$/;
 
@@ -96,7 +105,7 @@ const VALID_LITERAL = /^[a-zA-Z0-9\-._~%!$&'()+,;:@=]+$/;
 export function pathTemplateError(path: string): string | undefined {
   const hasTemplate = path.includes(MATCH_ONE) || path.includes(MATCH_ANY);
   let sawAny = false;
-  const trimmed = path.replace(/^\/+|\/+$/g, '');
+  const trimmed = trimSlashes(path);
   for (const glob of trimmed.split('/')) {
     if ((glob === MATCH_ONE || glob === MATCH_ANY) && sawAny) return `invalid or unsupported path ${trimmed}: {**} is not the last operator`;
     if (glob === MATCH_ONE) continue;
@@ -117,9 +126,9 @@ function checkMapKey(key: string): string | undefined {
 
 /** The `when` attribute names istiod knows, and the value format of each. */
 export function checkWhenValues(r: Report, key: string, values: string[], path: string): void {
-  const before = r.errors.length;
+  const before = r.errorCount;
   checkNotEmpty(r, values, path);
-  if (r.errors.length > before) return;
+  if (r.errorCount > before) return;
   const fail = (msg: string) => r.error(path, `${msg}`);
   if (key.startsWith('request.headers') || key.startsWith('request.auth.claims') || key.startsWith('experimental.envoy.filters.')) {
     const err = checkMapKey(key);

@@ -1,7 +1,7 @@
 // EnvoyFilter (networking.istio.io): raw Envoy patches. istiod also builds each patch value into
 // its Envoy type; we have no Envoy protos, so we check the patch's shape and its type URLs.
 
-import { enumOf, isObject, JsonObject, list, obj, str } from './common/fields';
+import { enumOf, isObject, JsonObject, list, obj, quote, str } from './common/fields';
 import { re2Error } from './common/re2';
 import { at, idx, Report } from './common/report';
 import { checkAlphaWorkloadSelector } from './common/selectors';
@@ -30,15 +30,28 @@ const DEPRECATED_FILTER_NAMES: Record<string, string> = {
   'envoy.filters.http.jwt_authn': 'envoy.filters.http.jwt_authn',
 };
 
-/** Every `@type` inside a patch value must be a v3 type URL istiod can resolve. */
-function checkTypeUrls(r: Report, v: unknown, path: string): void {
-  if (Array.isArray(v)) return v.forEach((item, i) => checkTypeUrls(r, item, idx(path, i)));
-  if (!isObject(v)) return;
-  for (const [k, child] of Object.entries(v)) {
-    if (k === '@type') {
-      if (typeof child !== 'string' || !/^[^/]*\/[A-Za-z_][\w.]*$/.test(child)) r.error(at(path, k), `invalid type URL ${JSON.stringify(child)}`);
-      else if (child.includes('.v2.') || child.includes('.v2alpha.')) r.error(at(path, k), `referenced type unknown (hint: try using the v3 XDS API): ${child}`);
-    } else checkTypeUrls(r, child, at(path, k));
+function checkTypeUrl(r: Report, url: unknown, path: string): void {
+  if (typeof url !== 'string' || !/^[^/]*\/[A-Za-z_][\w.]*$/.test(url)) r.error(path, `invalid type URL ${quote(url)}`);
+  else if (url.includes('.v2.') || url.includes('.v2alpha.')) r.error(path, `referenced type unknown (hint: try using the v3 XDS API): ${url}`);
+}
+
+/**
+ * Every `@type` inside a patch value must be a v3 type URL istiod can resolve. Patch values are
+ * free-form and may nest as deep as the review's JSON (MAX_JSON_DEPTH levels), far past the
+ * call stack, so the walk keeps its own stack. Items are pushed in reverse so that errors come
+ * out in document order.
+ */
+function checkTypeUrls(r: Report, value: unknown, path: string): void {
+  const todo: { v: unknown; path: string; typeUrl: boolean }[] = [{ v: value, path, typeUrl: false }];
+  for (let item = todo.pop(); item !== undefined; item = todo.pop()) {
+    const { v } = item;
+    if (item.typeUrl) checkTypeUrl(r, v, item.path);
+    else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) todo.push({ v: v[i], path: idx(item.path, i), typeUrl: false });
+    } else if (isObject(v)) {
+      const keys = Object.keys(v);
+      for (let i = keys.length - 1; i >= 0; i--) todo.push({ v: v[keys[i]!], path: at(item.path, keys[i]!), typeUrl: keys[i] === '@type' });
+    }
   }
 }
 
@@ -80,9 +93,9 @@ function checkMatch(r: Report, applyTo: string, match: JsonObject, path: string)
 
 export const validateEnvoyFilter: SpecValidator = (r, spec) => {
   r.warn('', 'EnvoyFilter exposes internal implementation details that may change at any time. Prefer other APIs if possible, and exercise extreme caution, especially around upgrades.');
-  const before = r.errors.length;
+  const before = r.errorCount;
   checkAlphaWorkloadSelector(r, spec['workloadSelector'], 'spec.workloadSelector', 'Envoy filter: workload selector specified without labels, will be applied to all services in namespace');
-  if (r.errors.length > before) return;
+  if (r.errorCount > before) return;
   list(r, spec['configPatches'], 'spec.configPatches')?.forEach((cp, i) => {
     const p = idx('spec.configPatches', i);
     const patch = obj(r, cp, p);

@@ -5,6 +5,7 @@ import { int, isObject, JsonObject, list, obj, str, strList, UINT32 } from './co
 import { isDNS1123Label, namespaceSlashHostErrors } from './common/hosts';
 import { isIPAddress, UNIX_ADDRESS_PREFIX, unixAddressError } from './common/net';
 import { isHTTP, isTLS, parseProtocol, portError } from './common/ports';
+import { RepeatFinder } from './common/repeats';
 import { at, idx, Report } from './common/report';
 import { checkServerTLS } from './common/server-tls';
 import type { SpecValidator } from './types';
@@ -22,7 +23,7 @@ function checkServer(r: Report, server: JsonObject, path: string): void {
   let portOk = false;
   if (!port) r.error(portPath, 'port is required');
   else {
-    const before = r.errors.length;
+    const before = r.errorCount;
     const protocol = str(r, port['protocol'], at(portPath, 'protocol')) ?? '';
     const number = int(r, port['number'], at(portPath, 'number'), UINT32) ?? 0;
     const targetPort = int(r, port['targetPort'], at(portPath, 'targetPort'), UINT32) ?? 0;
@@ -36,7 +37,7 @@ function checkServer(r: Report, server: JsonObject, path: string): void {
     }
     if (targetPort > 0) r.error(at(portPath, 'targetPort'), 'targetPort has no impact on Gateways');
     if (name === '') r.error(at(portPath, 'name'), 'port name must be set');
-    portOk = r.errors.length === before;
+    portOk = r.errorCount === before;
     if (bind.startsWith(UNIX_ADDRESS_PREFIX)) {
       const err = unixAddressError(bind.slice(UNIX_ADDRESS_PREFIX.length));
       if (err) r.error(at(path, 'bind'), err);
@@ -66,7 +67,7 @@ export const validateGateway: SpecValidator = (r, spec, meta) => {
   if (!isDNS1123Label(meta.name)) r.error('metadata.name', `invalid gateway name: "${meta.name}"`);
   const servers = list(r, spec['servers'], 'spec.servers');
   if (!servers) return r.error('spec.servers', 'gateway must have at least one server');
-  const portNames = new Set<string>();
+  const portNames = new RepeatFinder<string>();
   servers.forEach((s, i) => {
     const p = idx('spec.servers', i);
     if (!isObject(s)) return s === null ? r.error(p, 'server may not be nil') : void obj(r, s, p);
@@ -74,8 +75,7 @@ export const validateGateway: SpecValidator = (r, spec, meta) => {
     const port = isObject(s['port']) ? s['port'] : undefined;
     if (port) {
       const name = typeof port['name'] === 'string' ? port['name'] : '';
-      if (portNames.has(name)) r.error(at(p, 'port.name'), `port names in servers must be unique: duplicate name ${name}`);
-      portNames.add(name);
+      if (portNames.isNewRepeat(name)) r.error(at(p, 'port.name'), `port names in servers must be unique: duplicate name ${name}`);
       const proto = parseProtocol(typeof port['protocol'] === 'string' ? port['protocol'] : '');
       if (!isHTTP(proto) && isObject(s['tls']) && s['tls']['httpsRedirect'] === true) {
         r.warn(at(p, 'tls.httpsRedirect'), 'tls.httpsRedirect should only be used with http servers');

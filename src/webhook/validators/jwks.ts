@@ -1,7 +1,7 @@
 // Inline JWKS of a RequestAuthentication: must parse as a JWK or a JWK set; private key
 // material is allowed but warned about (Envoy only needs public keys).
 
-import { isObject } from './common/fields';
+import { isObject, quote } from './common/fields';
 
 const KEY_TYPES = ['RSA', 'EC', 'OKP', 'oct'];
 
@@ -26,7 +26,7 @@ export function checkJwks(text: string): JwksCheck {
     const k = keys[i];
     if (!isObject(k)) return { error: `jwks parse error: key ${i} is not an object`, privateKeys: [] };
     const kty = k['kty'];
-    if (typeof kty !== 'string' || !KEY_TYPES.includes(kty)) return { error: `jwks parse error: key ${i} has unsupported "kty" ${JSON.stringify(kty)}`, privateKeys: [] };
+    if (typeof kty !== 'string' || !KEY_TYPES.includes(kty)) return { error: `jwks parse error: key ${i} has unsupported "kty" ${quote(kty)}`, privateKeys: [] };
     if (kty === 'oct' || 'd' in k) privateKeys.push(i);
   }
   return { privateKeys };

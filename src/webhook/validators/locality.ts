@@ -82,7 +82,8 @@ export function checkLocalityLb(r: Report, v: unknown, path: string, hasOutlier:
     const to = isObject(d['to']) ? (d['to'] as JsonObject) : {};
     let total = 0;
     for (const weight of Object.values(to)) {
-      const w = typeof weight === 'number' ? weight : Number(weight);
+      // Only numbers and numeric strings are weights; Number() of a nested list would recurse.
+      const w = typeof weight === 'number' ? weight : typeof weight === 'string' ? Number(weight) : NaN;
       if (!(w > 0 && w <= TOTAL_LOCALITY_WEIGHT)) return r.error(at(p, 'to'), 'locality weight must be in range [1, 100]');
       total += w;
     }

@@ -1,7 +1,7 @@
 // Checks on every kind's metadata, before its spec: internal annotations users may not set,
 // and the dry-run annotation that only AuthorizationPolicy understands.
 
-import { isObject, JsonObject } from './common/fields';
+import { isObject, JsonObject, quote } from './common/fields';
 import { Report } from './common/report';
 import { AUTHZ_ACTIONS } from './authorization-policy';
 import type { ObjectMeta } from './types';
@@ -26,8 +26,9 @@ export function checkMetadata(r: Report, kind: string, meta: ObjectMeta, spec: J
     }
     const raw = spec['action'];
     const action = typeof raw === 'number' ? AUTHZ_ACTIONS[raw] : raw === undefined || raw === null ? 'ALLOW' : raw;
+    const shown = typeof action === 'string' ? action : quote(action);
     if (action !== 'ALLOW' && action !== 'DENY') {
-      r.error(path, `the annotation ${DRY_RUN_ANNOTATION} currently only supports action ALLOW/DENY, found action ${String(action)} in ${meta.namespace}/${meta.name}`);
+      r.error(path, `the annotation ${DRY_RUN_ANNOTATION} currently only supports action ALLOW/DENY, found action ${shown} in ${meta.namespace}/${meta.name}`);
       return false;
     }
     if (!GO_BOOLS.includes(value)) {

@@ -107,7 +107,7 @@ export function validateConfig(object: unknown): ConfigVerdict {
   else if (rawSpec !== undefined && rawSpec !== null) r.error('spec', 'must be an object');
   if (r.ok && checkMetadata(r, schema.kind, meta, spec)) schema.validate(r, spec, meta);
   // istiod drops warnings when there is an error.
-  const result: ValidationResult = r.ok ? r.result() : { errors: [...r.errors], warnings: [] };
+  const result: ValidationResult = r.ok ? r.result() : { errors: r.result().errors, warnings: [] };
   return { outcome: 'validated', schema, meta, result };
 }
 

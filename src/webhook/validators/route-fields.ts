@@ -188,8 +188,11 @@ export function checkHeaderOperations(r: Report, v: unknown, path: string): Json
   return h;
 }
 
+/** The string entries of headers.request.set/add; others are reported by checkHeaderOperations. */
 export function requestHeaderMap(headers: JsonObject | undefined, op: 'set' | 'add'): Record<string, string> {
   const req = headers && isObject(headers['request']) ? headers['request'] : undefined;
   const m = req && isObject(req[op]) ? req[op] : {};
-  return m as Record<string, string>;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(m)) if (typeof v === 'string') out[k] = v;
+  return out;
 }

@@ -1,11 +1,12 @@
 // ServiceEntry (networking.istio.io): external and VM services; in ambient, ztunnel gets them as
 // Services with their addresses and endpoints.
 
-import { enumOf, int, isObject, list, obj, str, strList, UINT32 } from './common/fields';
+import { enumOf, int, isObject, list, obj, str, strList, strMap, UINT32 } from './common/fields';
 import { checkExportTo } from './common/export-to';
 import { fqdnError, isWildcarded, partialWildcardError, wildcardDomainError } from './common/hosts';
 import { ipSubnetError, isIPAddress } from './common/net';
 import { isHTTP, isTCP, isTLS, parseProtocol, portError, portNameError, protocolError } from './common/ports';
+import { RepeatFinder } from './common/repeats';
 import { at, idx } from './common/report';
 import { checkAlphaWorkloadSelector } from './common/selectors';
 import { checkWorkloadEntry } from './workload-entry';
@@ -26,10 +27,10 @@ interface SEPort {
 }
 
 export const validateServiceEntry: SpecValidator = (r, spec, meta) => {
-  const selectorBefore = r.errors.length;
+  const selectorBefore = r.errorCount;
   checkAlphaWorkloadSelector(r, spec['workloadSelector'], 'spec.workloadSelector', 'service entry: workload selector specified without labels, will be applied to all services in namespace');
   // istiod stops at a bad selector.
-  if (r.errors.length > selectorBefore) return;
+  if (r.errorCount > selectorBefore) return;
   const endpointsRaw = list(r, spec['endpoints'], 'spec.endpoints');
   if (spec['workloadSelector'] != null && endpointsRaw) r.error('spec', 'only one of WorkloadSelector or Endpoints is allowed in Service Entry');
   const resolution = enumOf(r, spec['resolution'], 'spec.resolution', RESOLUTIONS);
@@ -57,7 +58,8 @@ export const validateServiceEntry: SpecValidator = (r, spec, meta) => {
   const autoAllocate = (meta.labels[AUTO_ALLOCATE_LABEL] ?? 'true').toLowerCase() !== 'false';
   const ports: SEPort[] = [];
   const names = new Set<string>();
-  const numbers = new Set<number>();
+  const repeatedNames = new RepeatFinder<string>();
+  const repeatedNumbers = new RepeatFinder<number>();
   list(r, spec['ports'], 'spec.ports')?.forEach((raw, i) => {
     const p = idx('spec.ports', i);
     const port = obj(r, raw, p);
@@ -68,10 +70,9 @@ export const validateServiceEntry: SpecValidator = (r, spec, meta) => {
       protocol: str(r, port['protocol'], at(p, 'protocol')) ?? '',
     };
     ports.push(sp);
-    if (names.has(sp.name)) r.error(at(p, 'name'), `service entry port name "${sp.name}" already defined`);
+    if (repeatedNames.isNewRepeat(sp.name)) r.error(at(p, 'name'), `service entry port name "${sp.name}" already defined`);
     names.add(sp.name);
-    if (numbers.has(sp.number)) r.error(at(p, 'number'), `service entry port ${sp.number} already defined`);
-    numbers.add(sp.number);
+    if (repeatedNumbers.isNewRepeat(sp.number)) r.error(at(p, 'number'), `service entry port ${sp.number} already defined`);
     const target = int(r, port['targetPort'], at(p, 'targetPort'), UINT32) ?? 0;
     if (target !== 0 && portError(target)) r.error(at(p, 'targetPort'), portError(target)!);
     if (addresses.length === 0 && !autoAllocate && (sp.protocol === '' || sp.protocol === 'TCP')) {
@@ -106,7 +107,7 @@ export const validateServiceEntry: SpecValidator = (r, spec, meta) => {
         }
         const address = str(r, e['address'], at(p, 'address')) ?? '';
         if (!isIPAddress(address) && fqdnError(address)) r.error(at(p, 'address'), `endpoint address "${address}" is not a valid FQDN or an IP address`);
-        for (const err of labelErrors((isObject(e['labels']) ? e['labels'] : {}) as Record<string, string>)) r.error(at(p, 'labels'), err);
+        for (const err of labelErrors(strMap(r, e['labels'], at(p, 'labels')) ?? {})) r.error(at(p, 'labels'), err);
         for (const [name, value] of Object.entries(isObject(e['ports']) ? e['ports'] : {})) {
           const pp = `${at(p, 'ports')}[${JSON.stringify(name)}]`;
           const n = int(r, value, pp, UINT32) ?? 0;

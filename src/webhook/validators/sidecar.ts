@@ -4,6 +4,7 @@ import { enumOf, int, isObject, JsonObject, list, obj, str, strList, UINT32 } fr
 import { fqdnError, namespaceSlashHostErrors } from './common/hosts';
 import { isIPAddress, UNIX_ADDRESS_PREFIX, unixAddressError } from './common/net';
 import { isHTTP, isTLS, parseProtocol, portError, portNameError, protocolError } from './common/ports';
+import { RepeatFinder } from './common/repeats';
 import { at, idx, Report } from './common/report';
 import { checkAlphaWorkloadSelector } from './common/selectors';
 import { checkServerTLS, SERVER_TLS_MODES } from './common/server-tls';
@@ -44,7 +45,7 @@ function splitHostPort(text: string): { host: string; port: string } | undefined
   return { host: text.slice(0, colon), port: text.slice(colon + 1) };
 }
 
-function checkIngress(r: Report, ing: JsonObject, path: string, seenPorts: Set<number>): void {
+function checkIngress(r: Report, ing: JsonObject, path: string, seenPorts: RepeatFinder<number>): void {
   const rawPort = obj(r, ing['port'], at(path, 'port'));
   if (!rawPort) return r.error(at(path, 'port'), 'sidecar: port is required for ingress listeners');
   const port = readPort(r, rawPort, at(path, 'port'));
@@ -52,8 +53,7 @@ function checkIngress(r: Report, ing: JsonObject, path: string, seenPorts: Set<n
   if (port.name) report(r, at(path, 'port.name'), portNameError(port.name));
   report(r, at(path, 'port'), protocolError(port.protocol), portError(port.number));
   if (bind && !isIPAddress(bind)) r.error(at(path, 'bind'), `${bind} is not a valid IP`);
-  if (seenPorts.has(port.number)) r.error(at(path, 'port.number'), 'sidecar: ports on IP bound listeners must be unique');
-  seenPorts.add(port.number);
+  if (seenPorts.isNewRepeat(port.number)) r.error(at(path, 'port.number'), 'sidecar: ports on IP bound listeners must be unique');
   const endpoint = str(r, ing['defaultEndpoint'], at(path, 'defaultEndpoint')) ?? '';
   if (endpoint) {
     const ep = at(path, 'defaultEndpoint');
@@ -138,23 +138,23 @@ function checkOutboundPolicy(r: Report, v: unknown, path: string): void {
 }
 
 export const validateSidecar: SpecValidator = (r, spec, meta) => {
-  const before = r.errors.length;
+  const before = r.errorCount;
   checkAlphaWorkloadSelector(r, spec['workloadSelector'], 'spec.workloadSelector', 'sidecar: workload selector specified without labels, will be applied to all services in namespace');
-  if (r.errors.length > before) return;
+  if (r.errorCount > before) return;
   const ingress = list(r, spec['ingress'], 'spec.ingress');
   const egress = list(r, spec['egress'], 'spec.egress');
   if (!ingress && !egress && spec['outboundTrafficPolicy'] == null && spec['inboundConnectionPool'] == null) {
     return r.error('spec', 'sidecar: empty configuration provided');
   }
-  const ingressPorts = new Set<number>();
+  const ingressPorts = new RepeatFinder<number>();
   ingress?.forEach((ing, i) => {
     const p = idx('spec.ingress', i);
     if (!isObject(ing)) return ing === null ? r.error(p, 'sidecar: ingress may not be null') : void obj(r, ing, p);
     checkIngress(r, ing, p, ingressPorts);
   });
   checkConnectionPool(r, spec['inboundConnectionPool'], 'spec.inboundConnectionPool');
-  const egressPorts = new Set<number>();
-  const sockets = new Set<string>();
+  const egressPorts = new RepeatFinder<number>();
+  const sockets = new RepeatFinder<string>();
   let catchAll = false;
   egress?.forEach((eg, i) => {
     const p = idx('spec.egress', i);
@@ -168,11 +168,9 @@ export const validateSidecar: SpecValidator = (r, spec, meta) => {
       const port = checkEgressPort(r, rawPort, eg, p);
       const bind = typeof eg['bind'] === 'string' ? eg['bind'] : '';
       if (port.number === 0) {
-        if (sockets.has(bind)) r.error(at(p, 'bind'), 'sidecar: unix domain socket values for listeners must be unique');
-        sockets.add(bind);
+        if (sockets.isNewRepeat(bind)) r.error(at(p, 'bind'), 'sidecar: unix domain socket values for listeners must be unique');
       } else {
-        if (egressPorts.has(port.number)) r.error(at(p, 'port.number'), 'sidecar: ports on IP bound listeners must be unique');
-        egressPorts.add(port.number);
+        if (egressPorts.isNewRepeat(port.number)) r.error(at(p, 'port.number'), 'sidecar: ports on IP bound listeners must be unique');
       }
     }
     const hosts = strList(r, eg['hosts'], at(p, 'hosts'));

@@ -6,6 +6,7 @@ import { bool, enumOf, int, isObject, JsonObject, list, obj, str, strList, UINT3
 import { fqdnError } from './common/hosts';
 import { isIPAddress } from './common/net';
 import { portError } from './common/ports';
+import { RepeatFinder } from './common/repeats';
 import { at, idx, Report } from './common/report';
 import { checkLocalityLb, checkZoneAwareLb } from './locality';
 
@@ -105,13 +106,12 @@ function checkLoadBalancer(r: Report, v: unknown, path: string, hasOutlier: bool
     const cookie = obj(r, ch['httpCookie'], at(cp, 'httpCookie'));
     if (cookie) {
       if (!(str(r, cookie['name'], at(cp, 'httpCookie.name')) ?? '')) r.error(at(cp, 'httpCookie.name'), 'name required for HttpCookie');
-      const names = new Set<string>();
+      const names = new RepeatFinder<string>();
       list(r, cookie['attributes'], at(cp, 'httpCookie.attributes'))?.forEach((a, i) => {
         const name = isObject(a) && typeof a['name'] === 'string' ? a['name'] : '';
         const ap = idx(at(cp, 'httpCookie.attributes'), i);
         if (name === '') r.error(ap, 'cookie attribute name cannot be empty');
-        else if (names.has(name)) r.error(ap, `duplicate cookie attribute name: ${name}`);
-        else names.add(name);
+        else if (names.isNewRepeat(name)) r.error(ap, `duplicate cookie attribute name: ${name}`);
       });
     }
     const ringSize = int(r, ch['minimumRingSize'], at(cp, 'minimumRingSize'), { min: 0, max: Number.MAX_SAFE_INTEGER }) ?? 0;

@@ -3,7 +3,7 @@
 
 import { fqdnError } from './common/hosts';
 import { labelErrors } from './common/hosts';
-import { int, JsonObject, obj, str, strMap, UINT32 } from './common/fields';
+import { int, JsonObject, obj, quote, str, strMap, UINT32 } from './common/fields';
 import { isIPAddress, UNIX_ADDRESS_PREFIX, unixAddressError } from './common/net';
 import { portError, portNameError } from './common/ports';
 import { at, key, Report } from './common/report';
@@ -37,7 +37,7 @@ export function checkWorkloadEntry(r: Report, we: JsonObject, path: string, ctx:
   for (const [name, value] of Object.entries(ports ?? {})) {
     const p = key(at(path, 'ports'), name);
     const port = int(r, value, p, UINT32);
-    if (ctx.servicePorts && !ctx.servicePorts.has(name)) r.error(p, `endpoint port ${String(value)} is not defined by the service entry`);
+    if (ctx.servicePorts && !ctx.servicePorts.has(name)) r.error(p, `endpoint port ${quote(value)} is not defined by the service entry`);
     const nameErr = portNameError(name);
     if (nameErr) r.error(p, nameErr);
     if (port !== undefined) {

@@ -2,6 +2,8 @@
 // google.protobuf.Duration with Go's time.ParseDuration: "30ms", "5m", "1h30m" and "1.5s" all
 // work. We keep nanoseconds as a bigint so the "whole milliseconds" rule is exact.
 
+import { quote } from './fields';
+
 /** Go's time.Duration is an int64 of nanoseconds. */
 export const MAX_DURATION_NANOS = 9_223_372_036_854_775_807n;
 export const NANOS_PER_MS = 1_000_000n;
@@ -18,6 +20,13 @@ const UNIT_NANOS: Record<string, bigint> = {
 };
 
 const PART = /(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)/y;
+/**
+ * Fraction digits read; later ones are worth less than a nanosecond of an hour, and Go drops
+ * them too. Keeps a million-digit fraction from costing a million-digit bigint.
+ */
+const FRACTION_DIGITS = 24;
+/** A whole part with more significant digits than this is over Go's int64 nanoseconds. */
+const WHOLE_DIGITS = 19;
 
 /** Parses a Go duration into nanoseconds; undefined when it is not one. */
 export function parseGoDuration(text: string): bigint | undefined {
@@ -35,8 +44,11 @@ export function parseGoDuration(text: string): bigint | undefined {
     const m = PART.exec(text);
     if (!m || (m[1] === '' && (m[2] ?? '') === '')) return undefined;
     const unit = UNIT_NANOS[m[3]!]!;
-    const whole = BigInt(m[1] || '0') * unit;
-    const frac = m[2] ? (BigInt(m[2]) * unit) / 10n ** BigInt(m[2].length) : 0n;
+    const digits = (m[1] ?? '').replace(/^0+/, '');
+    if (digits.length > WHOLE_DIGITS) return undefined;
+    const whole = BigInt(digits || '0') * unit;
+    const fraction = (m[2] ?? '').slice(0, FRACTION_DIGITS);
+    const frac = fraction ? (BigInt(fraction) * unit) / 10n ** BigInt(fraction.length) : 0n;
     total += whole + frac;
     if (total > MAX_DURATION_NANOS) return undefined;
     pos = PART.lastIndex;
@@ -46,7 +58,7 @@ export function parseGoDuration(text: string): bigint | undefined {
 
 export function durationFormatError(value: unknown): string | undefined {
   if (typeof value !== 'string' || parseGoDuration(value) === undefined) {
-    return `bad Duration: invalid duration ${JSON.stringify(value)}, e.g. "1.5s", "30ms" or "1h30m"`;
+    return `bad Duration: invalid duration ${quote(value)}, e.g. "1.5s", "30ms" or "1h30m"`;
   }
   return undefined;
 }

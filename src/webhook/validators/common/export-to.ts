@@ -12,9 +12,13 @@ export function checkExportTo(
 ): void {
   if (!exportTo || exportTo.length === 0) return;
   const seen = new Set<string>();
+  // A repeated entry is reported once, however often it repeats.
+  const reported = new Set<string>();
   for (const e of exportTo) {
     const k = e === '.' ? namespace : e;
     if (seen.has(k)) {
+      if (reported.has(e)) continue;
+      reported.add(e);
       r.error(path, k !== e ? `duplicate entries in exportTo: . and current namespace ${namespace}` : `duplicate entries in exportTo for entry ${e}`);
       continue;
     }

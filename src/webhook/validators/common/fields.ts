@@ -105,7 +105,7 @@ export function enumOf<T extends string>(r: Report, v: unknown, path: string, va
   if (v === undefined || v === null) return values[0]!;
   if (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < values.length) return values[v]!;
   if (typeof v === 'string' && (values as readonly string[]).includes(v)) return v as T;
-  r.error(path, `unknown value ${JSON.stringify(v)}, must be one of ${values.join(', ')}`);
+  r.error(path, `unknown value ${quote(v)}, must be one of ${values.join(', ')}`);
   return values[0]!;
 }
 
@@ -119,6 +119,17 @@ export function strMap(r: Report, v: unknown, path: string): Record<string, stri
     else r.error(`${path}[${JSON.stringify(k)}]`, `must be a string, got ${describe(val)}`);
   }
   return Object.keys(out).length === 0 && Object.keys(o).length === 0 ? undefined : out;
+}
+
+/**
+ * A user value as a message shows it: strings and numbers as JSON writes them, lists and
+ * objects by their kind only. Never recursive, so a value nested thousands of levels deep (which
+ * JSON.stringify and String would overflow the stack on) is as cheap to show as any other.
+ */
+export function quote(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'object' && v !== null) return Array.isArray(v) ? 'a list' : 'an object';
+  return String(v);
 }
 
 export function describe(v: unknown): string {
