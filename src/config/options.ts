@@ -6,6 +6,13 @@ import { describe, parseEnv, parseFlags, SettingSpec, SettingValues, UsageError 
 const atLeast = (min: number) => (v: number) => (v < min ? `must be at least ${min}` : undefined);
 const positive = (v: number) => (v <= 0 ? 'must be greater than 0' : undefined);
 
+/**
+ * istiod's default drain window: long enough for an admission review or a CSR in flight to be
+ * answered and for every xDS stream to end with a status, well inside Kubernetes' default 30 s
+ * terminationGracePeriodSeconds.
+ */
+export const DEFAULT_SHUTDOWN_DURATION = '10s';
+
 export const SERVE_FLAGS = {
   grpcAddr: { kind: 'addr', default: ':15010', help: 'plaintext gRPC (xDS) listener; empty disables it' },
   secureGRPCAddr: { kind: 'addr', default: ':15012', help: 'TLS gRPC (xDS and CA) listener; empty disables it' },
@@ -19,6 +26,7 @@ export const SERVE_FLAGS = {
   domain: { kind: 'string', default: 'cluster.local', help: 'DNS domain suffix of the cluster' },
   log_output_level: { kind: 'string', default: 'default:info', help: 'levels per scope, e.g. "default:info,ca:debug"' },
   keepaliveMaxServerConnectionAge: { kind: 'duration', default: '30m', help: 'close gRPC connections after this age (with jitter) so clients rebalance', check: positive },
+  shutdownDuration: { kind: 'duration', default: DEFAULT_SHUTDOWN_DURATION, help: 'on SIGTERM/SIGINT, how long in-flight requests and streams get to finish before what is left is closed', check: positive },
   debugAllowRemote: { kind: 'bool', default: 'false', help: 'serve /debug/ to non-loopback callers too' },
   help: { kind: 'bool', default: 'false', help: 'print this help and exit' },
 } as const satisfies Record<string, SettingSpec>;

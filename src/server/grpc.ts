@@ -12,9 +12,6 @@ import { servingCertCredentials } from '../ca/grpc-credentials';
 
 const log = scopedLogger('server');
 
-/** How long open streams get to finish after GOAWAY before they are cut. */
-export const GRPC_DRAIN_TIMEOUT_MS = 5_000;
-
 async function bind(server: grpc.Server, addr: ListenAddress, creds: grpc.ServerCredentials): Promise<number> {
   const tryBind = (host: string) =>
     new Promise<number>((resolve, reject) =>
@@ -29,25 +26,23 @@ async function bind(server: grpc.Server, addr: ListenAddress, creds: grpc.Server
   }
 }
 
-function shutdownServer(server: grpc.Server): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      server.forceShutdown();
-      resolve();
-    }, GRPC_DRAIN_TIMEOUT_MS);
-    timer.unref();
-    // tryShutdown sends GOAWAY and lets in-flight calls finish; long-lived xDS streams are closed
-    // by their owners' shutdown hooks, which run first.
-    server.tryShutdown(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
+/** A bound gRPC port: close() drains it, forceClose() ends it at the shutdown deadline. */
+export interface GrpcListener extends BoundListener {
+  forceClose(): void;
+}
+
+/**
+ * GOAWAY to every connection and no new ones; resolves when every call has finished. Long-lived
+ * xDS streams are ended by the xDS server's shutdown hook, which runs alongside.
+ */
+function drainServer(server: grpc.Server): Promise<void> {
+  return new Promise((resolve) => server.tryShutdown(() => resolve()));
 }
 
 export class GrpcServers implements GrpcRegistrar {
   readonly plaintext: grpc.Server | undefined;
   readonly secure: grpc.Server | undefined;
+  private shuttingDown = false;
 
   constructor(
     private readonly plaintextAddr: ListenAddress | null,
@@ -67,28 +62,36 @@ export class GrpcServers implements GrpcRegistrar {
     if (ports !== 'plaintext' && this.secure) this.secure.addService(service, implementation);
   }
 
-  async startPlaintext(): Promise<BoundListener | undefined> {
-    if (!this.plaintext || !this.plaintextAddr) return undefined;
+  /** A shutdown has begun: a port still waiting for its certificate must not bind afterwards. */
+  stopBinding(): void {
+    this.shuttingDown = true;
+  }
+
+  async startPlaintext(): Promise<GrpcListener | undefined> {
+    if (!this.plaintext || !this.plaintextAddr || this.shuttingDown) return undefined;
     const port = await bind(this.plaintext, this.plaintextAddr, grpc.ServerCredentials.createInsecure());
     return this.listener('grpc', this.plaintextAddr, port, this.plaintext);
   }
 
   /** Binds the TLS port once a serving certificate exists, as istiod starts 15012 after its cert. */
-  async startSecure(certs: ServingCertSink): Promise<BoundListener | undefined> {
+  async startSecure(certs: ServingCertSink): Promise<GrpcListener | undefined> {
     if (!this.secure || !this.secureAddr) return undefined;
     await certs.whenAvailable();
+    if (this.shuttingDown) return undefined;
     const port = await bind(this.secure, this.secureAddr, servingCertCredentials(certs));
     return this.listener('secure-grpc', this.secureAddr, port, this.secure);
   }
 
-  private listener(name: string, addr: ListenAddress, port: number, server: grpc.Server): BoundListener {
+  private listener(name: string, addr: ListenAddress, port: number, server: grpc.Server): GrpcListener {
     const address = formatAddress(addr.host === '' ? '::' : addr.host, port);
     log.info({ listener: name, address, port }, 'listening');
     return {
       name,
       address,
       port,
-      close: () => shutdownServer(server),
+      close: () => drainServer(server),
+      // Cancels what is left (RST_STREAM CANCEL): only streams that outlived the drain window.
+      forceClose: () => server.forceShutdown(),
     };
   }
 }

@@ -1,5 +1,6 @@
 // Process wiring for `istiod-ts serve`: builds the store and its source, meshConfig, the
-// listeners and the components, in that order, and tears them down in reverse.
+// listeners and the components, in that order. Shutdown drains them all under one deadline
+// (--shutdownDuration, see shutdown.ts).
 
 import * as http from 'node:http';
 import type { ServeOptions } from '../config/options';
@@ -18,16 +19,26 @@ import { grpcServerOptions } from './grpc-options';
 import { createSource } from './source';
 import { startComponents } from './components';
 import { startWebhookServer } from '../webhook';
+import { drainWithin, ShutdownPart } from './shutdown';
 
 const log = scopedLogger('server');
+
+/** A bound listener; forceClose, when present, ends what is left of it at the shutdown deadline. */
+export interface ServerListener extends BoundListener {
+  forceClose?(): void;
+}
 
 export interface RunningServer {
   ctx: ServerContext;
   readiness: ReadinessTracker;
   /** Bound listeners by name: grpc, secure-grpc, http, monitoring, webhook. */
-  listeners: Map<string, BoundListener>;
+  listeners: Map<string, ServerListener>;
   /** Resolves when the TLS listeners (secure gRPC, webhook) are bound; they wait for the serving certificate. */
   secureStarted: Promise<void>;
+  /**
+   * Drains everything within --shutdownDuration and closes what is left at the deadline.
+   * Resolves in both cases; rejects only if shutting down itself failed.
+   */
   stop(): Promise<void>;
 }
 
@@ -37,7 +48,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   log.info({ mode: options.mode, configDir: flags.configDir || undefined, namespace: env.POD_NAMESPACE, revision: env.REVISION, cluster: env.CLUSTER_ID }, 'starting');
 
   const shutdownHooks: (() => void | Promise<void>)[] = [];
-  const listeners = new Map<string, BoundListener>();
+  const listeners = new Map<string, ServerListener>();
   const store = new MemoryStore();
   const readiness = new ReadinessTracker();
   const metrics = createMetricsRegistry();
@@ -75,10 +86,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const storeReady = readiness.register('store', () => store.unsyncedParts());
   if (flags.httpAddr) {
     const server = http.createServer(httpHandler({ readiness, debug, allowRemoteDebug: flags.debugAllowRemote }));
-    listeners.set('http', await listen('http', server, flags.httpAddr));
+    listeners.set('http', { ...(await listen('http', server, flags.httpAddr)), forceClose: () => server.closeAllConnections() });
   }
   if (flags.monitoringAddr) {
-    listeners.set('monitoring', await listen('monitoring', http.createServer(monitoringHandler(metrics)), flags.monitoringAddr));
+    const server = http.createServer(monitoringHandler(metrics));
+    listeners.set('monitoring', { ...(await listen('monitoring', server, flags.monitoringAddr)), forceClose: () => server.closeAllConnections() });
   }
 
   await startComponents(ctx, kube);
@@ -109,19 +121,36 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      log.info('shutting down');
-      // Components first (they close their streams), then the listeners, then the sources.
-      for (const hook of shutdownHooks.splice(0).reverse()) {
-        try {
-          await hook();
-        } catch (err) {
-          log.warn({ err }, 'shutdown hook failed');
-        }
-      }
-      await Promise.all([...listeners.values()].map((l) => l.close()));
-      await leader.stop();
-      await source.stop();
-      log.info('stopped');
+      const deadlineMs = flags.shutdownDuration;
+      log.info({ deadlineMs }, 'shutting down');
+      grpcServers.stopBinding();
+      const hooks = shutdownHooks.splice(0).reverse();
+      const parts: ShutdownPart[] = [
+        // Listeners first: they stop accepting and send GOAWAY before the xDS server ends its
+        // streams, so a ztunnel that reconnects reaches another replica, not this one.
+        ...[...listeners.values()].map((l) => ({ name: l.name, drain: () => l.close(), force: l.forceClose })),
+        // Hooks start in reverse order of registration but do not wait for each other: one
+        // that waits on a slow client (a webhook request sent half-way) must not keep the xDS
+        // server from ending its streams inside the drain window.
+        {
+          name: 'components',
+          drain: () =>
+            Promise.all(
+              hooks.map(async (hook) => {
+                try {
+                  await hook();
+                } catch (err) {
+                  log.warn({ err }, 'shutdown hook failed');
+                }
+              }),
+            ),
+        },
+        // Released at once, so another replica can take the leases without waiting for them to expire.
+        { name: 'leader election', drain: () => leader.stop() },
+        { name: 'config source', drain: () => source.stop() },
+      ];
+      const { forced } = await drainWithin(parts, deadlineMs, log);
+      log.info({ forced }, 'stopped');
     })());
 
   return { ctx, readiness, listeners, secureStarted: Promise.all([secureStarted, webhookStarted]).then(() => undefined), stop };
