@@ -31,7 +31,8 @@ export function loadPluggedInCa(dir: string): CaKeyMaterial | undefined {
   if (contents.every((c) => c === undefined)) return undefined;
   const missing = PLUGGED_IN_FILES.filter((_, i) => contents[i] === undefined);
   if (missing.length > 0) {
-    throw new Error(`plugged-in CA in ${dir} is incomplete: missing ${missing.join(', ')}`);
+    const present = PLUGGED_IN_FILES.filter((_, i) => contents[i] !== undefined);
+    throw new Error(`plugged-in CA in ${dir} is incomplete: missing ${missing.join(', ')}; add them, or remove ${present.join(', ')} to use a self-signed root`);
   }
   const [caCertPem, caKeyPem, rootCertPem, certChainPem] = contents as string[];
   try {
