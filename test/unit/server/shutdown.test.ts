@@ -5,6 +5,7 @@ import pino from 'pino';
 import { drainWithin, ShutdownPart } from '../../../src/server/shutdown';
 import { GrpcServers } from '../../../src/server/grpc';
 import type { ServingCertificate, ServingCertSink } from '../../../src/server/context';
+import { DEFAULT_SHUTDOWN_DURATION, parseServeOptions } from '../../../src/config/options';
 
 const silent = pino({ level: 'silent' });
 
@@ -72,6 +73,17 @@ describe('drainWithin', () => {
       ['shutdown deadline reached; closing what is left', undefined],
       ['forced close failed', 'stuck'],
     ]);
+  });
+});
+
+describe('--shutdownDuration', () => {
+  test(`without the flag the drain window is istiod's ${DEFAULT_SHUTDOWN_DURATION}`, () => {
+    expect(DEFAULT_SHUTDOWN_DURATION).toBe('10s');
+    expect(parseServeOptions([], {}).flags.shutdownDuration).toBe(10_000);
+  });
+
+  test('takes a Go duration', () => {
+    expect(parseServeOptions(['--shutdownDuration', '1m30s'], {}).flags.shutdownDuration).toBe(90_000);
   });
 });
 
