@@ -4,7 +4,7 @@
 
 import { tooDeep } from './validators/common/json-depth';
 import { isObject, JsonObject, quote } from './validators/common/fields';
-import { formatError } from './validators/common/report';
+import { clip, formatError } from './validators/common/report';
 import { unknownTopLevelKeys, validateConfig } from './validators/registry';
 
 /** istiod reads at most this much of a request body (kube.MaxRequestBodyBytes). */
@@ -142,7 +142,7 @@ export function reviewAdmission(body: Buffer, contentType: string | undefined): 
   }
 
   const verdict = validateConfig(obj);
-  if (verdict.outcome === 'unknown-kind') return fail(FAILURE_REASONS.unknownType, verdict.message);
+  if (verdict.outcome === 'unknown-kind') return fail(FAILURE_REASONS.unknownType, clip(verdict.message));
   if (verdict.outcome === 'not-an-object') return fail(FAILURE_REASONS.decodeError, verdict.message);
   const { result, meta } = verdict;
   if (result.errors.length > 0) {
@@ -152,7 +152,7 @@ export function reviewAdmission(body: Buffer, contentType: string | undefined): 
   if (extra.length > 0) {
     const kind = isObject(request['kind']) && typeof request['kind']['kind'] === 'string' ? request['kind']['kind'] : verdict.schema.kind;
     const namespace = typeof request['namespace'] === 'string' ? request['namespace'] : meta.namespace;
-    return fail(FAILURE_REASONS.invalidConfig, `unknown field "${extra[0]}" on ${kind} resource ${namespace}/${meta.name}`);
+    return fail(FAILURE_REASONS.invalidConfig, clip(`unknown field "${extra[0]}" on ${kind} resource ${namespace}/${meta.name}`));
   }
   const response: AdmissionResponse = { uid, allowed: true };
   if (result.warnings.length > 0) response.warnings = result.warnings;

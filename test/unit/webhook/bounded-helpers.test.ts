@@ -1,0 +1,119 @@
+// The helpers that replaced quadratic, recursive or otherwise unbounded code give the answers
+// the old code gave: the list-at-once host checks agree with istiod's pairwise definitions, and
+// the rest agree with the plain algorithms they stand in for.
+
+import { canonicalJson } from '../../../src/webhook/validators/common/canonical-json';
+import { parseGoDuration } from '../../../src/webhook/validators/common/durations';
+import { hostsOverlap, hostSubsetOf, lowestOverlapping, subsetOfSome } from '../../../src/webhook/validators/common/host-sets';
+import { RepeatFinder } from '../../../src/webhook/validators/common/repeats';
+import { pathTemplateError } from '../../../src/webhook/validators/authorization-policy';
+import { isPrime } from '../../../src/webhook/validators/traffic-policy';
+import { deepObject } from './hostile-input';
+
+/** A small deterministic generator (mulberry32), so a failure names a reproducible seed. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Hosts over a tiny alphabet, so that equal names, shared suffixes and wildcards are common. */
+function hostList(rand: () => number, n: number): string[] {
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!;
+  return Array.from({ length: n }, () => {
+    const labels = Array.from({ length: 1 + Math.floor(rand() * 3) }, () => pick(['a', 'b', 'ab', 'ba', 'b-a']));
+    const name = labels.join('.');
+    return pick(['', '', '*', '*.', '*-', '*a']) + name + (rand() < 0.1 ? '' : '.io');
+  }).concat(rand() < 0.2 ? ['*'] : []);
+}
+
+describe('host lists', () => {
+  test('lowestOverlapping names, for each host, the lowest other index pairwise Matches finds', () => {
+    for (let seed = 1; seed <= 300; seed++) {
+      const hosts = hostList(random(seed), 1 + (seed % 25));
+      const expected = hosts.map((h, i) => hosts.findIndex((o, j) => j !== i && hostsOverlap(h, o)));
+      expect({ seed, hosts, partners: lowestOverlapping(hosts) }).toEqual({ seed, hosts, partners: expected });
+    }
+  });
+
+  test('subsetOfSome says, for each candidate, whether pairwise SubsetOf holds for some host', () => {
+    for (let seed = 1; seed <= 300; seed++) {
+      const rand = random(seed);
+      const hosts = hostList(rand, 1 + (seed % 12));
+      const candidates = hostList(rand, 1 + (seed % 17));
+      const expected = candidates.map((c) => hosts.some((h) => hostSubsetOf(c, h)));
+      expect({ seed, hosts, candidates, covered: subsetOfSome(candidates, hosts) }).toEqual({ seed, hosts, candidates, covered: expected });
+    }
+  });
+
+  test('a list with no overlaps has no partners', () => {
+    expect(lowestOverlapping(['a.io', 'b.io', '*.c.io'])).toEqual([-1, -1, -1]);
+  });
+});
+
+describe('repeats', () => {
+  test('a value repeated many times is a new repeat exactly once', () => {
+    const finder = new RepeatFinder<string>();
+    const flags = ['a', 'b', 'a', 'a', 'b', 'c', 'a'].map((v) => finder.isNewRepeat(v));
+    expect(flags).toEqual([false, false, true, false, true, false, false]);
+  });
+});
+
+describe('canonical JSON', () => {
+  test('equal values with keys in any order give equal text, different lists do not', () => {
+    expect(canonicalJson({ b: 1, a: { d: [1, 2], c: null } })).toBe('{"a":{"c":null,"d":[1,2]},"b":1}');
+    expect(canonicalJson({ a: { c: null, d: [1, 2] }, b: 1 })).toBe(canonicalJson({ b: 1, a: { d: [1, 2], c: null } }));
+    expect(canonicalJson([1, 2])).not.toBe(canonicalJson([2, 1]));
+    expect(canonicalJson([undefined, 'x'])).toBe('[null,"x"]');
+  });
+
+  test('a value nested 100,000 levels is written without recursion', () => {
+    const text = canonicalJson(deepObject(100_000));
+    expect(text.length).toBe('{"a":'.length * 100_000 + 1 + 100_000);
+  });
+});
+
+describe('durations with digit strings of any length', () => {
+  test('a whole part of a million digits is out of range, as in Go', () => {
+    expect(parseGoDuration(`${'9'.repeat(1_000_000)}s`)).toBeUndefined();
+  });
+
+  test('leading zeros do not count against the range', () => {
+    expect(parseGoDuration(`${'0'.repeat(1_000_000)}5s`)).toBe(5_000_000_000n);
+  });
+
+  test('a fraction of a million digits is read to the nanosecond', () => {
+    expect(parseGoDuration(`1.${'5'.repeat(1_000_000)}s`)).toBe(1_555_555_555n);
+  });
+});
+
+describe('AuthorizationPolicy path templates', () => {
+  test('leading and trailing slashes are trimmed in one pass, even in a path of 200,000 slashes', () => {
+    // The old /\/+$/ tried every slash of the middle run as the start of a trailing run.
+    const path = `///x{y}${'/'.repeat(200_000)}z///`;
+    expect(pathTemplateError(path)).toMatch(/^invalid or unsupported path x\{y\}\/{200000}z: contains '\{' or '\}' beyond a supported path template$/);
+  });
+});
+
+describe('maglev table size primality', () => {
+  const trialDivision = (x: number) => {
+    if (x < 2) return x === 1;
+    for (let f = 2; f * f <= x; f++) if (x % f === 0) return false;
+    return true;
+  };
+
+  test('agrees with trial division around 2^32, where Miller-Rabin takes over', () => {
+    for (let x = 2 ** 32 - 2_000; x < 2 ** 32 + 2_000; x++) expect([x, isPrime(x)]).toEqual([x, trialDivision(x)]);
+  });
+
+  test('knows large primes and products of two large primes up to 2^53', () => {
+    expect(isPrime(9_007_199_254_740_881)).toBe(true);
+    expect(isPrime(94_906_249)).toBe(true);
+    expect(isPrime(9_007_195_909_437_503)).toBe(false); // 94,906,249 * 94,906,247
+    expect(isPrime(2_152_302_898_747)).toBe(false); // a strong pseudoprime to bases 2, 3, 5, 7 and 11
+  });
+});
