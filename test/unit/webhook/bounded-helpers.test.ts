@@ -7,7 +7,8 @@ import { parseGoDuration } from '../../../src/webhook/validators/common/duration
 import { hostsOverlap, hostSubsetOf, lowestOverlapping, subsetOfSome } from '../../../src/webhook/validators/common/host-sets';
 import { RepeatFinder } from '../../../src/webhook/validators/common/repeats';
 import { pathTemplateError } from '../../../src/webhook/validators/authorization-policy';
-import { isPrime } from '../../../src/webhook/validators/traffic-policy';
+import { validateConfig } from '../../../src/webhook/validators/registry';
+import { isPrime, MAGLEV_TABLE_SIZE_LIMIT } from '../../../src/webhook/validators/traffic-policy';
 import { deepObject } from './hostile-input';
 
 /** A small deterministic generator (mulberry32), so a failure names a reproducible seed. */
@@ -47,6 +48,16 @@ describe('host lists', () => {
       const candidates = hostList(rand, 1 + (seed % 17));
       const expected = candidates.map((c) => hosts.some((h) => hostSubsetOf(c, h)));
       expect({ seed, hosts, candidates, covered: subsetOfSome(candidates, hosts) }).toEqual({ seed, hosts, candidates, covered: expected });
+    }
+  });
+
+  test('lists without wildcards agree too (they take the equality-only path)', () => {
+    for (let seed = 1; seed <= 100; seed++) {
+      const rand = random(seed);
+      const hosts = hostList(rand, 1 + (seed % 30)).map((h) => h.replace(/^\*[-a]?\.?/, ''));
+      const candidates = hostList(rand, 10).map((h) => (rand() < 0.5 ? h.replace(/^\*[-a]?\.?/, '') : h));
+      expect(lowestOverlapping(hosts)).toEqual(hosts.map((h, i) => hosts.findIndex((o, j) => j !== i && hostsOverlap(h, o))));
+      expect(subsetOfSome(candidates, hosts)).toEqual(candidates.map((c) => hosts.some((h) => hostSubsetOf(c, h))));
     }
   });
 
@@ -99,21 +110,24 @@ describe('AuthorizationPolicy path templates', () => {
   });
 });
 
-describe('maglev table size primality', () => {
+describe('maglev table sizes', () => {
   const trialDivision = (x: number) => {
-    if (x < 2) return x === 1;
+    if (x < 4) return x !== 0;
     for (let f = 2; f * f <= x; f++) if (x % f === 0) return false;
     return true;
   };
 
-  test('agrees with trial division around 2^32, where Miller-Rabin takes over', () => {
-    for (let x = 2 ** 32 - 2_000; x < 2 ** 32 + 2_000; x++) expect([x, isPrime(x)]).toEqual([x, trialDivision(x)]);
+  test('the sieve agrees with trial division below 100,000 and just under the limit', () => {
+    const ranges = [[0, 100_000], [MAGLEV_TABLE_SIZE_LIMIT - 2_000, MAGLEV_TABLE_SIZE_LIMIT]] as const;
+    for (const [from, to] of ranges) for (let x = from; x < to; x++) expect([x, isPrime(x)]).toEqual([x, trialDivision(x)]);
+    expect(isPrime(MAGLEV_TABLE_SIZE_LIMIT)).toBe(false);
   });
 
-  test('knows large primes and products of two large primes up to 2^53', () => {
-    expect(isPrime(9_007_199_254_740_881)).toBe(true);
-    expect(isPrime(94_906_249)).toBe(true);
-    expect(isPrime(9_007_195_909_437_503)).toBe(false); // 94,906,249 * 94,906,247
-    expect(isPrime(2_152_302_898_747)).toBe(false); // a strong pseudoprime to bases 2, 3, 5, 7 and 11
+  test('a size over the limit gets the limit error alone, without trial division up to 2^26.5', () => {
+    // 94,906,249 * 94,906,247: trial division used to take over a second to find it composite.
+    const spec = { host: 'a.b', trafficPolicy: { loadBalancer: { consistentHash: { useSourceIp: true, maglev: { tableSize: 9_007_195_909_437_503 } } } } };
+    const verdict = validateConfig({ apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name: 'x', namespace: 'ns' }, spec });
+    if (verdict.outcome !== 'validated') throw new Error(verdict.outcome);
+    expect(verdict.result.errors).toEqual([{ path: 'spec.trafficPolicy.loadBalancer.consistentHash.maglev.tableSize', message: 'tableSize must be less than 5000011 for maglev' }]);
   });
 });

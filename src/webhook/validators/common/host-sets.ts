@@ -25,32 +25,44 @@ export function hostSubsetOf(a: string, b: string): boolean {
   return a === b;
 }
 
-interface Entry {
-  /** The host, or a wildcard's suffix, written backwards. */
-  key: string;
-  index: number;
-  wildcard: boolean;
-}
-
 function reversed(s: string): string {
   return s.split('').reverse().join('');
 }
 
-function entry(host: string, index: number): Entry {
-  const wildcard = isWildcard(host);
-  return { key: reversed(wildcard ? host.slice(1) : host), index, wildcard };
+/** The host, or a wildcard's suffix, written backwards. */
+function keyOf(host: string): string {
+  return reversed(isWildcard(host) ? host.slice(1) : host);
 }
 
-const byKey = (a: Entry, b: Entry) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index);
+/** The hosts sharing one key, by index (lowest first). */
+interface Group {
+  indexes: number[];
+  /** The lowest index of a wildcard in the group, or Infinity. */
+  wildcardMin: number;
+}
+
+/**
+ * Groups indexes by key and returns the distinct keys in code-unit order. Sorting the distinct
+ * strings natively is several times faster than sorting entries with a comparator.
+ */
+function groupByKey(hosts: readonly string[]): { groups: Map<string, Group>; keys: string[] } {
+  const groups = new Map<string, Group>();
+  hosts.forEach((h, i) => {
+    const key = keyOf(h);
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { indexes: [], wildcardMin: Infinity }));
+    g.indexes.push(i);
+    if (isWildcard(h)) g.wildcardMin = Math.min(g.wildcardMin, i);
+  });
+  return { groups, keys: [...groups.keys()].sort() };
+}
 
 interface Frame {
   key: string;
-  /** Where this key's run of equal entries sits in the sorted list. */
-  from: number;
-  to: number;
+  group: Group;
   /** The lowest index of a wildcard at this key or any key below it on the stack. */
   wildcardMin: number;
-  /** The lowest index among entries whose key strictly extends this one, seen so far. */
+  /** The lowest index among hosts whose key strictly extends this one, seen so far. */
   extensionMin: number;
 }
 
@@ -60,38 +72,40 @@ interface Frame {
  * whose suffix ends the other (the other's suffix, if it is a wildcard too).
  */
 export function lowestOverlapping(hosts: readonly string[]): number[] {
-  const sorted = hosts.map(entry).sort(byKey);
+  if (!hosts.some(isWildcard)) return lowestEqual(hosts);
+  const { groups, keys } = groupByKey(hosts);
   const partner = new Array<number>(hosts.length).fill(Infinity);
   const stack: Frame[] = [];
   const pop = () => {
     const f = stack.pop()!;
     // Wildcards at this key overlap every host whose key extends it.
-    for (let i = f.from; i < f.to; i++) if (sorted[i]!.wildcard) partner[sorted[i]!.index] = Math.min(partner[sorted[i]!.index]!, f.extensionMin);
+    for (const i of f.group.indexes) if (isWildcard(hosts[i]!)) partner[i] = Math.min(partner[i]!, f.extensionMin);
     const below = stack[stack.length - 1];
     if (below) below.extensionMin = Math.min(below.extensionMin, f.extensionMin);
   };
-  for (let from = 0; from < sorted.length; ) {
-    const key = sorted[from]!.key;
-    let to = from + 1;
-    while (to < sorted.length && sorted[to]!.key === key) to++;
+  for (const key of keys) {
+    const group = groups.get(key)!;
     while (stack.length > 0 && !key.startsWith(stack[stack.length - 1]!.key)) pop();
     const top = stack[stack.length - 1];
-    // Sorted by index within a run: the first two are the lowest.
-    const lowest = sorted[from]!.index;
-    const second = to - from > 1 ? sorted[from + 1]!.index : Infinity;
-    let wildcardHere = Infinity;
-    for (let i = from; i < to; i++) {
-      const e = sorted[i]!;
-      if (e.wildcard) wildcardHere = Math.min(wildcardHere, e.index);
-      // Equal keys always overlap; wildcards on the stack match every key extending theirs.
-      partner[e.index] = Math.min(e.index === lowest ? second : lowest, top?.wildcardMin ?? Infinity);
-    }
-    if (top) top.extensionMin = Math.min(top.extensionMin, lowest);
-    if (wildcardHere < Infinity) stack.push({ key, from, to, wildcardMin: Math.min(wildcardHere, top?.wildcardMin ?? Infinity), extensionMin: Infinity });
-    from = to;
+    const [lowest, second = Infinity] = group.indexes;
+    // Equal keys always overlap; wildcards on the stack match every key extending theirs.
+    for (const i of group.indexes) partner[i] = Math.min(i === lowest ? second : lowest!, top?.wildcardMin ?? Infinity);
+    if (top) top.extensionMin = Math.min(top.extensionMin, lowest!);
+    if (group.wildcardMin < Infinity) stack.push({ key, group, wildcardMin: Math.min(group.wildcardMin, top?.wildcardMin ?? Infinity), extensionMin: Infinity });
   }
   while (stack.length > 0) pop();
   return partner.map((p) => (p === Infinity ? -1 : p));
+}
+
+/** Without wildcards, overlapping is equality: the first two indexes of each name. */
+function lowestEqual(hosts: readonly string[]): number[] {
+  const first = new Map<string, number>();
+  const second = new Map<string, number>();
+  hosts.forEach((h, i) => {
+    if (!first.has(h)) first.set(h, i);
+    else if (!second.has(h)) second.set(h, i);
+  });
+  return hosts.map((h, i) => (first.get(h) === i ? (second.get(h) ?? -1) : first.get(h)!));
 }
 
 /**
@@ -101,16 +115,23 @@ export function lowestOverlapping(hosts: readonly string[]): number[] {
  */
 export function subsetOfSome(candidates: readonly string[], hosts: readonly string[]): boolean[] {
   const names = new Set(hosts.filter((h) => !isWildcard(h)));
-  // Wildcard hosts get indexes below every candidate so that at an equal key they come first.
-  const patterns = hosts.filter(isWildcard).map((h) => entry(h, -1));
-  const sorted = [...patterns, ...candidates.map(entry)].sort(byKey);
   const covered = candidates.map((c) => !isWildcard(c) && names.has(c));
+  if (!hosts.some(isWildcard)) return covered;
+  const patterns = new Set(hosts.filter(isWildcard).map(keyOf));
+  const byKey = new Map<string, number[]>();
+  candidates.forEach((c, i) => {
+    const key = keyOf(c);
+    const list = byKey.get(key);
+    if (list) list.push(i);
+    else byKey.set(key, [i]);
+  });
+  const keys = [...new Set([...patterns, ...byKey.keys()])].sort();
+  // The wildcard suffixes (backwards) that prefix the current key, shortest at the bottom.
   const stack: string[] = [];
-  for (const e of sorted) {
-    while (stack.length > 0 && !e.key.startsWith(stack[stack.length - 1]!)) stack.pop();
-    if (e.index < 0) {
-      if (stack[stack.length - 1] !== e.key) stack.push(e.key);
-    } else if (stack.length > 0) covered[e.index] = true;
+  for (const key of keys) {
+    while (stack.length > 0 && !key.startsWith(stack[stack.length - 1]!)) stack.pop();
+    if (patterns.has(key)) stack.push(key);
+    if (stack.length > 0) for (const i of byKey.get(key) ?? []) covered[i] = true;
   }
   return covered;
 }
