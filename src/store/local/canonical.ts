@@ -1,4 +1,8 @@
 // A key-order-independent rendering of JSON, so reordering fields in a file is not a change.
+// Recursive: callers pass values whose depth is bounded (manifests are refused past
+// MAX_MANIFEST_DEPTH before they get here).
+
+import { createHash } from 'node:crypto';
 
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
@@ -9,4 +13,9 @@ export function canonicalJson(value: unknown): string {
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
+}
+
+/** A short digest of canonicalJson(value): equal for equal objects, kept instead of the text. */
+export function fingerprintOf(value: unknown): string {
+  return createHash('sha256').update(canonicalJson(value)).digest('base64');
 }

@@ -3,26 +3,17 @@
 // the 1-based line so an operator can jump straight to the problem.
 
 import { createHash } from 'node:crypto';
-import { LineCounter, parseAllDocuments, type Document } from 'yaml';
 import { KindId, KindInfo, kindOf } from '../kinds';
 import type { KubeObject } from '../types';
+import { exceedsDepth } from './depth';
+import { jsonDocuments, ManifestError, yamlDocuments } from './documents';
+import { MAX_MANIFEST_BYTES, MAX_MANIFEST_DEPTH, MAX_MANIFEST_OBJECTS, TOO_DEEP, TOO_LARGE, TOO_MANY_OBJECTS } from './limits';
 
-/** A file larger than this is refused: local mode is for demos and tests, not bulk data. */
-export const MAX_MANIFEST_BYTES = 8 * 1024 * 1024;
+export { ManifestError } from './documents';
+export * from './limits';
 
 /** Namespaced objects without a namespace land here, as with kubectl. */
 export const DEFAULT_NAMESPACE = 'default';
-
-export class ManifestError extends Error {
-  constructor(
-    readonly file: string,
-    readonly line: number,
-    readonly reason: string,
-  ) {
-    super(`${file}:${line}: ${reason}`);
-    this.name = 'ManifestError';
-  }
-}
 
 export interface ParsedObject {
   kind: KindId;
@@ -51,71 +42,33 @@ export function deterministicUid(kind: string, namespace: string | undefined, na
 
 /** Parses one file. Throws ManifestError for the first problem; a bad file yields no objects. */
 export function parseManifest(text: string, file: string): ParsedManifest {
-  if (Buffer.byteLength(text) > MAX_MANIFEST_BYTES) {
-    throw new ManifestError(file, 1, `file is larger than ${MAX_MANIFEST_BYTES} bytes`);
-  }
+  if (Buffer.byteLength(text) > MAX_MANIFEST_BYTES) throw new ManifestError(file, 1, TOO_LARGE);
   const out: ParsedManifest = { objects: [], skipped: [] };
+  const budget = { left: MAX_MANIFEST_OBJECTS };
   for (const { value, line, itemLine } of file.toLowerCase().endsWith('.json') ? jsonDocuments(text, file) : yamlDocuments(text, file)) {
     if (value === null || value === undefined) continue; // an empty document, e.g. a trailing "---"
     if (!isMap(value)) throw new ManifestError(file, line, 'document is not a mapping (expected apiVersion, kind, metadata)');
-    collect(value, line, file, out, itemLine);
+    // Aliases can nest what the parser saw shallow; the limit is on the value the store would hold.
+    if (exceedsDepth(value, MAX_MANIFEST_DEPTH)) throw new ManifestError(file, line, TOO_DEEP);
+    collect(value, line, file, out, itemLine, budget);
   }
   return out;
 }
 
-interface RawDocument {
-  value: unknown;
-  line: number;
-  /** Line of items[i], for List kinds. */
-  itemLine?: (index: number) => number;
+interface Budget {
+  /** Documents and List items this file may still hold (MAX_MANIFEST_OBJECTS). */
+  left: number;
 }
 
-function yamlDocuments(text: string, file: string): RawDocument[] {
-  const lines = new LineCounter();
-  const docs = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false });
-  const list: Document.Parsed[] = Array.isArray(docs) ? docs : [docs];
-  const out: RawDocument[] = [];
-  for (const doc of list) {
-    const err = doc.errors[0];
-    if (err) throw new ManifestError(file, lines.linePos(err.pos[0]).line, err.message);
-    const start = doc.contents?.range?.[0] ?? doc.range[0];
-    let value: unknown;
-    try {
-      value = doc.toJS({ maxAliasCount: 100 });
-    } catch (e) {
-      throw new ManifestError(file, lines.linePos(start).line, (e as Error).message);
-    }
-    out.push({
-      value,
-      line: lines.linePos(start).line,
-      itemLine: (i) => {
-        const node = doc.getIn(['items', i], true) as { range?: [number, number, number] } | undefined;
-        return lines.linePos(node?.range?.[0] ?? start).line;
-      },
-    });
-  }
-  return out;
-}
-
-/** JSON is parsed strictly (YAML would accept `{"a": }`), with the line of the error when V8 gives a position. */
-function jsonDocuments(text: string, file: string): RawDocument[] {
-  try {
-    return [{ value: JSON.parse(text), line: 1 }];
-  } catch (e) {
-    const message = (e as Error).message.split('\n')[0]!;
-    const at = /at position (\d+)/.exec((e as Error).message);
-    const line = at ? text.slice(0, Number(at[1])).split('\n').length : 1;
-    throw new ManifestError(file, line, message);
-  }
-}
-
-function collect(doc: Json, line: number, file: string, out: ParsedManifest, itemLineOf: ((i: number) => number) | undefined): void {
+function collect(doc: Json, line: number, file: string, out: ParsedManifest, itemLineOf: ((i: number) => number) | undefined, budget: Budget): void {
+  if (--budget.left < 0) throw new ManifestError(file, line, TOO_MANY_OBJECTS);
   const apiVersion = doc['apiVersion'];
   const kind = doc['kind'];
   if (typeof apiVersion !== 'string' || apiVersion === '') throw new ManifestError(file, line, 'apiVersion is missing');
   if (typeof kind !== 'string' || kind === '') throw new ManifestError(file, line, 'kind is missing');
   if (kind === 'List' || (kind.endsWith('List') && Array.isArray(doc['items']))) {
-    collectList(doc, apiVersion, kind, line, file, out, itemLineOf);
+    budget.left++; // the List itself is not an object; its items are
+    collectList(doc, apiVersion, kind, line, file, out, itemLineOf, budget);
     return;
   }
   const info = kindOf(apiVersion, kind);
@@ -134,9 +87,11 @@ function collectList(
   file: string,
   out: ParsedManifest,
   itemLineOf: ((i: number) => number) | undefined,
+  budget: Budget,
 ): void {
   const items = doc['items'] ?? [];
   if (!Array.isArray(items)) throw new ManifestError(file, line, `${kind}.items is not a list`);
+  if (items.length > budget.left) throw new ManifestError(file, line, TOO_MANY_OBJECTS);
   // A typed list (PodList) may omit apiVersion/kind on its items, as the API server's list responses do.
   const itemKind = kind === 'List' ? undefined : kind.slice(0, -'List'.length);
   items.forEach((item: unknown, i) => {
@@ -144,7 +99,7 @@ function collectList(
     if (!isMap(item)) throw new ManifestError(file, itemLine, `${kind}.items[${i}] is not a mapping`);
     const withType = itemKind ? { apiVersion, kind: itemKind, ...item } : item;
     if (withType['kind'] === 'List') throw new ManifestError(file, itemLine, `${kind}.items[${i}] is a nested List`);
-    collect(withType, itemLine, file, out, undefined);
+    collect(withType, itemLine, file, out, undefined, budget);
   });
 }
 
