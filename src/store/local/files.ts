@@ -26,16 +26,28 @@ export interface FoundFile {
   signature: string;
 }
 
-/** Lists manifest files under root recursively, sorted by relative path so load order is stable. */
-export async function listManifestFiles(root: string): Promise<FoundFile[]> {
-  const out: FoundFile[] = [];
+/** What one walk of the folder found. */
+export interface Listing {
+  /** Manifest files, sorted by relative path so load order is stable. */
+  files: FoundFile[];
+  /** Every folder walked, '' for the root; the watcher watches exactly these. */
+  folders: string[];
+}
+
+/** Entries stat'ed at once during a walk: enough to hide the thread-pool round trips, few enough to share it. */
+const STAT_CONCURRENCY = 32;
+
+/** Lists manifest files (and the folders holding them) under root recursively. */
+export async function listManifestFiles(root: string): Promise<Listing> {
+  const out: Listing = { files: [], folders: [] };
   const rootStat = await fs.stat(root).catch(() => undefined);
   await walk(root, '', 0, out, new Set(rootStat ? [`${rootStat.dev}:${rootStat.ino}`] : []));
-  return out.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  out.files.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  return out;
 }
 
 /** `visited` holds dev:ino of folders already walked, so a symlink back up is followed once at most. */
-async function walk(root: string, relDir: string, depth: number, out: FoundFile[], visited: Set<string>): Promise<void> {
+async function walk(root: string, relDir: string, depth: number, out: Listing, visited: Set<string>): Promise<void> {
   if (depth > MAX_FOLDER_DEPTH) return;
   let entries: string[];
   try {
@@ -45,21 +57,22 @@ async function walk(root: string, relDir: string, depth: number, out: FoundFile[
     if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return;
     throw err;
   }
-  for (const name of entries) {
-    if (name.startsWith('.')) continue;
-    const rel = relDir ? `${relDir}/${name}` : name;
-    const abs = path.join(root, rel);
-    let st: Stats;
-    try {
-      st = await fs.stat(abs);
-    } catch {
-      continue; // removed while scanning, or a dangling symlink
-    }
-    if (st.isDirectory()) {
-      const id = `${st.dev}:${st.ino}`;
-      if (visited.has(id)) continue;
-      visited.add(id);
-      await walk(root, rel, depth + 1, out, visited);
-    } else if (st.isFile() && isManifestFile(name)) out.push({ rel, abs, signature: statSignature(st) });
+  out.folders.push(relDir);
+  const names = entries.filter((name) => !name.startsWith('.'));
+  const subfolders: string[] = [];
+  for (let i = 0; i < names.length; i += STAT_CONCURRENCY) {
+    const batch = names.slice(i, i + STAT_CONCURRENCY);
+    const stats = await Promise.all(batch.map((name) => fs.stat(path.join(root, relDir, name)).catch(() => undefined)));
+    batch.forEach((name, j) => {
+      const st = stats[j]; // undefined: removed while scanning, or a dangling symlink
+      const rel = relDir ? `${relDir}/${name}` : name;
+      if (st?.isDirectory()) {
+        const id = `${st.dev}:${st.ino}`;
+        if (visited.has(id)) return;
+        visited.add(id);
+        subfolders.push(rel);
+      } else if (st?.isFile() && isManifestFile(name)) out.files.push({ rel, abs: path.join(root, rel), signature: statSignature(st) });
+    });
   }
+  for (const rel of subfolders) await walk(root, rel, depth + 1, out, visited);
 }

@@ -1,14 +1,18 @@
-// Local mode's source: a folder of Kubernetes manifests stands in for the API server. Every
-// reload re-lists the folder, re-reads files whose stat changed (or that a watch event named),
-// and hands the store exactly the add/update/delete events an informer would have produced.
+// Local mode's source: a folder of Kubernetes manifests stands in for the API server. Each folder
+// is watched on its own (see folder-watcher.ts); a change re-reads only the files the watcher
+// named, while the start, the periodic rescan and any change to a folder re-list everything.
+// Files are read and parsed on a worker thread (parser-thread.ts), and the store gets exactly the
+// add/update/delete events an informer would have produced (publisher.ts).
 
-import { createHash } from 'node:crypto';
-import { FSWatcher, promises as fs, watch } from 'node:fs';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
 import { scopedLogger } from '../../log/logger';
 import type { ConfigSource, StoreWriter } from '../types';
-import { listManifestFiles } from './files';
-import { ManifestError, parseManifest, type ParsedObject } from './manifest';
-import { diffStates, FileIssue, resolveOwnership, Stored } from './ownership';
+import { FoundFile, isManifestFile, listManifestFiles, statSignature } from './files';
+import { FolderWatcher } from './folder-watcher';
+import type { FileIssue } from './ownership';
+import { ManifestParser, type ParseOutcome } from './parser-thread';
+import { Publisher, Slicer } from './publisher';
 
 const log = scopedLogger('local');
 
@@ -44,47 +48,61 @@ export interface LocalSourceOptions {
   now?: () => Date;
   /** Called after every reload; the metrics module counts from here. */
   onReload?: (stats: ReloadStats) => void;
+  /** The parser thread; tests of its limits pass one with short ones. */
+  parser?: ManifestParser;
 }
 
 interface FileState {
+  /** Load order: the file loaded first keeps an object defined twice. */
   order: number;
   signature: string;
   contentHash: string;
-  /** The last successful parse; kept while the file is broken so its objects stay in place. */
-  objects: readonly ParsedObject[];
   skipped: number;
-  error?: FileIssue;
 }
 
 export class LocalSource implements ConfigSource {
   private readonly files = new Map<string, FileState>();
-  private current = new Map<string, Stored>();
-  private duplicates: FileIssue[] = [];
+  /** Files that cannot be loaded now, with why; their last good objects stay in the store. */
+  private readonly failed = new Map<string, FileIssue>();
+  private readonly publisher: Publisher;
+  private readonly parser: ManifestParser;
   private readonly reported = new Set<string>();
-  private version = 0;
+  private skipped = 0;
   private nextOrder = 0;
-  private watcher: FSWatcher | undefined;
+  private watcher: FolderWatcher | undefined;
   private rescanTimer: NodeJS.Timeout | undefined;
   private debounceTimer: NodeJS.Timeout | undefined;
   private firstPendingAt = 0;
-  private forced = new Set<string>();
+  /** Paths the watcher named since the last reload, and whether something needs a full listing. */
+  private pending = new Set<string>();
+  private pendingFull = true;
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
 
-  constructor(private readonly opts: LocalSourceOptions) {}
+  constructor(private readonly opts: LocalSourceOptions) {
+    this.publisher = new Publisher(opts.writer, opts.now ?? (() => new Date()));
+    this.parser = opts.parser ?? new ManifestParser();
+  }
 
   async start(): Promise<void> {
     const st = await fs.stat(this.opts.dir).catch(() => undefined);
     if (!st?.isDirectory()) throw new Error(`--configDir ${this.opts.dir}: not a readable folder`);
     this.opts.writer.expectSync(LOCAL_SYNC_PART);
-    // Watch before the first read, so a file written during the initial load is not missed.
-    if (this.opts.watch !== false) this.startWatching();
+    if (this.opts.watch !== false) {
+      this.watcher = new FolderWatcher(
+        this.opts.dir,
+        (e) => this.onWatchEvent(e.rel),
+        (problem, err) => this.reportOnce(`watch:${problem}`, () => log.warn({ err, dir: this.opts.dir }, `${problem}; relying on periodic rescans`)),
+      );
+      // Watch the root before the first read, so a file written during the initial load is not missed.
+      this.watcher.sync(['']);
+    }
     await this.reload();
     this.opts.writer.markSynced(LOCAL_SYNC_PART);
     const every = this.opts.rescanIntervalMs ?? (this.opts.watch !== false ? LOCAL_RESCAN_INTERVAL_MS : undefined);
     if (every !== undefined && every > 0) {
-      this.rescanTimer = setInterval(() => void this.reload(), every);
+      this.rescanTimer = setInterval(() => void this.rescan(), every);
       this.rescanTimer.unref();
     }
   }
@@ -95,30 +113,28 @@ export class LocalSource implements ConfigSource {
     this.watcher = undefined;
     if (this.rescanTimer) clearInterval(this.rescanTimer);
     if (this.debounceTimer) clearTimeout(this.debounceTimer);
+    await this.parser.close();
     await this.running;
   }
 
-  /** Problems per file (parse errors and ignored duplicates), for /debug and tests. */
+  /**
+   * Files that cannot be loaded (parse errors and files past a limit, with file, line and reason)
+   * and ignored duplicates; /debug/localconfig lists these.
+   */
   errors(): FileIssue[] {
-    const parse = [...this.files.values()].flatMap((f) => (f.error ? [f.error] : []));
-    return [...parse, ...this.duplicates].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : a.line - b.line));
+    return [...this.failed.values(), ...this.publisher.index.duplicates()].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : a.line - b.line));
   }
 
-  /** Re-reads the folder now; resolves when the store has the result. */
+  /** Re-lists and re-reads the folder now; resolves when the store has the result. */
   rescan(): Promise<void> {
+    this.pendingFull = true;
     return this.reload();
   }
 
-  private startWatching(): void {
-    try {
-      this.watcher = watch(this.opts.dir, { recursive: true }, (_event, filename) => {
-        if (filename) this.forced.add(String(filename).split('\\').join('/'));
-        this.schedule();
-      });
-      this.watcher.on('error', (err) => log.warn({ err, dir: this.opts.dir }, 'watching the config folder failed; relying on periodic rescans'));
-    } catch (err) {
-      log.warn({ err, dir: this.opts.dir }, 'cannot watch the config folder; relying on periodic rescans');
-    }
+  private onWatchEvent(rel: string | undefined): void {
+    if (rel === undefined) this.pendingFull = true;
+    else this.pending.add(rel);
+    this.schedule();
   }
 
   private schedule(): void {
@@ -156,91 +172,114 @@ export class LocalSource implements ConfigSource {
   }
 
   private async reloadOnce(): Promise<void> {
-    const forced = this.forced;
-    this.forced = new Set();
+    const named = this.pending;
+    this.pending = new Set();
+    let full = this.pendingFull;
+    this.pendingFull = false;
     if (!(await fs.stat(this.opts.dir).catch(() => undefined))?.isDirectory()) {
       // A vanished folder is more likely a mount hiccup than "delete everything": keep the state.
       this.reportOnce(`missing:${this.opts.dir}`, () => log.warn({ dir: this.opts.dir }, 'config folder is missing; keeping the objects loaded from it'));
       return;
     }
-    const found = await listManifestFiles(this.opts.dir);
-    const seen = new Set<string>();
-    for (const f of found) {
-      seen.add(f.rel);
-      const state = this.files.get(f.rel);
-      if (state && state.signature === f.signature && !forced.has(f.rel)) continue;
-      let text: string;
-      try {
-        text = await fs.readFile(f.abs, 'utf8');
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') seen.delete(f.rel);
-        else this.fileFailed(f.rel, state, f.signature, '', { file: f.rel, line: 1, message: (err as Error).message });
-        continue;
+    let toRead: FoundFile[] = [];
+    const gone: string[] = [];
+    if (!full) {
+      for (const rel of named) {
+        const what = await this.classify(rel);
+        if (what === 'full') full = true;
+        else if (what === 'gone') gone.push(rel);
+        else if (what) toRead.push(what);
+        if (full) break;
       }
-      this.readFile(f.rel, state, f.signature, text);
     }
-    for (const rel of [...this.files.keys()]) if (!seen.has(rel)) this.files.delete(rel);
-    this.publish();
+    if (full) {
+      gone.length = 0;
+      const listing = await listManifestFiles(this.opts.dir);
+      // Files written into a folder before its watch began are found by listing it once more.
+      if (this.watcher && this.watcher.sync(listing.folders) > 0) this.onWatchEvent(undefined);
+      const listed = new Set(listing.files.map((f) => f.rel));
+      for (const rel of this.files.keys()) if (!listed.has(rel)) gone.push(rel);
+      toRead = listing.files.filter((f) => named.has(f.rel) || this.files.get(f.rel)?.signature !== f.signature);
+    }
+    // All files go to the thread at once; results are taken in order, so load order stays stable.
+    const outcomes = toRead.map((f) => ({ f, outcome: this.parser.parse(f.rel, f.abs, this.files.get(f.rel)?.contentHash) }));
+    for (const { f, outcome } of outcomes) this.apply(f, await outcome);
+    for (const rel of gone) this.forget(rel);
+    if (this.stopped) return;
+    await this.publish();
   }
 
-  private readFile(rel: string, state: FileState | undefined, signature: string, text: string): void {
-    const contentHash = createHash('sha256').update(text).digest('hex');
-    if (state && state.contentHash === contentHash) {
-      state.signature = signature;
-      return;
+  /** What a watch event on `rel` asks for: read one file, drop one, list everything, or nothing. */
+  private async classify(rel: string): Promise<FoundFile | 'gone' | 'full' | undefined> {
+    const abs = path.join(this.opts.dir, rel);
+    const name = path.posix.basename(rel);
+    if (name.startsWith('.')) {
+      // Editors' temporary files are hidden and ignored; but a ConfigMap volume swaps its hidden
+      // "..data" symlink, which changes what every file in it points at.
+      const st = await fs.lstat(abs).catch(() => undefined);
+      return st && (st.isSymbolicLink() || st.isDirectory()) ? 'full' : undefined;
     }
-    try {
-      const parsed = parseManifest(text, rel);
-      for (const s of parsed.skipped) log.debug({ file: rel, line: s.line, apiVersion: s.apiVersion, kind: s.kind }, 'skipping a kind the store does not hold');
-      this.files.set(rel, {
-        order: state?.order ?? this.nextOrder++,
-        signature,
-        contentHash,
-        objects: parsed.objects,
-        skipped: parsed.skipped.length,
-      });
-      if (state?.error) log.info({ file: rel }, 'manifest file parses again');
-    } catch (err) {
-      if (!(err instanceof ManifestError)) throw err;
-      this.fileFailed(rel, state, signature, contentHash, { file: err.file, line: err.line, message: err.reason });
+    const st = await fs.stat(abs).catch(() => undefined);
+    if (!st) return this.files.has(rel) ? 'gone' : this.watcher?.has(rel) ? 'full' : undefined;
+    if (st.isDirectory() || this.watcher?.has(rel)) return 'full';
+    return st.isFile() && isManifestFile(name) ? { rel, abs, signature: statSignature(st) } : undefined;
+  }
+
+  private apply(f: FoundFile, outcome: ParseOutcome): void {
+    const state = this.files.get(f.rel);
+    switch (outcome.type) {
+      case 'stopped':
+        return;
+      case 'missing':
+        this.forget(f.rel);
+        return;
+      case 'unchanged':
+        if (state) state.signature = f.signature;
+        return;
+      case 'parsed': {
+        const order = state?.order ?? this.nextOrder++;
+        this.skipped += outcome.skipped.length - (state?.skipped ?? 0);
+        this.files.set(f.rel, { order, signature: f.signature, contentHash: outcome.hash, skipped: outcome.skipped.length });
+        this.publisher.index.setFile(f.rel, order, outcome.objects, (o) => o.fingerprint);
+        for (const s of outcome.skipped) log.debug({ file: f.rel, line: s.line, apiVersion: s.apiVersion, kind: s.kind }, 'skipping a kind the store does not hold');
+        if (this.failed.delete(f.rel)) log.info({ file: f.rel }, 'manifest file loads again');
+        return;
+      }
+      case 'failed': {
+        // The objects the file held before stay; only the error is new.
+        const issue: FileIssue = { file: f.rel, line: outcome.line, message: outcome.message };
+        this.files.set(f.rel, { order: state?.order ?? this.nextOrder++, signature: f.signature, contentHash: outcome.hash, skipped: state?.skipped ?? 0 });
+        this.failed.set(f.rel, issue);
+        this.reportOnce(issueKey(issue), () => log.warn({ file: issue.file, line: issue.line }, `${issue.file}:${issue.line}: ${issue.message}; its previous objects are kept`));
+        return;
+      }
     }
   }
 
-  private fileFailed(rel: string, state: FileState | undefined, signature: string, contentHash: string, issue: FileIssue): void {
-    // The objects the file held before stay; only the error is new.
-    const next: FileState = state
-      ? { ...state, signature, contentHash, error: issue }
-      : { order: this.nextOrder++, signature, contentHash, objects: [], skipped: 0, error: issue };
-    this.files.set(rel, next);
-    this.reportOnce(issueKey(issue), () =>
-      log.warn({ file: issue.file, line: issue.line }, `${issue.file}:${issue.line}: ${issue.message}; its previous objects are kept`),
-    );
+  private forget(rel: string): void {
+    const state = this.files.get(rel);
+    if (!state) return;
+    this.files.delete(rel);
+    this.failed.delete(rel);
+    this.skipped -= state.skipped;
+    this.publisher.index.setFile(rel, state.order, []);
   }
 
-  private publish(): void {
-    const { desired, duplicates } = resolveOwnership([...this.files].map(([file, s]) => ({ file, order: s.order, objects: s.objects })));
-    this.duplicates = duplicates;
+  private async publish(): Promise<void> {
+    const events = await this.publisher.publish(new Slicer(), () => this.stopped);
+    const duplicates = this.publisher.index.duplicates();
     for (const d of duplicates) this.reportOnce(issueKey(d), () => log.warn({ file: d.file, line: d.line }, `${d.file}:${d.line}: ${d.message}`));
     // Forget problems that are gone, so one that comes back is reported again.
-    const present = new Set(this.errors().map(issueKey));
-    for (const key of this.reported) if (!present.has(key)) this.reported.delete(key);
-    const now = this.opts.now ?? (() => new Date());
-    const { next, changes, counts } = diffStates(
-      this.current,
-      desired,
-      () => String(++this.version),
-      () => now().toISOString(),
-    );
-    this.current = next;
-    if (changes.length > 0) this.opts.writer.apply(changes);
+    const present = new Set([...this.failed.values(), ...duplicates].map(issueKey));
+    for (const key of this.reported) if (!present.has(key) && !key.startsWith('watch:') && !key.startsWith('missing:')) this.reported.delete(key);
     const stats: ReloadStats = {
       files: this.files.size,
-      objects: next.size,
-      skipped: [...this.files.values()].reduce((n, f) => n + f.skipped, 0),
-      errors: this.errors().length,
-      events: counts,
+      objects: this.publisher.size,
+      skipped: this.skipped,
+      errors: this.failed.size + this.publisher.index.duplicatesCount(),
+      events,
     };
-    if (changes.length > 0) log.debug({ ...stats }, 'config folder reloaded');
+    if (events.add + events.update + events.delete > 0) log.debug({ ...stats }, 'config folder reloaded');
     this.opts.onReload?.(stats);
   }
 

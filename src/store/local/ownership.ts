@@ -36,24 +36,98 @@ export function objectId(kind: KindId, object: KubeObject): string {
   return `${kind}|${keyOf(object)}`;
 }
 
-export function resolveOwnership(files: readonly FileObjects[]): { desired: Map<string, Desired>; duplicates: FileIssue[] } {
-  const desired = new Map<string, Desired>();
-  const duplicates: FileIssue[] = [];
-  for (const f of [...files].sort((a, b) => a.order - b.order)) {
-    for (const { kind, object, line } of f.objects) {
-      const id = objectId(kind, object);
-      const owner = desired.get(id);
-      if (owner) {
-        duplicates.push({
-          file: f.file,
-          line,
-          message: `${kind} ${keyOf(object)} is already defined in ${owner.file}; this copy is ignored`,
-        });
-        continue;
-      }
-      desired.set(id, { kind, object, fingerprint: canonicalJson(object), file: f.file });
+/** One file's copy of an object. */
+interface Claim {
+  file: string;
+  order: number;
+  /** Position in the file, so a file defining an object twice keeps its first copy. */
+  index: number;
+  object: ParsedObject;
+  fingerprint: string;
+}
+
+/**
+ * Who owns each object, kept up to date file by file: replacing one file's objects costs the
+ * size of that file (and of the objects it shares with other files), not of the folder. The ids
+ * whose owner may have changed collect in `dirty` until the source publishes them.
+ */
+export class OwnershipIndex {
+  /** object id -> file -> that file's copies (usually one file with one copy). */
+  private readonly claims = new Map<string, Map<string, Claim[]>>();
+  private readonly byFile = new Map<string, string[]>();
+  private readonly duplicateIssues = new Map<string, FileIssue[]>();
+  private duplicateCount = 0;
+  readonly dirty = new Set<string>();
+
+  /** Replaces what `file` defines; an empty list (or a removed file) drops its claims. */
+  setFile<T extends ParsedObject>(file: string, order: number, objects: readonly T[], fingerprint: (o: T) => string = (o) => canonicalJson(o.object)): void {
+    for (const id of this.byFile.get(file) ?? []) {
+      this.claims.get(id)?.delete(file);
+      if (this.claims.get(id)?.size === 0) this.claims.delete(id);
+      this.dirty.add(id);
     }
+    if (objects.length === 0) {
+      this.byFile.delete(file);
+      return;
+    }
+    const ids: string[] = [];
+    objects.forEach((object, index) => {
+      const id = objectId(object.kind, object.object);
+      let perFile = this.claims.get(id);
+      if (!perFile) this.claims.set(id, (perFile = new Map()));
+      let copies = perFile.get(file);
+      if (!copies) {
+        perFile.set(file, (copies = []));
+        ids.push(id);
+      }
+      copies.push({ file, order, index, object, fingerprint: fingerprint(object) });
+      this.dirty.add(id);
+    });
+    this.byFile.set(file, ids);
   }
+
+  /** The copy that wins `id`: lowest load order, then first in its file; the others are reported. */
+  resolve(id: string): Desired | undefined {
+    const perFile = this.claims.get(id);
+    let owner: Claim | undefined;
+    for (const copies of perFile?.values() ?? []) {
+      const first = copies[0];
+      if (first && (!owner || first.order < owner.order)) owner = first;
+    }
+    const issues: FileIssue[] = [];
+    for (const copies of perFile?.values() ?? []) {
+      for (const c of copies) {
+        if (c === owner || !owner) continue;
+        issues.push({ file: c.file, line: c.object.line, message: `${c.object.kind} ${keyOf(c.object.object)} is already defined in ${owner.file}; this copy is ignored` });
+      }
+    }
+    this.duplicateCount += issues.length - (this.duplicateIssues.get(id)?.length ?? 0);
+    if (issues.length > 0) this.duplicateIssues.set(id, issues);
+    else this.duplicateIssues.delete(id);
+    return owner && { kind: owner.object.kind, object: owner.object.object, fingerprint: owner.fingerprint, file: owner.file };
+  }
+
+  duplicates(): FileIssue[] {
+    return [...this.duplicateIssues.values()].flat();
+  }
+
+  duplicatesCount(): number {
+    return this.duplicateCount;
+  }
+}
+
+/** Ownership of a whole folder at once: the same rule as the index, for callers holding every file. */
+export function resolveOwnership(files: readonly FileObjects[]): { desired: Map<string, Desired>; duplicates: FileIssue[] } {
+  const index = new OwnershipIndex();
+  const sorted = [...files].sort((a, b) => a.order - b.order);
+  for (const f of sorted) index.setFile(f.file, f.order, f.objects);
+  const desired = new Map<string, Desired>();
+  for (const id of index.dirty) {
+    const want = index.resolve(id);
+    if (want) desired.set(id, want);
+  }
+  const rank = new Map(sorted.map((f, i) => [f.file, i]));
+  const duplicates = index.duplicates().sort((a, b) => rank.get(a.file)! - rank.get(b.file)! || a.line - b.line); // every issue's file is in `files`
   return { desired, duplicates };
 }
 
@@ -93,17 +167,22 @@ export function diffStates(
       next.set(id, { ...want, stored: cur.stored });
       continue;
     }
-    const metadata = {
-      ...want.object.metadata,
-      resourceVersion: nextVersion(),
-      // The API server sets this once at create; an update keeps it.
-      creationTimestamp: want.object.metadata.creationTimestamp ?? cur?.stored.metadata.creationTimestamp ?? now(),
-    };
-    const stored: KubeObject = { ...want.object, metadata };
+    const stored = storedForm(want, cur, nextVersion, now);
     next.set(id, { ...want, stored });
     changes.push({ kind: want.kind, object: stored });
     if (cur) counts.update++;
     else counts.add++;
   }
   return { next, changes, counts };
+}
+
+/** The object as the store gets it: the next resourceVersion, and the creationTimestamp of its first version. */
+export function storedForm(want: Desired, cur: Stored | undefined, nextVersion: () => string, now: () => string): KubeObject {
+  const metadata = {
+    ...want.object.metadata,
+    resourceVersion: nextVersion(),
+    // The API server sets this once at create; an update keeps it.
+    creationTimestamp: want.object.metadata.creationTimestamp ?? cur?.stored.metadata.creationTimestamp ?? now(),
+  };
+  return { ...want.object, metadata };
 }
