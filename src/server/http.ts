@@ -1,17 +1,13 @@
-// The plain HTTP listeners: httpAddr (/ready, /debug/) and monitoringAddr (/metrics, /version).
+// The plain HTTP listeners' handlers: httpAddr (/ready, /debug/) and monitoringAddr (/metrics,
+// /version). Their deadlines, connection cap and close are in http-listener.ts.
 
-import * as http from 'node:http';
-import type * as net from 'node:net';
+import type * as http from 'node:http';
 import { isIP } from 'node:net';
 import type { Registry } from 'prom-client';
-import type { ListenAddress } from '../config/address';
-import { Logger, scopedLogger } from '../log/logger';
 import type { DebugRequest } from './context';
 import type { DebugRouter } from './debug';
 import type { ReadinessTracker } from './readiness';
 import { versionInfo } from './version';
-
-const log = scopedLogger('server');
 
 /** Debug request bodies are tiny (a log level); anything larger is refused. */
 export const MAX_DEBUG_BODY_BYTES = 64 * 1024;
@@ -102,37 +98,5 @@ export function monitoringHandler(registry: Registry): http.RequestListener {
   };
 }
 
-export interface BoundListener {
-  name: string;
-  address: string;
-  port: number;
-  close(): Promise<void>;
-}
-
-/** Binds an HTTP(S) server and logs its real address. An empty host listens on every interface. */
-export function listen(name: string, server: net.Server & { closeIdleConnections?(): void }, addr: ListenAddress, logger: Logger = log): Promise<BoundListener> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    const onListening = () => {
-      server.off('error', reject);
-      const a = server.address();
-      const port = typeof a === 'object' && a ? a.port : addr.port;
-      const host = typeof a === 'object' && a ? a.address : addr.host;
-      const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-      logger.info({ listener: name, address, port }, 'listening');
-      resolve({
-        name,
-        address,
-        port,
-        close: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            // Idle keep-alive sockets would otherwise hold close() open.
-            server.closeIdleConnections?.();
-          }),
-      });
-    };
-    if (addr.host === '') server.listen(addr.port, onListening);
-    else server.listen(addr.port, addr.host, onListening);
-  });
-}
+// Binding and the listener limits live in http-listener.ts; re-exported for existing callers.
+export { listen, type BoundListener, type ListenOptions } from './http-listener';

@@ -2,32 +2,26 @@
 // It moves bytes in and out: TLS from node:tls, HTTP/1.1 from the strict reader in http1.ts (the
 // API server speaks HTTP/1.1 keep-alive to admission webhooks), the decisions in admission.ts.
 // The serving certificate comes from the CA and is swapped in place on renewal, so open
-// keep-alive connections survive.
+// keep-alive connections survive. Each connection is served by connection.ts; the listener caps
+// open connections, checks their deadlines on one timer, and closes gracefully (limits.ts).
 
 import type { Socket } from 'node:net';
 import * as tls from 'node:tls';
 import type { SecureContextOptions } from 'node:tls';
 import type { ServerContext, ServingCertificate } from '../server/context';
 import { scopedLogger } from '../log/logger';
-import { listen } from '../server/http';
-import { AdmissionReply, bodyTooLarge, MAX_REQUEST_BODY_BYTES, reviewAdmission } from './admission';
-import { formatResponse, HttpRequest, isProtocolError, RequestReader } from './http1';
+import { LISTENER_CLOSE_DEADLINE_MS, listen } from '../server/http-listener';
+import { AdmissionReply, bodyTooLarge, reviewAdmission } from './admission';
+import { Answer, WebhookConnection } from './connection';
+import type { HttpProtocolError, HttpRequest } from './http1';
+import { WebhookLimits, webhookLimits } from './limits';
 import { webhookMetrics, WebhookMetrics } from './metrics';
+
+export { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, type WebhookLimits } from './limits';
 
 const log = scopedLogger('webhook');
 
-/** istiod's webhook server timeouts (ReadHeaderTimeout 30s, IdleTimeout 90s). */
-export const HEADERS_TIMEOUT_MS = 30_000;
-export const KEEP_ALIVE_TIMEOUT_MS = 90_000;
 export const READINESS_CONDITION = 'webhook';
-
-/** The connection timeouts; tests shorten them. */
-export interface WebhookTimeouts {
-  headersMs: number;
-  keepAliveMs: number;
-}
-
-const ISTIOD_TIMEOUTS: WebhookTimeouts = { headersMs: HEADERS_TIMEOUT_MS, keepAliveMs: KEEP_ALIVE_TIMEOUT_MS };
 
 export interface WebhookServerHandle {
   /** False when httpsAddr is empty. */
@@ -35,7 +29,17 @@ export interface WebhookServerHandle {
   /** The bound address, e.g. "[::]:15017"; undefined when disabled. */
   address?: string;
   port?: number;
-  close(): Promise<void>;
+  /**
+   * Graceful close: turns readiness off, stops accepting, drops connections still in their TLS
+   * handshake and closes idle keep-alive connections at once; a request under way is answered
+   * (with `Connection: close`) and its connection closed. At `deadlineMs` (default
+   * LISTENER_CLOSE_DEADLINE_MS) whatever is left is destroyed. Resolves when every connection is
+   * closed. Also registered as a shutdown hook; calling it again returns the same promise, and a
+   * shorter deadline wins.
+   */
+  close(deadlineMs?: number): Promise<void>;
+  /** Destroys every connection now; a pending close() then resolves. */
+  forceClose(): void;
 }
 
 function tlsOptions(cert: ServingCertificate): SecureContextOptions {
@@ -64,7 +68,7 @@ function httpDate(): string {
 }
 
 /** The answer to one request. */
-function answer(req: HttpRequest, metrics: WebhookMetrics): { status: number; contentType: string; body: string } {
+function answer(req: HttpRequest, metrics: WebhookMetrics): Answer {
   if (req.target === '/ready') return { status: 200, contentType: TEXT, body: 'ok\n' };
   if (!isValidatePath(req.target)) return { status: 404, contentType: TEXT, body: '404 page not found\n' };
   let reply: AdmissionReply;
@@ -83,97 +87,108 @@ function answer(req: HttpRequest, metrics: WebhookMetrics): { status: number; co
   return { status: reply.status, contentType: reply.contentType, body: reply.body };
 }
 
-interface Connection {
-  socket: tls.TLSSocket;
-  reader: RequestReader;
-  /** Set once the last response is written; later bytes are ignored. */
-  closing: boolean;
+/** A refused request: counted as istiod counts HTTP errors, and answered before the connection closes. */
+function refuse(err: HttpProtocolError, peer: string | undefined, metrics: WebhookMetrics): Answer {
+  const reply = err.tooLarge ? bodyTooLarge() : undefined;
+  const status = reply?.status ?? err.status;
+  const body = reply ? reply.body : `${err.message}\n`;
+  metrics.record({ type: 'http-error', status, message: body.trim() });
+  log.info({ status, peer }, body.trim());
+  return { status, contentType: TEXT, body };
 }
 
-/**
- * Serves one TLS connection: requests in order, keep-alive, and an inactivity timeout that is
- * keepAliveMs between requests and headersMs once one has begun.
- */
-function serve(socket: tls.TLSSocket, metrics: WebhookMetrics, connections: Set<Connection>, shuttingDown: () => boolean, timeouts: WebhookTimeouts): void {
-  const conn: Connection = { socket, reader: new RequestReader(MAX_REQUEST_BODY_BYTES), closing: false };
-  connections.add(conn);
-  socket.setNoDelay(true);
-  let timeout = timeouts.keepAliveMs;
-  socket.setTimeout(timeout);
-  const finish = (response: Buffer) => {
-    conn.closing = true;
-    socket.end(response);
-  };
-  socket.on('data', (chunk: Buffer) => {
-    if (conn.closing) return;
-    conn.reader.push(chunk);
-    for (;;) {
-      const next = conn.reader.next();
-      if (next === undefined) break;
-      if (isProtocolError(next)) {
-        const reply = next.tooLarge ? bodyTooLarge() : undefined;
-        const status = reply?.status ?? next.status;
-        const message = reply ? reply.body : `${next.message}\n`;
-        metrics.record({ type: 'http-error', status, message: message.trim() });
-        log.info({ status, peer: socket.remoteAddress }, message.trim());
-        finish(formatResponse(status, TEXT, message, { close: true, date: httpDate() }));
-        return;
-      }
-      const { status, contentType, body } = answer(next, metrics);
-      const close = !next.keepAlive || shuttingDown();
-      const bytes = formatResponse(status, contentType, body, { close, date: httpDate() });
-      if (close) return finish(bytes);
-      // A client that sends but does not read must not make its answers pile up in memory.
-      if (!socket.write(bytes)) {
-        socket.pause();
-        socket.once('drain', () => socket.resume());
-      }
-    }
-    const wanted = conn.reader.idle ? timeouts.keepAliveMs : timeouts.headersMs;
-    if (wanted !== timeout) socket.setTimeout((timeout = wanted));
-  });
-  socket.on('timeout', () => {
-    if (conn.reader.idle) socket.destroy();
-    else finish(formatResponse(408, TEXT, 'request not received in time\n', { close: true, date: httpDate() }));
-  });
-  socket.on('error', (err) => log.debug({ err: err.message, peer: socket.remoteAddress }, 'webhook connection failed'));
-  socket.on('close', () => connections.delete(conn));
+/** How often connection deadlines are checked: a twentieth of the shortest, within 5 ms..1 s. */
+function checkInterval(l: WebhookLimits): number {
+  return Math.min(1000, Math.max(5, Math.floor(Math.min(l.headersMs, l.requestMs, l.keepAliveMs) / 20)));
 }
 
 /**
  * Starts the webhook listener on --httpsAddr once the serving certificate exists. Registers a
  * readiness condition that turns true when it listens (istiod's "config validation" probe).
+ * `overrides` shorten the limits in tests (see limits.ts).
  */
-export async function startWebhookServer(ctx: ServerContext, timeouts: WebhookTimeouts = ISTIOD_TIMEOUTS): Promise<WebhookServerHandle> {
+export async function startWebhookServer(ctx: ServerContext, overrides: Partial<WebhookLimits> = {}): Promise<WebhookServerHandle> {
   const addr = ctx.options.flags.httpsAddr;
   if (!addr) {
     log.info('httpsAddr is empty: the validating webhook is disabled');
-    return { enabled: false, close: async () => undefined };
+    return { enabled: false, close: async () => undefined, forceClose: () => undefined };
   }
+  const limits = webhookLimits(overrides);
   const ready = ctx.readiness.register(READINESS_CONDITION);
   const cert = await ctx.servingCerts.whenAvailable();
   const metrics = webhookMetrics(ctx.metrics);
-  const connections = new Set<Connection>();
+  /** Every accepted TCP connection, from accept (before its handshake) to close. */
+  const sockets = new Set<Socket>();
+  const connections = new Set<WebhookConnection>();
   let closing: Promise<void> | undefined;
-  const server = tls.createServer({ ...tlsOptions(cert), ALPNProtocols: ['http/1.1'], keepAlive: true }, (socket) => serve(socket, metrics, connections, () => closing !== undefined, timeouts));
-  server.on('tlsClientError', (err: Error, socket: Socket) => log.debug({ err: err.message, peer: socket.remoteAddress }, 'TLS handshake failed'));
+  const host = {
+    limits,
+    log,
+    answer: (req: HttpRequest) => answer(req, metrics),
+    refuse: (err: HttpProtocolError, peer: string | undefined) => refuse(err, peer, metrics),
+    shuttingDown: () => closing !== undefined,
+    date: httpDate,
+  };
+  const server = tls.createServer({ ...tlsOptions(cert), ALPNProtocols: ['http/1.1'], keepAlive: true, handshakeTimeout: limits.handshakeMs }, (socket) => {
+    const conn = new WebhookConnection(socket, host);
+    connections.add(conn);
+    socket.on('close', () => connections.delete(conn));
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  server.on('tlsClientError', (err: Error, socket: Socket) => {
+    log.debug({ err: err.message, peer: socket.remoteAddress }, 'TLS handshake failed');
+    // With a listener here Node leaves the socket to us, even after a handshake timeout.
+    socket.destroy();
+  });
   const unsubscribe = ctx.servingCerts.onChange((next) => {
     server.setSecureContext(tlsOptions(next));
     log.info('serving certificate renewed');
   });
+  const deadlines = setInterval(() => {
+    const now = performance.now();
+    for (const conn of connections) conn.check(now);
+  }, checkInterval(limits));
+  deadlines.unref();
 
-  const { address, port } = await listen('webhook', server, addr, log);
+  const { address, port } = await listen('webhook', server, addr, { logger: log, metrics: ctx.metrics, maxConnections: limits.maxConnections });
   ready(true);
 
-  const close = () =>
-    (closing ??= new Promise<void>((resolve) => {
+  const forceClose = () => {
+    server.close();
+    for (const socket of sockets) socket.destroy();
+  };
+  let forceAt = Infinity;
+  let forceTimer: NodeJS.Timeout | undefined;
+  const close = (deadlineMs = LISTENER_CLOSE_DEADLINE_MS) => {
+    closing ??= new Promise<void>((resolve) => {
       unsubscribe();
       ready(false);
-      server.close(() => resolve());
-      // Keep-alive connections would otherwise hold close() open until they idle out; one
-      // mid-request answers first and then closes (see serve).
-      for (const c of connections) if (c.reader.idle) c.socket.end();
-    }));
-  ctx.onShutdown(close);
-  return { enabled: true, address, port, close };
+      server.close(() => {
+        clearInterval(deadlines);
+        clearTimeout(forceTimer);
+        resolve();
+      });
+      const peer = (s: Socket) => `${s.remoteAddress}|${s.remotePort}`;
+      const served = new Set<string>();
+      for (const conn of connections) {
+        served.add(peer(conn.socket));
+        // One mid-request is answered first and then closed (see WebhookConnection).
+        conn.closeIdle();
+      }
+      // Still in the TLS handshake: nothing asked yet, nothing to answer.
+      for (const socket of sockets) if (!served.has(peer(socket))) socket.destroy();
+    });
+    const at = performance.now() + deadlineMs;
+    if (at < forceAt) {
+      forceAt = at;
+      clearTimeout(forceTimer);
+      forceTimer = setTimeout(forceClose, deadlineMs);
+    }
+    return closing;
+  };
+  ctx.onShutdown(() => close());
+  return { enabled: true, address, port, close, forceClose };
 }
