@@ -23,16 +23,11 @@ import { drainWithin, ShutdownPart } from './shutdown';
 
 const log = scopedLogger('server');
 
-/** A bound listener; forceClose, when present, ends what is left of it at the shutdown deadline. */
-export interface ServerListener extends BoundListener {
-  forceClose?(): void;
-}
-
 export interface RunningServer {
   ctx: ServerContext;
   readiness: ReadinessTracker;
   /** Bound listeners by name: grpc, secure-grpc, http, monitoring, webhook. */
-  listeners: Map<string, ServerListener>;
+  listeners: Map<string, BoundListener>;
   /** Resolves when the TLS listeners (secure gRPC, webhook) are bound; they wait for the serving certificate. */
   secureStarted: Promise<void>;
   /**
@@ -48,7 +43,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   log.info({ mode: options.mode, configDir: flags.configDir || undefined, namespace: env.POD_NAMESPACE, revision: env.REVISION, cluster: env.CLUSTER_ID }, 'starting');
 
   const shutdownHooks: (() => void | Promise<void>)[] = [];
-  const listeners = new Map<string, ServerListener>();
+  const listeners = new Map<string, BoundListener>();
   const store = new MemoryStore();
   const readiness = new ReadinessTracker();
   const metrics = createMetricsRegistry();
@@ -86,11 +81,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const storeReady = readiness.register('store', () => store.unsyncedParts());
   if (flags.httpAddr) {
     const server = http.createServer(httpHandler({ readiness, debug, allowRemoteDebug: flags.debugAllowRemote }));
-    listeners.set('http', { ...(await listen('http', server, flags.httpAddr)), forceClose: () => server.closeAllConnections() });
+    listeners.set('http', await listen('http', server, flags.httpAddr, { metrics }));
   }
   if (flags.monitoringAddr) {
-    const server = http.createServer(monitoringHandler(metrics));
-    listeners.set('monitoring', { ...(await listen('monitoring', server, flags.monitoringAddr)), forceClose: () => server.closeAllConnections() });
+    listeners.set('monitoring', await listen('monitoring', http.createServer(monitoringHandler(metrics)), flags.monitoringAddr, { metrics }));
   }
 
   await startComponents(ctx, kube);
@@ -114,7 +108,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   secureStarted.catch((err) => log.error({ err }, 'secure gRPC listener failed'));
   // The webhook listens once the CA has issued the serving certificate.
   const webhookStarted = startWebhookServer(ctx).then((h) => {
-    if (h.enabled) listeners.set('webhook', { name: 'webhook', address: h.address!, port: h.port!, close: h.close });
+    if (h.enabled) listeners.set('webhook', { name: 'webhook', address: h.address!, port: h.port!, close: h.close, forceClose: h.forceClose });
   });
   webhookStarted.catch((err) => log.error({ err }, 'webhook listener failed'));
 
@@ -128,7 +122,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       const parts: ShutdownPart[] = [
         // Listeners first: they stop accepting and send GOAWAY before the xDS server ends its
         // streams, so a ztunnel that reconnects reaches another replica, not this one.
-        ...[...listeners.values()].map((l) => ({ name: l.name, drain: () => l.close(), force: l.forceClose })),
+        ...[...listeners.values()].map((l) => ({ name: l.name, drain: () => l.close(deadlineMs), force: l.forceClose })),
         // Hooks start in reverse order of registration but do not wait for each other: one
         // that waits on a slow client (a webhook request sent half-way) must not keep the xDS
         // server from ending its streams inside the drain window.
