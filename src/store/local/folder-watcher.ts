@@ -71,7 +71,7 @@ export class FolderWatcher {
   private add(rel: string): boolean {
     let w: FSWatcher;
     try {
-      w = watch(path.join(this.root, rel), { persistent: false }, (_type, name) => {
+      w = watch(path.join(this.root, rel), (_type, name) => {
         const entry = name === null || name === undefined ? undefined : String(name).split('\\').join('/');
         this.onEvent({ rel: entry === undefined ? undefined : rel ? `${rel}/${entry}` : entry });
       });

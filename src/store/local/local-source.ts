@@ -203,10 +203,11 @@ export class LocalSource implements ConfigSource {
     }
     // All files go to the thread at once; results are taken in order, so load order stays stable.
     const outcomes = toRead.map((f) => ({ f, outcome: this.parser.parse(f.rel, f.abs, this.files.get(f.rel)?.contentHash) }));
-    for (const { f, outcome } of outcomes) this.apply(f, await outcome);
+    const slicer = new Slicer();
+    for (const { f, outcome } of outcomes) await this.apply(f, await outcome, slicer);
     for (const rel of gone) this.forget(rel);
     if (this.stopped) return;
-    await this.publish();
+    await this.publish(slicer);
   }
 
   /** What a watch event on `rel` asks for: read one file, drop one, list everything, or nothing. */
@@ -225,7 +226,7 @@ export class LocalSource implements ConfigSource {
     return st.isFile() && isManifestFile(name) ? { rel, abs, signature: statSignature(st) } : undefined;
   }
 
-  private apply(f: FoundFile, outcome: ParseOutcome): void {
+  private async apply(f: FoundFile, outcome: ParseOutcome, slicer: Slicer): Promise<void> {
     const state = this.files.get(f.rel);
     switch (outcome.type) {
       case 'stopped':
@@ -240,7 +241,7 @@ export class LocalSource implements ConfigSource {
         const order = state?.order ?? this.nextOrder++;
         this.skipped += outcome.skipped.length - (state?.skipped ?? 0);
         this.files.set(f.rel, { order, signature: f.signature, contentHash: outcome.hash, skipped: outcome.skipped.length });
-        this.publisher.index.setFile(f.rel, order, outcome.objects, (o) => o.fingerprint);
+        await this.publisher.index.setFileInSlices(f.rel, order, outcome.objects, (o) => o.fingerprint, () => slicer.pause());
         for (const s of outcome.skipped) log.debug({ file: f.rel, line: s.line, apiVersion: s.apiVersion, kind: s.kind }, 'skipping a kind the store does not hold');
         if (this.failed.delete(f.rel)) log.info({ file: f.rel }, 'manifest file loads again');
         return;
@@ -265,8 +266,8 @@ export class LocalSource implements ConfigSource {
     this.publisher.index.setFile(rel, state.order, []);
   }
 
-  private async publish(): Promise<void> {
-    const events = await this.publisher.publish(new Slicer(), () => this.stopped);
+  private async publish(slicer: Slicer): Promise<void> {
+    const events = await this.publisher.publish(slicer, () => this.stopped);
     const duplicates = this.publisher.index.duplicates();
     for (const d of duplicates) this.reportOnce(issueKey(d), () => log.warn({ file: d.file, line: d.line }, `${d.file}:${d.line}: ${d.message}`));
     // Forget problems that are gone, so one that comes back is reported again.

@@ -36,6 +36,9 @@ export function objectId(kind: KindId, object: KubeObject): string {
   return `${kind}|${keyOf(object)}`;
 }
 
+/** Objects claimed between two pauses when a large file is indexed. */
+const SET_FILE_SLICE = 1000;
+
 /** One file's copy of an object. */
 interface Claim {
   file: string;
@@ -59,6 +62,17 @@ export class OwnershipIndex {
   private duplicateCount = 0;
   readonly dirty = new Set<string>();
 
+  /** Replaces what `file` defines, pausing between slices of a large file (see Slicer). */
+  async setFileInSlices<T extends ParsedObject>(file: string, order: number, objects: readonly T[], fingerprint: (o: T) => string, pause: () => Promise<void>): Promise<void> {
+    this.setFile(file, order, []);
+    const ids: string[] = [];
+    for (let i = 0; i < objects.length; i += SET_FILE_SLICE) {
+      await pause();
+      this.addClaims(file, order, objects, i, Math.min(objects.length, i + SET_FILE_SLICE), fingerprint, ids);
+    }
+    if (ids.length > 0) this.byFile.set(file, ids);
+  }
+
   /** Replaces what `file` defines; an empty list (or a removed file) drops its claims. */
   setFile<T extends ParsedObject>(file: string, order: number, objects: readonly T[], fingerprint: (o: T) => string = (o) => canonicalJson(o.object)): void {
     for (const id of this.byFile.get(file) ?? []) {
@@ -71,7 +85,13 @@ export class OwnershipIndex {
       return;
     }
     const ids: string[] = [];
-    objects.forEach((object, index) => {
+    this.addClaims(file, order, objects, 0, objects.length, fingerprint, ids);
+    this.byFile.set(file, ids);
+  }
+
+  private addClaims<T extends ParsedObject>(file: string, order: number, objects: readonly T[], from: number, to: number, fingerprint: (o: T) => string, ids: string[]): void {
+    for (let index = from; index < to; index++) {
+      const object = objects[index]!; // index < to <= objects.length
       const id = objectId(object.kind, object.object);
       let perFile = this.claims.get(id);
       if (!perFile) this.claims.set(id, (perFile = new Map()));
@@ -82,8 +102,7 @@ export class OwnershipIndex {
       }
       copies.push({ file, order, index, object, fingerprint: fingerprint(object) });
       this.dirty.add(id);
-    });
-    this.byFile.set(file, ids);
+    }
   }
 
   /** The copy that wins `id`: lowest load order, then first in its file; the others are reported. */

@@ -28,5 +28,10 @@ export type ParseResult =
   | { type: 'parsed'; hash: string; skipped: SkippedDocument[] }
   | { type: 'failed'; hash: string; line: number; message: string };
 
+/** To the thread: the chunk of objects it sent last has been taken; it may send the next. */
+export interface ParseAck {
+  ack: number;
+}
+
 /** From the thread: objects of a job in chunks, then one `done` with the result. */
-export type ParseReply = { id: number; objects: FingerprintedObject[] } | { id: number; done: ParseResult };
+export type ParseReply = { ready: true } | { id: number; objects: FingerprintedObject[] } | { id: number; done: ParseResult };

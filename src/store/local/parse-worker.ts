@@ -1,14 +1,16 @@
 // The parser thread's side: reads a manifest file, parses it with parseManifest, fingerprints
-// each object and sends them back in chunks. A large file's YAML parse (seconds for 8 MB) and
-// the structured-clone of its objects stay off the event loop; each chunk is small enough to
-// deserialize there in a few milliseconds. Nothing here touches the store or the logger.
+// each object and sends them back in chunks. A large file's YAML parse (seconds for 8 MB) stays
+// off the event loop; each chunk deserializes there in a few milliseconds, and the next chunk is
+// sent only when the event loop acknowledges the last one (a port delivers every queued message
+// in one turn, so 40 chunks sent at once held the loop as long as one big message would).
+// Nothing here touches the store or the logger.
 
 import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { fingerprintOf } from './canonical';
 import { MAX_MANIFEST_BYTES, ManifestError, parseManifest, TOO_LARGE } from './manifest';
-import type { FingerprintedObject, ParseReply, ParseRequest, ParseResult } from './parse-protocol';
+import type { FingerprintedObject, ParseAck, ParseReply, ParseRequest, ParseResult } from './parse-protocol';
 
 /** Objects per message: ~1 KB objects make a chunk of a few hundred KB, a few ms to deserialize. */
 export const PARSE_CHUNK_OBJECTS = 200;
@@ -66,6 +68,28 @@ function run(req: ParseRequest, send: (reply: ParseReply) => void): ParseResult 
 
 if (parentPort) {
   const port = parentPort;
-  const send = (reply: ParseReply) => port.postMessage(reply);
-  port.on('message', (req: ParseRequest) => send({ id: req.id, done: run(req, send) }));
+  const inbox: ParseRequest[] = [];
+  const outbox: ParseReply[] = [];
+  let awaitingAck = false;
+  const flush = () => {
+    while (!awaitingAck) {
+      const reply = outbox.shift();
+      if (reply) {
+        port.postMessage(reply);
+        awaitingAck = 'objects' in reply;
+        continue;
+      }
+      const req = inbox.shift();
+      if (!req) return;
+      const done = run(req, (r) => outbox.push(r));
+      outbox.push({ id: req.id, done });
+    }
+  };
+  port.on('message', (m: ParseRequest | ParseAck) => {
+    if ('ack' in m) awaitingAck = false;
+    else inbox.push(m);
+    flush();
+  });
+  // Starting the thread is not parsing: the time limit runs from here.
+  port.postMessage({ ready: true } satisfies ParseReply);
 }

@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { FingerprintedObject, ParseReply, ParseRequest, ParseResult } from './parse-protocol';
+import type { FingerprintedObject, ParseAck, ParseReply, ParseRequest, ParseResult } from './parse-protocol';
 
 /**
  * Longest one file may take to parse. 8 MiB of YAML takes the yaml package 4-8 s on a busy core;
@@ -69,6 +69,8 @@ export class ManifestParser {
   private readonly sent: Job[] = [];
   private readonly waiting: Job[] = [];
   private watchdog: NodeJS.Timeout | undefined;
+  /** The current thread has started and runs jobs; the time limit only runs once it has. */
+  private ready = false;
   private nextId = 1;
   private closed = false;
 
@@ -100,7 +102,7 @@ export class ManifestParser {
       const job = this.waiting.shift()!; // length checked above
       this.sent.push(job);
       this.thread().postMessage(job.request);
-      if (this.sent.length === 1) this.armWatchdog();
+      if (this.sent.length === 1 && this.ready) this.armWatchdog();
     }
     // Keep the process alive while files are being parsed, not while the thread idles.
     if (this.sent.length > 0) this.worker?.ref();
@@ -111,6 +113,7 @@ export class ManifestParser {
     if (this.worker) return this.worker;
     const { script, eval: isEval } = workerSource();
     const worker = new Worker(script, { eval: isEval, resourceLimits: { maxOldGenerationSizeMb: this.heapMb } });
+    this.ready = false;
     worker.on('message', (reply: ParseReply) => this.onReply(worker, reply));
     worker.on('error', (err) => this.replace(worker, (err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY' ? `parsing needs more than LOCAL_PARSER_HEAP_MB (${this.heapMb} MB) of heap` : `the parser thread failed: ${err.message}`));
     worker.on('exit', (code) => this.replace(worker, `the parser thread exited with code ${code}`));
@@ -120,15 +123,27 @@ export class ManifestParser {
 
   private onReply(worker: Worker, reply: ParseReply): void {
     if (worker !== this.worker) return;
+    if ('ready' in reply) {
+      this.ready = true;
+      if (this.sent.length > 0) this.armWatchdog();
+      return;
+    }
     const job = this.sent[0];
     if (!job || job.request.id !== reply.id) return; // cannot happen: the thread answers in order
     if ('objects' in reply) {
       for (const o of reply.objects) job.objects.push(o);
+      // Progress: the file parsed, its objects are on their way.
+      this.clearWatchdog();
+      this.armWatchdog();
+      // Ask for the next chunk on the next turn, so chunks never queue up within one.
+      setImmediate(() => {
+        if (worker === this.worker) worker.postMessage({ ack: reply.id } satisfies ParseAck);
+      });
       return;
     }
     this.sent.shift();
     this.clearWatchdog();
-    if (this.sent.length > 0) this.armWatchdog();
+    if (this.sent.length > 0 && this.ready) this.armWatchdog();
     // A refused file contributes nothing, even if chunks arrived before the refusal.
     job.resolve({ ...reply.done, objects: reply.done.type === 'parsed' ? job.objects : [] });
     this.pump();
