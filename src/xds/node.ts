@@ -1,6 +1,7 @@
 // The identity a client claims in its first request: node id "type~ip~pod.ns~ns.svc.<domain>"
 // and string metadata (ztunnel sends NAME, NAMESPACE, INSTANCE_IPS, NODE_NAME, CLUSTER_ID, ...).
 
+import { clientText } from './client-limits';
 import type { NodeMessage, ProtoStruct, ProtoValue } from './proto';
 
 /** Proxy types istiod accepts in the first part of a node id. */
@@ -25,6 +26,7 @@ export class NodeError extends Error {
   override name = 'NodeError';
 }
 
+// Recursive, but over metadata the decoder has bounded to MAX_METADATA_DEPTH levels (client-limits.ts).
 function valueToJson(v: ProtoValue | undefined): unknown {
   if (!v) return null;
   switch (v.kind) {
@@ -54,11 +56,11 @@ export function parseNode(node: NodeMessage | null): ProxyNode {
   if (!node || !node.id) throw new NodeError('missing node id in the first request');
   const parts = node.id.split('~');
   if (parts.length !== 4) {
-    throw new NodeError(`node id "${node.id}" must have 4 parts "type~ip~pod.namespace~namespace.svc.<domain>"`);
+    throw new NodeError(`node id "${clientText(node.id)}" must have 4 parts "type~ip~pod.namespace~namespace.svc.<domain>"`);
   }
   const [type, ip, proxyId] = parts as [string, string, string, string];
   if (!(NODE_TYPES as readonly string[]).includes(type)) {
-    throw new NodeError(`node id "${node.id}" has unknown proxy type "${type}" (one of ${NODE_TYPES.join(', ')})`);
+    throw new NodeError(`node id "${clientText(node.id)}" has unknown proxy type "${clientText(type)}" (one of ${NODE_TYPES.join(', ')})`);
   }
   const json = structToJson(node.metadata);
   const metadata: Record<string, string> = {};

@@ -95,6 +95,8 @@ export interface DeltaDiscoveryRequest {
   response_nonce: string;
   /** Present (non-null) only on a NACK. */
   error_detail: StatusMessage | null;
+  /** Set when a client string is over its limit (client-limits.ts): which field and which limit. */
+  invalid?: string;
 }
 
 let cached: grpc.ServiceDefinition | undefined;

@@ -2,65 +2,25 @@
 // initial_resource_versions (100k entries, ~6 MB). The generic proto-loader decoder builds that
 // map at ~4 µs per entry; here the entries are only digested in place (version-digest.ts), and the
 // map is decoded from the same bytes only if the server asks for it (the client's set differs from
-// the cache's). The node is decoded with protobufjs.
+// the cache's). The node is decoded with protobufjs once its bytes are within the limits of
+// client-limits.ts; every other client string is measured before it is decoded.
 
 import * as path from 'node:path';
 import * as protobuf from 'protobufjs';
 import type { DeltaDiscoveryRequest, HeldVersions, NodeMessage } from './proto';
 import { PROTO_LOADER_OPTIONS, protoDir } from './proto';
+import {
+  MAX_ERROR_DETAIL_BYTES,
+  MAX_NONCE_BYTES,
+  MAX_RESOURCE_NAMES_PER_REQUEST,
+  MAX_RESOURCE_NAME_BYTES,
+  MAX_RESOURCE_VERSION_BYTES,
+  MAX_TYPE_URL_BYTES,
+  checkNodeBytes,
+  overLimit,
+} from './client-limits';
+import { Reader, WIRE_LEN, WIRE_VARINT } from './proto-reader';
 import { VersionDigest, digestEntry, emptyDigest } from './version-digest';
-
-const WIRE_VARINT = 0;
-const WIRE_I64 = 1;
-const WIRE_LEN = 2;
-const WIRE_I32 = 5;
-
-class Reader {
-  pos: number;
-  constructor(
-    readonly buf: Buffer,
-    start = 0,
-    readonly end = buf.length,
-  ) {
-    this.pos = start;
-  }
-
-  varint(): number {
-    let result = 0;
-    let mul = 1;
-    for (let i = 0; i < 10; i++) {
-      if (this.pos >= this.end) throw new Error('truncated varint');
-      const b = this.buf[this.pos++]!;
-      result += (b & 0x7f) * mul;
-      if (b < 0x80) return result;
-      mul *= 128;
-    }
-    throw new Error('varint longer than 10 bytes');
-  }
-
-  /** Start and end of a length-delimited payload; advances past it. */
-  len(): [number, number] {
-    const n = this.varint();
-    const start = this.pos;
-    if (start + n > this.end) throw new Error(`field length ${n} runs past the end of the message`);
-    this.pos = start + n;
-    return [start, start + n];
-  }
-
-  string(): string {
-    const [s, e] = this.len();
-    return this.buf.toString('utf8', s, e);
-  }
-
-  skip(wire: number): void {
-    if (wire === WIRE_VARINT) this.varint();
-    else if (wire === WIRE_LEN) this.len();
-    else if (wire === WIRE_I64) this.pos += 8;
-    else if (wire === WIRE_I32) this.pos += 4;
-    else throw new Error(`unsupported wire type ${wire}`);
-    if (this.pos > this.end) throw new Error('truncated field');
-  }
-}
 
 let nodeType: protobuf.Type | undefined;
 
@@ -74,17 +34,28 @@ function decodeNode(buf: Buffer, start: number, end: number): NodeMessage {
   return nodeType.toObject(msg, PROTO_LOADER_OPTIONS as protobuf.IConversionOptions) as unknown as NodeMessage;
 }
 
-function decodeStatus(r: Reader, end: number): { code: number; message: string } {
+/** error_detail (google.rpc.Status), or the violated limit. */
+function decodeStatus(r: Reader, end: number): { code: number; message: string } | string {
   const out = { code: 0, message: '' };
   const sub = new Reader(r.buf, r.pos, end);
   while (sub.pos < end) {
     const tag = sub.varint();
     const field = tag >>> 3;
     if (field === 1 && (tag & 7) === WIRE_VARINT) out.code = sub.varint() | 0;
-    else if (field === 2 && (tag & 7) === WIRE_LEN) out.message = sub.string();
-    else sub.skip(tag & 7);
+    else if (field === 2 && (tag & 7) === WIRE_LEN) {
+      const [s, e] = sub.len();
+      if (e - s > MAX_ERROR_DETAIL_BYTES) return overLimit('error_detail.message', e - s, MAX_ERROR_DETAIL_BYTES, 'MAX_ERROR_DETAIL_BYTES');
+      out.message = r.buf.toString('utf8', s, e);
+    } else sub.skip(tag & 7);
   }
   return out;
+}
+
+/** A length-delimited string field of at most `limit` bytes, or the violation. */
+function boundedString(r: Reader, field: string, limit: number, name: string): string | { invalid: string } {
+  const [s, e] = r.len();
+  if (e - s > limit) return { invalid: overLimit(field, e - s, limit, name) };
+  return r.buf.toString('utf8', s, e);
 }
 
 const NO_VERSIONS: HeldVersions = { size: 0, digest: emptyDigest(), map: () => new Map() };
@@ -168,7 +139,10 @@ class RawHeldVersions implements HeldVersions {
   }
 }
 
-/** Decodes a DeltaDiscoveryRequest; throws on malformed bytes (grpc-js then ends the call). */
+/**
+ * Decodes a DeltaDiscoveryRequest; throws on malformed bytes (grpc-js then ends the call). A
+ * request over a limit of client-limits.ts comes back with `invalid` set and is decoded no further.
+ */
 export function decodeDeltaRequest(buf: Buffer): DeltaDiscoveryRequest {
   const req: DeltaDiscoveryRequest = {
     node: null,
@@ -179,7 +153,12 @@ export function decodeDeltaRequest(buf: Buffer): DeltaDiscoveryRequest {
     response_nonce: '',
     error_detail: null,
   };
+  const refuse = (message: string): DeltaDiscoveryRequest => {
+    req.invalid = message;
+    return req;
+  };
   let digest: VersionDigest | undefined;
+  let names = 0;
   const entry = new Int32Array(4);
   const r = new Reader(buf);
   while (r.pos < r.end) {
@@ -190,38 +169,57 @@ export function decodeDeltaRequest(buf: Buffer): DeltaDiscoveryRequest {
       r.skip(wire);
       continue;
     }
+    if (field >= 3 && field <= 5 && ++names > MAX_RESOURCE_NAMES_PER_REQUEST) {
+      return refuse(overLimit('the request', names, MAX_RESOURCE_NAMES_PER_REQUEST, 'MAX_RESOURCE_NAMES_PER_REQUEST', 'names or more'));
+    }
     switch (field) {
       case 1: {
         const [s, e] = r.len();
+        const problem = checkNodeBytes(buf, s, e);
+        if (problem) return refuse(problem);
         req.node = decodeNode(buf, s, e);
         break;
       }
-      case 2:
-        req.type_url = r.string();
+      case 2: {
+        const v = boundedString(r, 'type_url', MAX_TYPE_URL_BYTES, 'MAX_TYPE_URL_BYTES');
+        if (typeof v !== 'string') return refuse(v.invalid);
+        req.type_url = v;
         break;
+      }
       case 3:
-        req.resource_names_subscribe.push(r.string());
+      case 4: {
+        const list = field === 3 ? 'resource_names_subscribe' : 'resource_names_unsubscribe';
+        const v = boundedString(r, `a name in ${list}`, MAX_RESOURCE_NAME_BYTES, 'MAX_RESOURCE_NAME_BYTES');
+        if (typeof v !== 'string') return refuse(v.invalid);
+        req[list].push(v);
         break;
-      case 4:
-        req.resource_names_unsubscribe.push(r.string());
-        break;
+      }
       case 5: {
         const n = r.varint();
         const s = r.pos;
         if (s + n > r.end) throw new Error(`field length ${n} runs past the end of the message`);
         r.pos = s + n;
         entryRanges(buf, s, s + n, entry);
+        const keyBytes = entry[1]! - entry[0]!;
+        const versionBytes = entry[3]! - entry[2]!;
+        if (keyBytes > MAX_RESOURCE_NAME_BYTES) return refuse(overLimit('a name in initial_resource_versions', keyBytes, MAX_RESOURCE_NAME_BYTES, 'MAX_RESOURCE_NAME_BYTES'));
+        if (versionBytes > MAX_RESOURCE_VERSION_BYTES) return refuse(overLimit('a version in initial_resource_versions', versionBytes, MAX_RESOURCE_VERSION_BYTES, 'MAX_RESOURCE_VERSION_BYTES'));
         digest ??= emptyDigest();
         digestEntry(digest, buf, entry[0]!, entry[1]!, entry[2]!, entry[3]!);
         break;
       }
-      case 6:
-        req.response_nonce = r.string();
+      case 6: {
+        const v = boundedString(r, 'response_nonce', MAX_NONCE_BYTES, 'MAX_NONCE_BYTES');
+        if (typeof v !== 'string') return refuse(v.invalid);
+        req.response_nonce = v;
         break;
+      }
       case 7: {
         const [s, e] = r.len();
         r.pos = s;
-        req.error_detail = decodeStatus(r, e);
+        const status = decodeStatus(r, e);
+        if (typeof status === 'string') return refuse(status);
+        req.error_detail = status;
         r.pos = e;
         break;
       }
