@@ -13,6 +13,9 @@ import { NodeError, ProxyNode, parseNode } from './node';
 import type { DeltaDiscoveryRequest } from './proto';
 import type { FullSyncGate, PushBatch, SnapshotCache } from './push';
 import { TakeContext, TypeSubscription } from './subscription';
+import { clientText } from './client-limits';
+import type { CutReason, DrainMonitor } from './drain';
+import { CallTransport, callTransport } from './transport';
 import type { CacheDigests } from './version-digest';
 import { OutgoingResponse, encodeResponseBody } from './wire';
 
@@ -36,6 +39,8 @@ export interface StreamDeps {
   log: Logger;
   snapshots: SnapshotCache;
   fullSyncs: FullSyncGate;
+  /** Watches each write until the client has taken its bytes; cuts clients that stop reading. */
+  drains: DrainMonitor;
   /** Digests of the cache's resources per type, for unchanged reconnects. */
   digests: CacheDigests;
   onReady(stream: DeltaStream): void;
@@ -72,14 +77,20 @@ export class DeltaStream {
   private readonly wake = () => this.flush();
   /** What take() needs from this stream; fixed once the node is known. */
   private takeContext: TakeContext | undefined;
-  /** Full-state responses awaiting their answer, by nonce: each holds a FullSyncGate slot. */
-  private readonly fullSyncSlots = new Map<string, () => void>();
+  /**
+   * The FullSyncGate slot of the write in flight, if it carries a full state. Freed when the
+   * write's bytes have drained into the connection, not when the client answers: a client that
+   * reads but never ACKs holds nothing, and one that stops reading is cut by the DrainMonitor.
+   */
+  private slot: (() => void) | undefined;
+  private readonly transport: CallTransport | undefined;
 
   constructor(
     private readonly call: DeltaCall,
     private readonly deps: StreamDeps,
   ) {
     this.peer = call.getPeer();
+    this.transport = callTransport(call);
   }
 
   start(): void {
@@ -110,7 +121,7 @@ export class DeltaStream {
         this.identity = await this.deps.authenticator.authenticate(this.call);
       } catch (err) {
         this.authState = 'failed';
-        this.deps.log.warn({ peer: this.peer, reason: (err as Error).message }, 'xDS stream authentication failed');
+        this.deps.log.warn({ peer: this.peer, reason: clientText((err as Error).message) }, 'xDS stream authentication failed');
         this.fail({ code: grpc.status.UNAUTHENTICATED, details: 'authentication failed' });
         return;
       }
@@ -127,6 +138,11 @@ export class DeltaStream {
         return;
       }
       this.early.push(req);
+      return;
+    }
+    if (req.invalid !== undefined) {
+      this.deps.log.warn({ stream: this.id, node: clientText(this.node?.id), peer: this.peer, reason: req.invalid }, 'xDS request over a limit; stream ended');
+      this.fail({ code: grpc.status.INVALID_ARGUMENT, details: req.invalid });
       return;
     }
     try {
@@ -150,12 +166,13 @@ export class DeltaStream {
     }
     const id = this.identity;
     if (this.deps.identityCheck && id && id.namespace !== this.node.namespace) {
-      this.deps.log.warn({ peer: this.peer, node: this.node.id, callerNamespace: id.namespace, nodeNamespace: this.node.namespace }, 'xDS identity check failed');
-      this.fail({ code: grpc.status.PERMISSION_DENIED, details: `authorization failed: node namespace "${this.node.namespace}" is not the caller's namespace "${id.namespace}"` });
+      const nodeNamespace = clientText(this.node.namespace);
+      this.deps.log.warn({ peer: this.peer, node: clientText(this.node.id), callerNamespace: id.namespace, nodeNamespace }, 'xDS identity check failed');
+      this.fail({ code: grpc.status.PERMISSION_DENIED, details: `authorization failed: node namespace "${nodeNamespace}" is not the caller's namespace "${id.namespace}"` });
       this.node = undefined;
       return false;
     }
-    this.deps.log.info({ stream: this.id, node: this.node.id, peer: this.peer }, 'xDS stream connected');
+    this.deps.log.info({ stream: this.id, node: clientText(this.node.id), peer: this.peer }, 'xDS stream connected');
     this.deps.onReady(this);
     return true;
   }
@@ -167,7 +184,6 @@ export class DeltaStream {
       return;
     }
     let sub = this.subs.get(type);
-    this.answered(req.response_nonce);
     if (req.error_detail) {
       this.nack(type, sub, req);
       return;
@@ -178,7 +194,7 @@ export class DeltaStream {
         return;
       }
       const served = (XDS_TYPE_ORDER as readonly string[]).includes(type);
-      if (!served) this.deps.log.info({ stream: this.id, type }, 'request for a type not served; answering empty');
+      if (!served) this.deps.log.info({ stream: this.id, type: clientText(type) }, 'request for a type not served; answering empty');
       sub = new TypeSubscription(type, served);
       this.subs.set(type, sub);
       this.writeOrder.push(sub);
@@ -205,9 +221,10 @@ export class DeltaStream {
   }
 
   private nack(type: string, sub: TypeSubscription | undefined, req: DeltaDiscoveryRequest): void {
-    const message = req.error_detail?.message ?? '';
+    // Kept and logged truncated: the full text can run to MAX_ERROR_DETAIL_BYTES.
+    const message = clientText(req.error_detail?.message);
     this.deps.metrics.rejects.inc({ type: metricType(type) });
-    this.deps.log.warn({ stream: this.id, node: this.node?.id, type, nonce: req.response_nonce, code: req.error_detail?.code, message }, 'xDS response rejected (NACK)');
+    this.deps.log.warn({ stream: this.id, node: clientText(this.node?.id), type: clientText(type), nonce: clientText(req.response_nonce), code: req.error_detail?.code, message }, 'xDS response rejected (NACK)');
     if (sub && req.response_nonce === sub.nonceSent) {
       sub.lastNack = { nonce: req.response_nonce, message, at: new Date() };
       sub.sentEventAt = undefined;
@@ -238,9 +255,13 @@ export class DeltaStream {
       this.writing = true;
       const started = this.deps.clock.now();
       this.deps.metrics.pushed(sub.typeUrl);
-      if (release) this.fullSyncSlots.set(nonce, release);
+      this.slot = release;
       const response: OutgoingResponse = { body, nonce };
+      const drained = this.deps.drains.track(this.transport, (reason) => this.cut(reason, body.length));
       this.call.write(response, () => {
+        // The last byte has passed HTTP/2 flow control into the connection (see transport.ts).
+        drained();
+        this.freeSlot();
         this.writing = false;
         this.deps.metrics.sendTime.observe((this.deps.clock.now() - started) / 1000);
         this.flush();
@@ -249,12 +270,20 @@ export class DeltaStream {
     }
   }
 
-  /** The client answered a response (even one since superseded): a full sync it held is done. */
-  private answered(nonce: string): void {
-    const release = nonce === '' ? undefined : this.fullSyncSlots.get(nonce);
-    if (!release) return;
-    this.fullSyncSlots.delete(nonce);
-    release();
+  private freeSlot(): void {
+    const release = this.slot;
+    this.slot = undefined;
+    release?.();
+  }
+
+  /** The client stopped taking the response in flight: reset the stream, freeing its bytes and slot. */
+  private cut(reason: CutReason, bytes: number): void {
+    const { stallTimeoutMs, drainDeadlineMs } = this.deps.drains.settings;
+    const why = reason === 'stalled' ? `no byte taken for ${stallTimeoutMs} ms` : `not drained within ${drainDeadlineMs} ms`;
+    this.deps.log.warn({ stream: this.id, node: clientText(this.node?.id), peer: this.peer, bytes, reason: why }, 'xDS client is not reading its responses; stream reset');
+    this.freeSlot();
+    this.transport?.cancel();
+    this.close();
   }
 
   private fail(err: StreamError): void {
@@ -267,8 +296,7 @@ export class DeltaStream {
     if (this.closed) return;
     this.closed = true;
     this.deps.fullSyncs.forget(this.wake);
-    for (const release of this.fullSyncSlots.values()) release();
-    this.fullSyncSlots.clear();
+    this.freeSlot();
     for (const [type, sub] of this.subs) if (sub.served) this.deps.metrics.connected.dec({ type: metricType(type) });
     this.deps.onClose(this);
   }

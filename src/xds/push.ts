@@ -88,10 +88,11 @@ export class SnapshotCache {
 /**
  * Limits how many full-state responses are in flight at once. A full response for 100k workloads
  * is ~17 MB per stream; without a limit 1,000 reconnecting clients would hold 1,000 copies in
- * gRPC, HTTP/2 and TLS buffers at once (the write callback fires once the bytes are queued, not
- * delivered). A slot is released when the client answers that response (ACK or NACK), when the
- * stream closes, or after FULL_SYNC_SLOT_TIMEOUT_MS, so a client that never answers delays the
- * others by at most that long.
+ * gRPC, HTTP/2 and TLS buffers at once. A slot is released when the response's last byte has
+ * passed HTTP/2 flow control into the connection (the write callback: see transport.ts), so a
+ * client that reads but never answers holds it only for the transfer; one that stops reading is
+ * cut by the DrainMonitor (drain.ts) after RESPONSE_STALL_TIMEOUT_MS. FULL_SYNC_SLOT_TIMEOUT_MS is
+ * a backstop that no stream should reach: the drain deadline cuts a trickling client first.
  */
 export const MAX_CONCURRENT_FULL_SYNCS = 8;
 export const FULL_SYNC_SLOT_TIMEOUT_MS = 30_000;

@@ -5,8 +5,10 @@ import type * as grpc from '@grpc/grpc-js';
 import { scopedLogger } from '../log/logger';
 import type { CallAuthenticator, ServerContext } from '../server/context';
 import { ResourceCache, XDS_TYPE_ORDER } from './cache';
+import { clientText } from './client-limits';
 import { Clock, DebounceSettings, PushDebouncer, PushRequest, realClock } from './debounce';
 import { DeltaCall, DeltaStream } from './delta-stream';
+import { DEFAULT_FLOW_CONTROL, DrainMonitor, FlowControlSettings } from './drain';
 import { XdsMetrics, metricType } from './metrics';
 import { DELTA_METHOD, adsServiceDefinition } from './proto';
 import { FullSyncGate, PushBatch, SnapshotCache } from './push';
@@ -21,6 +23,8 @@ export interface XdsServerSettings {
   auth: boolean;
   /** PILOT_ENABLE_XDS_IDENTITY_CHECK. */
   identityCheck: boolean;
+  /** When a client that stops reading is cut (drain.ts); tests shorten it. */
+  flowControl?: Partial<FlowControlSettings>;
 }
 
 export class XdsServer {
@@ -30,6 +34,7 @@ export class XdsServer {
   private readonly snapshots: SnapshotCache;
   private readonly fullSyncs = new FullSyncGate();
   private readonly digests: CacheDigests;
+  private readonly drains: DrainMonitor;
   private closed = false;
 
   constructor(
@@ -41,6 +46,7 @@ export class XdsServer {
   ) {
     this.debouncer = new PushDebouncer(settings.debounce, (req) => this.push(req), clock);
     this.snapshots = new SnapshotCache(cache);
+    this.drains = new DrainMonitor({ ...DEFAULT_FLOW_CONTROL, ...settings.flowControl }, clock);
     this.digests = new CacheDigests(cache, XDS_TYPE_ORDER);
     this.unsubscribe = cache.subscribe((changes) => {
       this.snapshots.invalidate();
@@ -65,6 +71,7 @@ export class XdsServer {
     this.closed = true;
     this.unsubscribe();
     this.debouncer.close();
+    // The DrainMonitor keeps watching: while ended streams drain, one that stops reading is still cut.
     for (const s of [...this.streams]) s.end();
   }
 
@@ -87,10 +94,11 @@ export class XdsServer {
       log,
       snapshots: this.snapshots,
       fullSyncs: this.fullSyncs,
+      drains: this.drains,
       digests: this.digests,
       onReady: (s) => this.streams.add(s),
       onClose: (s) => {
-        if (this.streams.delete(s)) log.info({ stream: s.id, node: s.node?.id }, 'xDS stream closed');
+        if (this.streams.delete(s)) log.info({ stream: s.id, node: clientText(s.node?.id) }, 'xDS stream closed');
       },
     });
     stream.start();

@@ -1,11 +1,13 @@
 // A client that stops reading must not delay the others, and the server keeps for it only a set
 // of pending names and one response in flight, however many pushes go by. Full-state responses
-// (tens of MB at scale) are in flight for a bounded number of clients at a time.
+// (tens of MB at scale) are in flight for a bounded number of clients at a time, each until its
+// bytes have drained (silent-clients.test.ts covers clients that never drain).
 
 import { ADDRESS_TYPE_URL } from '../../../src/xds/cache';
 import { GATED_FULL_SYNC_BYTES, MAX_CONCURRENT_FULL_SYNCS } from '../../../src/xds/push';
 import { FakeCache } from './fixtures/fake-cache';
 import { Harness, startHarness } from './fixtures/harness';
+import { RawAdsStream } from './fixtures/raw-stream';
 import { AUTHORIZATION_TYPE_URL, TestZtunnel, ofType } from './fixtures/test-client';
 
 const WORKLOADS = 40;
@@ -15,9 +17,11 @@ const FAST_CLIENTS = 10;
 
 let harness: Harness;
 const clients: TestZtunnel[] = [];
+const raws: RawAdsStream[] = [];
 
 afterEach(async () => {
   for (const c of clients.splice(0)) c.close();
+  for (const r of raws.splice(0)) r.close();
   await harness.close();
 });
 
@@ -59,22 +63,23 @@ test('a client that stops reading does not stall ten others and holds only a bou
   expect(address.pendingNames).toBeLessThanOrEqual(WORKLOADS);
 });
 
-test('full-state responses beyond MAX_CONCURRENT_FULL_SYNCS wait until an earlier client answers', async () => {
+test('full-state responses beyond MAX_CONCURRENT_FULL_SYNCS wait until an earlier one has drained to its client', async () => {
   const cache = new FakeCache();
   // Big enough that a full response needs a slot: GATED_FULL_SYNC_BYTES.
   const size = Math.ceil((GATED_FULL_SYNC_BYTES * 1.2) / WORKLOADS);
   for (let i = 0; i < WORKLOADS; i++) cache.setWorkload({ uid: uid(i), ip: `10.1.0.${i}`, node: 'node-1', size });
   cache.commit();
   harness = await startHarness(cache);
-  const silent = Array.from({ length: MAX_CONCURRENT_FULL_SYNCS }, () => new TestZtunnel(harness, { manualAck: true }));
-  clients.push(...silent);
-  await Promise.all(silent.map((c) => c.next(ofType(ADDRESS_TYPE_URL))));
+  // Streams that do not read: each full response stays in flight, holding its slot.
+  const stalled = Array.from({ length: MAX_CONCURRENT_FULL_SYNCS }, (_, i) => RawAdsStream.ztunnel(harness, i, { read: false }));
+  raws.push(...stalled);
+  while (harness.xds.debugSyncz().fullSyncs.active < MAX_CONCURRENT_FULL_SYNCS) await new Promise((r) => setTimeout(r, 10));
   const late = new TestZtunnel(harness);
   clients.push(late);
   while (harness.xds.debugSyncz().fullSyncs.queued === 0) await new Promise((r) => setTimeout(r, 10));
   expect(late.received).toEqual([]);
-  expect(harness.xds.debugSyncz().fullSyncs.active).toBe(MAX_CONCURRENT_FULL_SYNCS);
-  silent[0]!.client.ack(silent[0]!.received[0]!);
+  // One starts reading (without ever answering): once its response has drained, the slot is free.
+  stalled[0]!.stream.resume();
   const first = await late.next(ofType(ADDRESS_TYPE_URL));
   expect(first.resources).toHaveLength(WORKLOADS);
 });
