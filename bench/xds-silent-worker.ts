@@ -1,0 +1,98 @@
+// A bench client process of silent ztunnels: each stream subscribes like ztunnel (Address and
+// Authorization, wildcard), reads every byte it is sent, and never answers (no ACK, no NACK).
+// It reports 'synced' once a stream has received both full responses.
+
+import * as grpc from '@grpc/grpc-js';
+import * as fs from 'node:fs';
+import * as http2 from 'node:http2';
+import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../src/xds/cache';
+import { ztunnelNodeId } from '../src/xds/ads-client';
+import { ADS_SERVICE, DELTA_METHOD, loadProtos } from '../src/xds/proto';
+import type { WorkerMessage } from './xds-client-worker';
+
+export interface SilentWorkerConfig {
+  port: number;
+  caFile: string;
+  serverName: string;
+  token: string;
+  streams: number;
+  firstIndex: number;
+}
+
+const now = () => performance.timeOrigin + performance.now();
+
+/** Counts whole gRPC messages in a byte stream by their 5-byte length prefixes, keeping none of them. */
+class MessageCounter {
+  count = 0;
+  private header = Buffer.alloc(5);
+  private fill = 0;
+  private left = 0;
+
+  push(chunk: Buffer): void {
+    let pos = 0;
+    while (pos < chunk.length) {
+      if (this.left > 0) {
+        const take = Math.min(this.left, chunk.length - pos);
+        this.left -= take;
+        pos += take;
+        if (this.left === 0) this.count++;
+        continue;
+      }
+      const take = Math.min(5 - this.fill, chunk.length - pos);
+      chunk.copy(this.header, this.fill, pos, pos + take);
+      this.fill += take;
+      pos += take;
+      if (this.fill < 5) return;
+      this.fill = 0;
+      this.left = this.header.readUInt32BE(1);
+      if (this.left === 0) this.count++;
+    }
+  }
+}
+
+function frame(message: Buffer): Buffer {
+  const out = Buffer.alloc(5 + message.length);
+  out.writeUInt32BE(message.length, 1);
+  message.copy(out, 5);
+  return out;
+}
+
+function main(): void {
+  const config = JSON.parse(process.argv[2]!) as SilentWorkerConfig;
+  const method = (loadProtos(['xds.proto'])[ADS_SERVICE] as grpc.ServiceDefinition)[DELTA_METHOD]!;
+  const encode = (req: Record<string, unknown>) => frame(method.requestSerialize(req) as Buffer);
+  const ca = fs.readFileSync(config.caFile, 'utf8');
+  for (let s = 0; s < config.streams; s++) {
+    const index = config.firstIndex + s;
+    const session = http2.connect(`https://127.0.0.1:${config.port}`, { ca, servername: config.serverName, minVersion: 'TLSv1.3' });
+    session.on('error', (err) => process.send!({ t: 'error', message: `silent stream ${index}: ${err.message}` } satisfies WorkerMessage));
+    const stream = session.request({
+      ':method': 'POST',
+      ':path': `/${ADS_SERVICE}/${DELTA_METHOD}`,
+      'content-type': 'application/grpc',
+      te: 'trailers',
+      authorization: `Bearer ${config.token}`,
+    });
+    stream.on('error', (err) => process.send!({ t: 'error', message: `silent stream ${index}: ${err.message}` } satisfies WorkerMessage));
+    const counter = new MessageCounter();
+    let bytes = 0;
+    let reported = false;
+    stream.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      counter.push(chunk);
+      if (!reported && counter.count >= 2) {
+        reported = true;
+        process.send!({ t: 'synced', stream: index, at: now(), resources: 0, bytes } satisfies WorkerMessage);
+      }
+    });
+    const node = {
+      id: ztunnelNodeId(`10.202.${(index >> 8) & 255}.${index & 255}`, `ztunnel-silent-${index}`, 'istio-system'),
+      metadata: { fields: { NAMESPACE: { stringValue: 'istio-system' }, NODE_NAME: { stringValue: `node-${index % 1000}` } } },
+    };
+    stream.write(encode({ type_url: ADDRESS_TYPE_URL, node }));
+    stream.write(encode({ type_url: AUTHORIZATION_TYPE_URL, node }));
+  }
+  process.on('disconnect', () => process.exit(0));
+}
+
+if (require.main === module) main();
