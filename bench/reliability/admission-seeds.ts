@@ -1,7 +1,7 @@
 // One valid object of each kind the webhook validates (the 15 Istio kinds and a Gateway API
 // kind), as the API server would send it inside an AdmissionReview.
 
-import type { Json } from './mutate-json';
+import { cloneJson, Json } from './mutate-json';
 
 export const ADMISSION_SEEDS: readonly [apiVersion: string, kind: string, spec: Json][] = [
   ['security.istio.io/v1', 'AuthorizationPolicy', { action: 'DENY', selector: { matchLabels: { app: 'b' } }, rules: [{ from: [{ source: { principals: ['cluster.local/ns/a/sa/b'], ipBlocks: ['10.0.0.0/8'], namespaces: ['a'] } }], to: [{ operation: { ports: ['80'], paths: ['/a/{*}'], methods: ['GET'], hosts: ['a.com'] } }], when: [{ key: 'source.ip', values: ['1.1.1.1'] }, { key: 'request.headers[x]', notValues: ['y'] }] }] }],
@@ -11,7 +11,7 @@ export const ADMISSION_SEEDS: readonly [apiVersion: string, kind: string, spec: 
   ['networking.istio.io/v1', 'DestinationRule', { host: 'reviews', trafficPolicy: { connectionPool: { tcp: { maxConnections: 100, connectTimeout: '1s' }, http: { http1MaxPendingRequests: 10, maxRequestsPerConnection: 1 } }, outlierDetection: { consecutive5xxErrors: 5, interval: '10s', baseEjectionTime: '30s' }, loadBalancer: { simple: 'LEAST_REQUEST' }, tls: { mode: 'ISTIO_MUTUAL' }, portLevelSettings: [{ port: { number: 9080 }, loadBalancer: { consistentHash: { httpHeaderName: 'x' } } }] }, subsets: [{ name: 'v1', labels: { version: 'v1' } }, { name: 'v2', labels: { version: 'v2' }, trafficPolicy: { loadBalancer: { simple: 'ROUND_ROBIN' } } }], exportTo: ['.'] }],
   ['networking.istio.io/v1', 'Gateway', { selector: { istio: 'ingressgateway' }, servers: [{ port: { number: 443, name: 'https', protocol: 'HTTPS' }, hosts: ['ns/*.example.com'], tls: { mode: 'SIMPLE', credentialName: 'cert' } }, { port: { number: 80, name: 'http', protocol: 'HTTP' }, hosts: ['*'], tls: { httpsRedirect: true } }] }],
   ['networking.istio.io/v1', 'ServiceEntry', { hosts: ['api.example.com'], addresses: ['240.0.0.1'], ports: [{ number: 443, name: 'https', protocol: 'TLS' }, { number: 80, name: 'http', protocol: 'HTTP', targetPort: 8080 }], location: 'MESH_EXTERNAL', resolution: 'DNS', endpoints: [{ address: 'a.example.com', ports: { https: 8443 }, labels: { a: 'b' }, weight: 1 }], exportTo: ['*'] }],
-  ['networking.istio.io/v1', 'Sidecar', { workloadSelector: { labels: { app: 'a' } }, ingress: [{ port: { number: 9080, name: 'http', protocol: 'HTTP' }, defaultEndpoint: '127.0.0.1:8080' }], egress: [{ hosts: ['./*', 'istio-system/*'] }, { port: { number: 3306, name: 'mysql', protocol: 'MYSQL' }, hosts: ['*/mysql.db.svc.cluster.local'] }], outboundTrafficPolicy: { mode: 'REGISTRY_ONLY' } }],
+  ['networking.istio.io/v1', 'Sidecar', { workloadSelector: { labels: { app: 'a' } }, ingress: [{ port: { number: 9080, name: 'http', protocol: 'HTTP' }, defaultEndpoint: '127.0.0.1:8080' }], egress: [{ port: { number: 3306, name: 'mysql', protocol: 'MYSQL' }, hosts: ['*/mysql.db.svc.cluster.local'] }, { hosts: ['./*', 'istio-system/*'] }], outboundTrafficPolicy: { mode: 'REGISTRY_ONLY' } }],
   ['networking.istio.io/v1', 'WorkloadEntry', { address: '10.1.2.3', ports: { http: 8080 }, labels: { app: 'vm' }, serviceAccount: 'vm-sa', network: 'n1', locality: 'us/east/a', weight: 2 }],
   ['networking.istio.io/v1', 'WorkloadGroup', { metadata: { labels: { app: 'vm' } }, template: { ports: { http: 8080 }, serviceAccount: 'vm-sa' }, probe: { periodSeconds: 5, httpGet: { path: '/ready', port: 8080, httpHeaders: [{ name: 'x', value: 'y' }] } } }],
   ['networking.istio.io/v1alpha3', 'EnvoyFilter', { workloadSelector: { labels: { app: 'a' } }, configPatches: [{ applyTo: 'HTTP_FILTER', match: { context: 'SIDECAR_INBOUND', listener: { portNumber: 8080, filterChain: { filter: { name: 'envoy.filters.network.http_connection_manager', subFilter: { name: 'envoy.filters.http.router' } } } } }, patch: { operation: 'INSERT_BEFORE', value: { name: 'envoy.lua', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua', inlineCode: 'function envoy_on_request(h) end' } } } }], priority: 10 }],
@@ -46,6 +46,7 @@ export function admissionReview(apiVersion: string, kind: string, object: Json, 
   };
 }
 
+/** A fresh copy of a seed as a whole object; callers may change it freely. */
 export function seedObject(apiVersion: string, kind: string, spec: Json): Json {
-  return { apiVersion, kind, metadata: { name: 'fuzz', namespace: 'bookinfo', labels: { app: 'a' }, annotations: { 'a/b': 'c' } }, spec };
+  return { apiVersion, kind, metadata: { name: 'fuzz', namespace: 'bookinfo', labels: { app: 'a' }, annotations: { 'a/b': 'c' } }, spec: cloneJson(spec) };
 }

@@ -2,6 +2,7 @@
 // (same options), loaded once without watching: the "fresh build" the soak compares the
 // server's final xDS state with, and the cache the xDS fuzz target serves from.
 
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AmbientIndex } from '../../src/ambient/ambient-index';
 import type { ServeOptions } from '../../src/config/options';
@@ -11,7 +12,14 @@ import { LocalSource } from '../../src/store/local/local-source';
 import { MemoryStore } from '../../src/store/memory-store';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, XdsTypeUrl } from '../../src/xds/cache';
 
-export const DEMO_DIR = path.join(__dirname, '../../../examples/demo');
+/** The repository root, found from here whether running from bench/ (jest) or dist/bench/ (npm run). */
+function repoRoot(): string {
+  let dir = __dirname;
+  while (!fs.existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return dir;
+}
+
+export const DEMO_DIR = path.join(repoRoot(), 'examples/demo');
 
 export function staticMesh(): MeshConfigSource {
   const mesh = defaultMeshConfig();

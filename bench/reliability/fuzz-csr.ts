@@ -18,7 +18,7 @@ x509.cryptoProvider.set(crypto.webcrypto as never);
 /** One accepted CSR in this many also has its signature verified (a worker round trip). */
 const VERIFY_EVERY = 16;
 
-async function makeCsr(key: 'P-256' | 'P-384' | 'RSA-2048'): Promise<Buffer> {
+export async function makeCsr(key: 'P-256' | 'P-384' | 'RSA-2048'): Promise<Buffer> {
   const alg: webcrypto.RsaHashedKeyGenParams | webcrypto.EcKeyGenParams = key === 'RSA-2048'
     ? { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' }
     : { name: 'ECDSA', namedCurve: key };
@@ -31,7 +31,7 @@ async function makeCsr(key: 'P-256' | 'P-384' | 'RSA-2048'): Promise<Buffer> {
   return Buffer.from(csr.rawData);
 }
 
-const pem = (der: Buffer) => `-----BEGIN CERTIFICATE REQUEST-----\n${der.toString('base64').replace(/.{64}/g, '$&\n')}\n-----END CERTIFICATE REQUEST-----\n`;
+export const pem = (der: Buffer): string => `-----BEGIN CERTIFICATE REQUEST-----\n${der.toString('base64').replace(/.{64}/g, '$&\n')}\n-----END CERTIFICATE REQUEST-----\n`;
 
 export async function csrTarget(): Promise<FuzzTarget> {
   const seeds = [await makeCsr('P-256'), await makeCsr('P-384'), await makeCsr('RSA-2048')];

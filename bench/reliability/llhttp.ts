@@ -95,7 +95,8 @@ export class Llhttp {
     this.bodyChunks = [];
     for (const chunk of chunks) {
       const ret = this.parser.execute(chunk);
-      if (ret instanceof Error) {
+      // Not `instanceof Error`: under jest the binding's Error comes from another realm.
+      if (typeof ret !== 'number') {
         const e = ret as Error & { code?: string; reason?: string };
         return { requests: this.requests, end: { type: 'error', code: e.code ?? 'unknown', reason: e.reason ?? e.message } };
       }
