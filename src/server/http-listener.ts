@@ -148,11 +148,17 @@ function reportDrops(server: net.Server, name: string, logger: Logger, registry:
  */
 function httpCloser(server: http.Server, stopReporting: () => void): Pick<BoundListener, 'close' | 'forceClose'> {
   const inFlight = new Set<http.ServerResponse>();
+  const served = new WeakMap<net.Socket, number>();
   let closing: Promise<void> | undefined;
   let forceAt = Infinity;
   let forceTimer: NodeJS.Timeout | undefined;
-  server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
-    if (closing) res.shouldKeepAlive = false;
+  server.prependListener('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    // Node answers the last request under maxRequestsPerSocket with `Connection: close` but leaves
+    // the connection open; without keep-alive it closes the connection after the answer.
+    const count = (served.get(req.socket) ?? 0) + 1;
+    served.set(req.socket, count);
+    const max = server.maxRequestsPerSocket ?? 0;
+    if (closing || (max > 0 && count >= max)) res.shouldKeepAlive = false;
     inFlight.add(res);
     res.once('close', () => inFlight.delete(res));
   });
