@@ -113,6 +113,19 @@ describe('webhook request deadlines are absolute, not per inactivity', () => {
     expect(closedAt - begun).toBeLessThan(limits.keepAliveMs);
   });
 
+  test('a client that stops reading its answers is cut at the whole-request deadline, with its answers unsent', async () => {
+    const w = await connect(server.port!);
+    w.socket.pause();
+    // Six answers of 3 MB each: more than the sockets' buffers hold for a client that reads nothing.
+    const big = reviewRequest(`uid-big-${'x'.repeat(3_000_000)}`);
+    w.socket.write(big.repeat(6));
+    await sleep(limits.requestMs + 1000);
+    w.socket.resume();
+    await Promise.race([w.closed, sleep(3000)]);
+    expect(w.socket.destroyed).toBe(true);
+    expect(statuses(w.text()).length).toBeLessThan(6);
+  });
+
   test('a TLS handshake that never completes is cut at the handshake deadline', async () => {
     const raw = net.connect(server.port!, '127.0.0.1');
     const begun = performance.now();
