@@ -32,6 +32,13 @@ const YAML_SNIPPETS = (rng: Rng): string =>
     () => 'a: 0x1F\nb: 1e999\nc: .nan\nd: ~\n',
   ])();
 
+/**
+ * Slowest parse that is not a hang: 250 KB/s, a quarter of what the yaml library manages on a
+ * plain 8 MB file. The server parses files on its parser thread (LOCAL_PARSE_TIMEOUT_MS), so a
+ * multi-megabyte file costs seconds there without stalling anyone; only superlinear work is a bug.
+ */
+const MIN_PARSE_BYTES_PER_MS = 250;
+
 /** Deepest tree written as block YAML; the yaml library's writer recurses, so deeper trees are written as JSON (a YAML flow). */
 const YAML_WRITER_DEPTH = 500;
 
@@ -64,6 +71,7 @@ export async function manifestTarget(): Promise<FuzzTarget> {
         text = rng.chance(0.5) ? mutateText(rng, base) : base.slice(0, rng.int(base.length)) + YAML_SNIPPETS(rng) + base.slice(rng.int(base.length));
       }
       record.input = `${file}: ${JSON.stringify(text)}`;
+      record.budgetMs = text.length / MIN_PARSE_BYTES_PER_MS;
       let parsed;
       try {
         parsed = parseManifest(text, file);

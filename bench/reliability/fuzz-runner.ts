@@ -36,6 +36,8 @@ export interface TargetStats {
   failures: number;
   ms: number;
   slowestMs: number;
+  /** Heap after GC once this target's inputs are done (targets run one after another). */
+  heapAfterMiB: number;
   tally: Record<string, number>;
 }
 
@@ -78,7 +80,7 @@ export function formatFailure(f: Failure): string {
 }
 
 async function runTarget(target: FuzzTarget, opts: FuzzOptions, failures: Failure[]): Promise<TargetStats> {
-  const stats: TargetStats = { target: target.name, inputs: 0, accepted: 0, refused: 0, failures: 0, ms: 0, slowestMs: 0, tally: {} };
+  const stats: TargetStats = { target: target.name, inputs: 0, accepted: 0, refused: 0, failures: 0, ms: 0, slowestMs: 0, heapAfterMiB: 0, tally: {} };
   const first = opts.onlyCase ?? 0;
   const end = opts.onlyCase !== undefined ? opts.onlyCase + 1 : opts.inputs.get(target.name) ?? 0;
   const started = performance.now();
@@ -97,7 +99,8 @@ async function runTarget(target: FuzzTarget, opts: FuzzOptions, failures: Failur
       failure = err instanceof FuzzFailure ? { kind: 'failure', message: e.message } : { kind: 'crash', message: `${e?.name ?? 'thrown'}: ${String(e?.message ?? err).slice(0, 300)}${where(e)}` };
     }
     const ms = performance.now() - t0;
-    if (!failure && ms > SLOW_CASE_MS) failure = { kind: 'slow', message: `took ${Math.round(ms)} ms (limit ${SLOW_CASE_MS} ms)` };
+    const budget = Math.max(SLOW_CASE_MS, record.budgetMs ?? 0);
+    if (!failure && ms > budget) failure = { kind: 'slow', message: `took ${Math.round(ms)} ms (limit ${Math.round(budget)} ms)` };
     stats.slowestMs = Math.max(stats.slowestMs, ms);
     stats.inputs++;
     if (failure) {
@@ -127,7 +130,11 @@ export async function runFuzz(targets: readonly FuzzTarget[], opts: FuzzOptions)
   }
   const warm = await collectGarbage();
   const stats: TargetStats[] = [];
-  for (const t of targets) stats.push(await runTarget(t, opts, failures));
+  for (const t of targets) {
+    const s = await runTarget(t, opts, failures);
+    s.heapAfterMiB = mib(await collectGarbage());
+    stats.push(s);
+  }
   const endHeap = await collectGarbage();
   const growth = endHeap - warm;
   return {

@@ -42,6 +42,11 @@ async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   // The code under test logs every refusal; a million of them would only measure the logger.
   logs.configure('default:none');
+  // Libraries under test may emit process warnings (the yaml library does for complex keys);
+  // a million of them on stderr would drown the report, so they are counted instead.
+  const warnings = new Map<string, number>();
+  process.removeAllListeners('warning');
+  process.on('warning', (w) => warnings.set(w.message.replace(/"[^"]*"/g, '"…"').slice(0, 120), (warnings.get(w.message.replace(/"[^"]*"/g, '"…"').slice(0, 120)) ?? 0) + 1));
   const targets = [];
   for (const name of args.targets) targets.push(await createTarget(name));
   const inputs = splitInputs(args.inputs, args.targets);
@@ -65,18 +70,19 @@ async function main(): Promise<number> {
     else console.log('the case passes');
     return f ? 1 : 0;
   }
-  console.log('\ntarget         inputs    accepted   refused  failures  inputs/s  slowest ms');
+  console.log('\ntarget         inputs    accepted   refused  failures  inputs/s  slowest ms  heap after MiB');
   let total = 0;
   let failures = 0;
   for (const s of report.targets) {
     total += s.inputs;
     failures += s.failures;
     const rate = Math.round(s.inputs / (s.ms / 1000));
-    console.log(`${s.target.padEnd(13)} ${String(s.inputs).padStart(8)} ${String(s.accepted).padStart(10)} ${String(s.refused).padStart(9)} ${String(s.failures).padStart(9)} ${String(rate).padStart(9)} ${s.slowestMs.toFixed(1).padStart(11)}`);
+    console.log(`${s.target.padEnd(13)} ${String(s.inputs).padStart(8)} ${String(s.accepted).padStart(10)} ${String(s.refused).padStart(9)} ${String(s.failures).padStart(9)} ${String(rate).padStart(9)} ${s.slowestMs.toFixed(1).padStart(11)} ${String(s.heapAfterMiB).padStart(15)}`);
     for (const [k, v] of Object.entries(s.tally).slice(0, 12)) console.log(`    ${String(v).padStart(7)}  ${k}`);
   }
   const { heap } = report;
   console.log(`\n${total.toLocaleString('en-US')} inputs in ${seconds.toFixed(1)} s (${Math.round(total / seconds)}/s); heap after GC ${heap.warmMiB} MiB warm, ${heap.endMiB} MiB at the end (${heap.growthMiB >= 0 ? '+' : ''}${heap.growthMiB} MiB)${heap.bounded ? '' : ' - NOT BOUNDED'}`);
+  for (const [w, n] of warnings) console.log(`process warnings (${n}x): ${w}`);
   console.log(`failures: ${failures}${failures > 0 ? ` (first: ${replayCommand(report.failures[0]!)})` : ''}`);
   return failures === 0 && heap.bounded ? 0 : 1;
 }

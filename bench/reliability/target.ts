@@ -15,6 +15,8 @@ export class FuzzFailure extends Error {
 export interface CaseRecord {
   /** A printable form of the input (JSON, escaped bytes, base64 DER). */
   input: string;
+  /** Time this input may take before it counts as a hang; SLOW_CASE_MS when unset. */
+  budgetMs?: number;
 }
 
 export interface FuzzTarget {
