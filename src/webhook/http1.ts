@@ -45,7 +45,14 @@ interface Head {
 
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) ([\x21-\x7e]+) HTTP\/1\.([01])$/;
+// Origin-form targets only ("/validate?timeout=10s"): the API server sends nothing else, and
+// llhttp refuses many absolute- and authority-form spellings.
+const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\/[\x21-\x7e]*) HTTP\/1\.([01])$/;
+// Control characters other than HTAB, and DEL, in a header value (llhttp refuses them too).
+const BAD_VALUE_CHAR = /[\x00-\x08\x0a-\x1f\x7f]/;
+const OWS_EDGES = /^[ \t]+|[ \t]+$/g;
+/** Methods served; others are 501 (RFC 9110 §9.1), as llhttp refuses names it does not know. */
+const METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH']);
 // A CR not followed by LF, an LF not preceded by CR, or a NUL anywhere in the head.
 const BAD_LINE_BREAK = /\r(?!\n)|(?<!\r)\n|\0/;
 
@@ -130,7 +137,7 @@ export class RequestReader {
     if (BAD_LINE_BREAK.test(text)) return fail(400, 'malformed request: a bare CR or LF, or a NUL byte, in the head');
     const lines = text.split('\r\n');
     const requestLine = REQUEST_LINE.exec(lines[0]!);
-    if (!requestLine) return fail(400, 'malformed request line');
+    if (!requestLine) return fail(400, 'malformed request line: expected "METHOD /path HTTP/1.1"');
     if (lines.length - 1 > MAX_HEADER_LINES) return fail(431, `more than ${MAX_HEADER_LINES} header lines`);
     const headers = new Map<string, string>();
     let contentLength: string | undefined;
@@ -141,15 +148,24 @@ export class RequestReader {
       const name = colon > 0 ? line.slice(0, colon) : '';
       if (!TOKEN.test(name)) return fail(400, `malformed header line ${i}`);
       const key = name.toLowerCase();
-      const value = line.slice(colon + 1).trim();
+      const raw = line.slice(colon + 1);
+      if (BAD_VALUE_CHAR.test(raw)) return fail(400, `malformed header line ${i}: a control character in the value`);
+      // Only SP and HTAB are whitespace around a value (RFC 9110 OWS); String.trim would also
+      // take \v, \f and NBSP.
+      const value = raw.replace(OWS_EDGES, '');
       if (key === 'content-length') {
-        if (contentLength !== undefined && contentLength !== value) return fail(400, 'conflicting Content-Length headers');
+        // RFC 9112 would allow identical repeats; llhttp refuses any, and so does the reader.
+        if (contentLength !== undefined) return fail(400, 'more than one Content-Length header');
         contentLength = value;
       }
       const prior = headers.get(key);
       headers.set(key, prior === undefined || key === 'content-length' ? value : `${prior}, ${value}`);
     }
     if (headers.has('transfer-encoding')) return fail(411, 'a request body must be sent with Content-Length; Transfer-Encoding is not accepted');
+    const method = requestLine[1]!;
+    if (!METHODS.has(method)) return fail(501, `the method ${JSON.stringify(method.slice(0, 20))} is not implemented`);
+    // An upgrade leaves HTTP/1.1 (llhttp hands the socket over); a review never asks for one.
+    if (headers.has('upgrade')) return fail(400, 'protocol upgrades are not accepted');
     let bodyLength = 0;
     if (contentLength !== undefined) {
       if (!/^\d+$/.test(contentLength) || contentLength.length > MAX_CONTENT_LENGTH_DIGITS) return fail(400, `invalid Content-Length "${contentLength}"`);
@@ -158,7 +174,7 @@ export class RequestReader {
     }
     const connection = (headers.get('connection') ?? '').toLowerCase().split(',').map((t) => t.trim());
     const keepAlive = requestLine[3] === '1' ? !connection.includes('close') : connection.includes('keep-alive');
-    return { method: requestLine[1]!, target: requestLine[2]!, headers, keepAlive, length: end + 4, bodyLength };
+    return { method, target: requestLine[2]!, headers, keepAlive, length: end + 4, bodyLength };
   }
 }
 
@@ -172,6 +188,7 @@ const REASONS: Readonly<Record<number, string>> = {
   429: 'Too Many Requests',
   431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
+  501: 'Not Implemented',
 };
 
 /** One HTTP/1.1 response with a Content-Length body, as bytes ready for the socket. */
