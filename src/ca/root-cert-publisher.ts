@@ -5,11 +5,11 @@
 // informer's memory in big clusters). An edited or deleted ConfigMap is therefore repaired within
 // ROOT_CERT_RESYNC_MS. Local mode writes <stateDir>/root-cert.pem.
 
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { CoreV1Api, V1ConfigMap } from '@kubernetes/client-node';
 import { scopedLogger } from '../log/logger';
 import type { ObjectStore } from '../store/types';
+import { PUBLIC_FILE_MODE, writeFileAtomicSync } from '../config/atomic-file';
 import { httpStatusOf } from './kube-ca-secret-store';
 
 const log = scopedLogger('ca');
@@ -21,11 +21,8 @@ export const ROOT_CERT_RESYNC_MS = 30_000;
 
 /** Writes <stateDir>/root-cert.pem atomically (readers never see half a file). */
 export function writeRootCertFile(stateDir: string, pem: string): string {
-  fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const file = path.join(stateDir, ROOT_CERT_KEY);
-  const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, pem, { mode: 0o644 });
-  fs.renameSync(tmp, file);
+  writeFileAtomicSync(file, pem, { mode: PUBLIC_FILE_MODE });
   return file;
 }
 

@@ -26,7 +26,7 @@ export interface SourceDeps {
 }
 
 function localSource(options: ServeOptions, deps: SourceDeps): SourceAndLeader {
-  const errors = new Gauge({ name: 'istiod_ts_local_config_errors', help: 'Files under --configDir that do not parse', registers: [deps.metrics] });
+  const errors = new Gauge({ name: 'istiod_ts_local_config_errors', help: 'Files under --configDir that cannot be loaded, plus ignored duplicates', registers: [deps.metrics] });
   const objects = new Gauge({ name: 'istiod_ts_local_config_objects', help: 'Objects loaded from --configDir', registers: [deps.metrics] });
   const events = new Counter({ name: 'istiod_ts_local_config_events_total', help: 'Store events produced by --configDir changes', labelNames: ['type'], registers: [deps.metrics] });
   const source = new LocalSource({
@@ -38,7 +38,7 @@ function localSource(options: ServeOptions, deps: SourceDeps): SourceAndLeader {
       for (const type of ['add', 'update', 'delete'] as const) if (stats.events[type]) events.inc({ type }, stats.events[type]);
     },
   });
-  deps.debug.add('localconfig', 'files under --configDir that do not parse, with file, line and reason', () => ({
+  deps.debug.add('localconfig', 'files under --configDir that cannot be loaded (parse errors, files past a limit, parser time or heap limits) and ignored duplicates, with file, line and reason', () => ({
     body: { dir: options.flags.configDir, errors: source.errors() },
   }));
   return { source, leader: new SoleLeader() };

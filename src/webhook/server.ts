@@ -82,9 +82,20 @@ function answer(req: HttpRequest, metrics: WebhookMetrics): Answer {
   }
   metrics.record(reply.outcome);
   const o = reply.outcome;
-  if (o.type === 'failed' && !o.allowed) log.info({ reason: o.reason, resource: o.resource.resource, dryRun: o.dryRun }, o.message);
-  else if (o.type === 'http-error' || o.type === 'undecodable') log.info({ status: reply.status }, o.message);
+  if (o.type === 'failed' && !o.allowed) log.info({ reason: o.reason, resource: o.resource.resource, dryRun: o.dryRun }, clipForLog(o.message));
+  else if (o.type === 'http-error' || o.type === 'undecodable') log.info({ status: reply.status }, clipForLog(o.message));
   return { status: reply.status, contentType: reply.contentType, body: reply.body };
+}
+
+/**
+ * A denial can list 100 errors of 4 KiB each (validators/common/report.ts); the client gets all of
+ * it, the log only this much, so one hostile review cannot write a megabyte per line.
+ */
+export const MAX_LOGGED_MESSAGE_CHARS = 4096;
+
+export function clipForLog(message: string): string {
+  if (message.length <= MAX_LOGGED_MESSAGE_CHARS) return message;
+  return `${message.slice(0, MAX_LOGGED_MESSAGE_CHARS)}... (${message.length - MAX_LOGGED_MESSAGE_CHARS} more characters)`;
 }
 
 /** A refused request: counted as istiod counts HTTP errors, and answered before the connection closes. */
@@ -189,6 +200,8 @@ export async function startWebhookServer(ctx: ServerContext, overrides: Partial<
     }
     return closing;
   };
-  ctx.onShutdown(() => close());
+  // The same deadline the process drains everything else by; close()'s own default is shorter
+  // than a long --shutdownDuration, and the shorter of two deadlines wins.
+  ctx.onShutdown(() => close(ctx.options.flags.shutdownDuration));
   return { enabled: true, address, port, close, forceClose };
 }
