@@ -156,8 +156,14 @@ export class RequestReader {
       if (key === 'content-length') {
         // RFC 9112 would allow identical repeats; llhttp refuses any, and so does the reader.
         if (contentLength !== undefined) return fail(400, 'more than one Content-Length header');
+        // llhttp takes spaces after the digits but not a tab; the two readers must agree on every
+        // length, so a tab there is refused as llhttp refuses it.
+        if (raw.replace(/^[ \t]+/, '').includes('\t')) return fail(400, `invalid Content-Length "${value.slice(0, MAX_CONTENT_LENGTH_DIGITS)}": a tab after the digits`);
         contentLength = value;
       }
+      // llhttp matches Connection tokens up to a space or comma only, so "close<TAB>" is no close
+      // token to it; rather than copy that quirk, a tab inside the value is refused.
+      if (key === 'connection' && raw.replace(/^[ \t]+/, '').includes('\t')) return fail(400, `malformed header line ${i}: a tab inside the Connection value`);
       const prior = headers.get(key);
       headers.set(key, prior === undefined || key === 'content-length' ? value : `${prior}, ${value}`);
     }
@@ -172,7 +178,7 @@ export class RequestReader {
       bodyLength = Number(contentLength);
       if (bodyLength > this.maxBodyBytes) return { status: 400, message: `request body of ${bodyLength} bytes is over the limit`, tooLarge: true };
     }
-    const connection = (headers.get('connection') ?? '').toLowerCase().split(',').map((t) => t.trim());
+    const connection = (headers.get('connection') ?? '').toLowerCase().split(',').map((t) => t.replace(OWS_EDGES, ''));
     const keepAlive = requestLine[3] === '1' ? !connection.includes('close') : connection.includes('keep-alive');
     return { method, target: requestLine[2]!, headers, keepAlive, length: end + 4, bodyLength };
   }

@@ -63,6 +63,7 @@ describe('HTTP/1.1 request reader', () => {
     ['HTTP/1.1', '', true],
     ['HTTP/1.1 with Connection: close', 'Connection: close\r\n', false],
     ['HTTP/1.1 with Connection: keep-alive, Close', 'Connection: keep-alive, Close\r\n', false],
+    ['HTTP/1.1 with Connection: NBSP close (not the close token, as llhttp reads it)', 'Connection: \u00a0close\r\n', true],
   ])('%s keeps the connection: %s', (_name, extra, keepAlive) => {
     expect(only(request('{}', extra)).keepAlive).toBe(keepAlive);
   });
@@ -104,6 +105,8 @@ describe('HTTP/1.1 request reader', () => {
     ['a negative Content-Length', 'POST /validate HTTP/1.1\r\nContent-Length: -1\r\n\r\n', 400, 'invalid Content-Length "-1"'],
     ['a Content-Length with a sign', 'POST /validate HTTP/1.1\r\nContent-Length: +2\r\n\r\n{}', 400, 'invalid Content-Length'],
     ['a Content-Length list', 'POST /validate HTTP/1.1\r\nContent-Length: 2, 2\r\n\r\n{}', 400, 'invalid Content-Length'],
+    ['a tab inside or after the Connection value', 'POST /validate HTTP/1.1\r\nConnection: close\t\r\nContent-Length: 2\r\n\r\n{}', 400, 'a tab inside the Connection value'],
+    ['a tab after the Content-Length digits (llhttp refuses it)', 'POST /validate HTTP/1.1\r\nContent-Length: 2\t\r\n\r\n{}', 400, 'a tab after the digits'],
   ])('%s is refused', (_name, text, status, message) => {
     const e = refusal(text);
     expect(e.status).toBe(status);
