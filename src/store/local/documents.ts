@@ -4,7 +4,7 @@
 // keys are found with a Set per mapping (the package's own check rescans the mapping for every
 // key, which made a 400,000-key mapping take hours).
 
-import { Composer, isMap, isScalar, isSeq, LineCounter, Parser, type Document, type Node } from 'yaml';
+import { Composer, isAlias, isMap, isScalar, isSeq, LineCounter, Parser, type Document, type Node } from 'yaml';
 import { MAX_MANIFEST_DEPTH, MAX_MANIFEST_OBJECTS, MAX_YAML_ALIAS_COUNT, TOO_DEEP, TOO_MANY_OBJECTS } from './limits';
 
 export class ManifestError extends Error {
@@ -67,8 +67,8 @@ export function yamlDocuments(text: string, file: string): RawDocument[] {
   for (const doc of list) {
     const err = doc.errors[0];
     if (err) throw new ManifestError(file, lines.linePos(err.pos[0]).line, err.message);
-    const duplicate = firstDuplicateKey(doc.contents);
-    if (duplicate) throw new ManifestError(file, lines.linePos(duplicate.offset).line, `Map keys must be unique; "${duplicate.key}" appears twice`);
+    const bad = firstKeyProblem(doc.contents);
+    if (bad) throw new ManifestError(file, lines.linePos(bad.offset).line, bad.message);
     const start = doc.contents?.range?.[0] ?? doc.range[0];
     let value: unknown;
     try {
@@ -88,8 +88,13 @@ export function yamlDocuments(text: string, file: string): RawDocument[] {
   return out;
 }
 
-/** The first scalar key that repeats within one mapping, found with a Set per mapping; iterative. */
-function firstDuplicateKey(root: Node | null): { key: string; offset: number } | undefined {
+/**
+ * The first key that cannot be a Kubernetes field: one that repeats within its mapping (found with
+ * a Set per mapping), or one that is a list, a mapping or an alias. JSON has only string keys, so
+ * the API server would refuse such a manifest; the yaml library would stringify it with a process
+ * warning. Iterative.
+ */
+function firstKeyProblem(root: Node | null): { message: string; offset: number } | undefined {
   const pending: unknown[] = root ? [root] : [];
   for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
     if (isMap(node)) {
@@ -97,8 +102,11 @@ function firstDuplicateKey(root: Node | null): { key: string; offset: number } |
       for (const pair of node.items) {
         if (isScalar(pair.key)) {
           const id = `${typeof pair.key.value}:${String(pair.key.value)}`;
-          if (seen.has(id)) return { key: String(pair.key.value), offset: pair.key.range?.[0] ?? 0 };
+          if (seen.has(id)) return { message: `Map keys must be unique; "${String(pair.key.value)}" appears twice`, offset: pair.key.range?.[0] ?? 0 };
           seen.add(id);
+        } else if (isMap(pair.key) || isSeq(pair.key) || isAlias(pair.key)) {
+          const what = isAlias(pair.key) ? 'an alias' : isMap(pair.key) ? 'a mapping' : 'a list';
+          return { message: `a mapping key must be a plain value, not ${what}`, offset: pair.key.range?.[0] ?? 0 };
         }
         if (pair.value) pending.push(pair.value);
       }

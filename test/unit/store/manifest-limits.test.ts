@@ -101,3 +101,23 @@ describe('duplicate keys', () => {
     expect(err).toMatchObject({ line: 8, reason: 'Map keys must be unique; "a" appears twice' });
   });
 });
+
+describe('keys that are not plain values', () => {
+  test.each([
+    ['a list', 'data:\n  ? [a, b]\n  : v\n', 'not a list'],
+    ['a mapping', 'data:\n  ? {a: 1}\n  : v\n', 'not a mapping'],
+    ['an alias', 'x: &k key\ndata:\n  *k : v\n', 'not an alias'],
+  ])('a mapping key that is %s is refused with its line, and no process warning is printed', (_what, body, reason) => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on('warning', onWarning);
+    try {
+      const err = refusal(`apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: a}\n${body}`, 'keys.yaml');
+      expect(err.reason).toContain(`a mapping key must be a plain value, ${reason}`);
+      expect(err.line).toBeGreaterThanOrEqual(4);
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).toEqual([]);
+  });
+});
