@@ -83,6 +83,11 @@ export class DeltaStream {
    * reads but never ACKs holds nothing, and one that stops reading is cut by the DrainMonitor.
    */
   private slot: (() => void) | undefined;
+  /**
+   * Set while the write in flight has given its slot up for lack of progress (SLOT_STALL_RELEASE_MS)
+   * and is kept, counted by the FullSyncGate, until it drains or is cut.
+   */
+  private stalledPlace: (() => void) | undefined;
   private readonly transport: CallTransport | undefined;
 
   constructor(
@@ -174,7 +179,8 @@ export class DeltaStream {
     }
     this.deps.log.info({ stream: this.id, node: clientText(this.node.id), peer: this.peer }, 'xDS stream connected');
     this.deps.onReady(this);
-    return true;
+    // onReady ends a stream that becomes ready after the server closed: nothing more to handle.
+    return !this.closed;
   }
 
   private handle(req: DeltaDiscoveryRequest): void {
@@ -257,11 +263,13 @@ export class DeltaStream {
       this.deps.metrics.pushed(sub.typeUrl);
       this.slot = release;
       const response: OutgoingResponse = { body, nonce };
-      const drained = this.deps.drains.track(this.transport, (reason) => this.cut(reason, body.length));
+      const onSlotStall = release && (() => this.giveSlotUp());
+      const drained = this.deps.drains.track(this.transport, (reason) => this.cut(reason, body.length), onSlotStall);
       this.call.write(response, () => {
         // The last byte has passed HTTP/2 flow control into the connection (see transport.ts).
         drained();
         this.freeSlot();
+        this.leaveStalled();
         this.writing = false;
         this.deps.metrics.sendTime.observe((this.deps.clock.now() - started) / 1000);
         this.flush();
@@ -276,12 +284,38 @@ export class DeltaStream {
     release?.();
   }
 
+  /**
+   * The response holding a slot made no progress for SLOT_STALL_RELEASE_MS: the slot goes to the
+   * next waiting stream and the response is kept (until it drains or the stall cut), unless
+   * MAX_STALLED_FULL_SYNCS are kept already: then false, and the DrainMonitor cuts this stream.
+   */
+  private giveSlotUp(): boolean {
+    if (!this.slot) return true;
+    const place = this.deps.fullSyncs.keepStalled();
+    if (!place) return false;
+    this.stalledPlace = place;
+    this.freeSlot();
+    return true;
+  }
+
+  private leaveStalled(): void {
+    const leave = this.stalledPlace;
+    this.stalledPlace = undefined;
+    leave?.();
+  }
+
   /** The client stopped taking the response in flight: reset the stream, freeing its bytes and slot. */
   private cut(reason: CutReason, bytes: number): void {
-    const { stallTimeoutMs, drainDeadlineMs } = this.deps.drains.settings;
-    const why = reason === 'stalled' ? `no byte taken for ${stallTimeoutMs} ms` : `not drained within ${drainDeadlineMs} ms`;
+    const { stallTimeoutMs, drainDeadlineMs, slotStallMs } = this.deps.drains.settings;
+    const why =
+      reason === 'stalled'
+        ? `no byte taken for ${stallTimeoutMs} ms`
+        : reason === 'deadline'
+          ? `not drained within ${drainDeadlineMs} ms`
+          : `no byte taken for ${slotStallMs} ms while ${this.deps.fullSyncs.stalledLimit} stalled full responses are already kept (MAX_STALLED_FULL_SYNCS)`;
     this.deps.log.warn({ stream: this.id, node: clientText(this.node?.id), peer: this.peer, bytes, reason: why }, 'xDS client is not reading its responses; stream reset');
     this.freeSlot();
+    this.leaveStalled();
     this.transport?.cancel();
     this.close();
   }
@@ -297,6 +331,7 @@ export class DeltaStream {
     this.closed = true;
     this.deps.fullSyncs.forget(this.wake);
     this.freeSlot();
+    this.leaveStalled();
     for (const [type, sub] of this.subs) if (sub.served) this.deps.metrics.connected.dec({ type: metricType(type) });
     this.deps.onClose(this);
   }

@@ -2,7 +2,10 @@
 // progress for the stall timeout (the client stopped reading: its HTTP/2 window stays shut), or
 // that is still not done at the drain deadline (a client reading a trickle), is cut: the stream is
 // reset, which frees the bytes it held and any full-sync slot. So a client that does not read
-// holds at most its own one response, and only for a bounded time.
+// holds at most its own one response, and only for a bounded time. A response that holds a
+// full-sync slot gives the slot up much earlier, after SLOT_STALL_RELEASE_MS without progress, so
+// clients that stop reading together cannot keep every slot (and another node's sync) for the
+// whole stall timeout; the response itself is kept until the stall cut (see FullSyncGate).
 
 import type { Clock } from './debounce';
 import type { CallTransport } from './transport';
@@ -18,19 +21,40 @@ export const RESPONSE_STALL_TIMEOUT_MS = 5_000;
  * (100k workloads) at under 0.6 MB/s, far below any in-cluster link.
  */
 export const RESPONSE_DRAIN_DEADLINE_MS = 30_000;
+/**
+ * A response holding a full-sync slot that wrote nothing for this long gives the slot to the next
+ * waiting stream (it keeps its bytes and is still cut at RESPONSE_STALL_TIMEOUT_MS). A reading
+ * client on an in-cluster link takes bytes every few milliseconds, and TCP's own retransmission
+ * timeout (200 ms minimum, 1 s initial on Linux) fits within it, so a reading client rarely loses
+ * its slot, and losing it costs nothing but one response outside the slot count. Each eight
+ * clients that stop reading at the same moment then delay a new ztunnel by about this long (plus a
+ * check period), not by the stall timeout.
+ */
+export const SLOT_STALL_RELEASE_MS = 1_000;
 
 export interface FlowControlSettings {
   stallTimeoutMs: number;
   drainDeadlineMs: number;
+  slotStallMs: number;
 }
 
 export const DEFAULT_FLOW_CONTROL: FlowControlSettings = {
   stallTimeoutMs: RESPONSE_STALL_TIMEOUT_MS,
   drainDeadlineMs: RESPONSE_DRAIN_DEADLINE_MS,
+  slotStallMs: SLOT_STALL_RELEASE_MS,
 };
 
-/** Why a write was cut, for the log line. */
-export type CutReason = 'stalled' | 'deadline';
+/**
+ * Why a write was cut, for the log line: 'crowded' is a slot holder that stalled while
+ * MAX_STALLED_FULL_SYNCS stalled responses were already kept (it could not give its slot up).
+ */
+export type CutReason = 'stalled' | 'deadline' | 'crowded';
+
+/**
+ * Gives up the write's full-sync slot because it stalled; false when it cannot be kept without
+ * its slot (too many stalled responses are kept already) and must be cut now.
+ */
+export type SlotStallHandler = () => boolean;
 
 interface PendingWrite {
   transport: CallTransport | undefined;
@@ -38,6 +62,8 @@ interface PendingWrite {
   lastBytes: number | undefined;
   lastProgressAt: number;
   onCut: (reason: CutReason) => void;
+  /** Set while the write holds a full-sync slot; called (once) when it stalls for slotStallMs. */
+  onSlotStall: SlotStallHandler | undefined;
 }
 
 /** Checks are this many times more frequent than the stall timeout. */
@@ -55,9 +81,9 @@ export class DrainMonitor {
   ) {}
 
   /** Watches one write; call the returned function when its callback fires. */
-  track(transport: CallTransport | undefined, onCut: (reason: CutReason) => void): () => void {
+  track(transport: CallTransport | undefined, onCut: (reason: CutReason) => void, onSlotStall?: SlotStallHandler): () => void {
     const now = this.clock.now();
-    const w: PendingWrite = { transport, startedAt: now, lastBytes: transport?.bytesWritten(), lastProgressAt: now, onCut };
+    const w: PendingWrite = { transport, startedAt: now, lastBytes: transport?.bytesWritten(), lastProgressAt: now, onCut, onSlotStall };
     this.pending.add(w);
     this.arm();
     return () => this.pending.delete(w);
@@ -74,8 +100,13 @@ export class DrainMonitor {
     this.pending.clear();
   }
 
+  /** The shortest time without progress that matters: the slot release or the stall cut. */
+  private shortestStall(): number {
+    return Math.min(this.settings.stallTimeoutMs, this.settings.slotStallMs);
+  }
+
   private period(): number {
-    return Math.max(1, Math.min(this.settings.stallTimeoutMs, this.settings.drainDeadlineMs) / CHECKS_PER_STALL);
+    return Math.max(1, Math.min(this.shortestStall(), this.settings.drainDeadlineMs) / CHECKS_PER_STALL);
   }
 
   private arm(): void {
@@ -89,7 +120,7 @@ export class DrainMonitor {
     this.timer = undefined;
     const now = this.clock.now();
     // After a long event-loop stall nothing could be written meanwhile: restart every stall clock.
-    const lagged = now - this.armedAt > this.period() + this.settings.stallTimeoutMs / 2;
+    const lagged = now - this.armedAt > this.period() + this.shortestStall() / 2;
     for (const w of this.pending) {
       const bytes = w.transport?.bytesWritten();
       if (lagged || bytes !== w.lastBytes) {
@@ -97,11 +128,18 @@ export class DrainMonitor {
         w.lastProgressAt = now;
       }
       // Without a transport to ask, only the deadline applies.
-      const stalled = w.transport !== undefined && bytes !== undefined && now - w.lastProgressAt >= this.settings.stallTimeoutMs;
+      const idle = w.transport !== undefined && bytes !== undefined ? now - w.lastProgressAt : 0;
+      const stalled = idle >= this.settings.stallTimeoutMs;
       const overdue = now - w.startedAt >= this.settings.drainDeadlineMs;
-      if (!stalled && !overdue) continue;
+      let crowded = false;
+      if (w.onSlotStall && !stalled && !overdue && idle >= this.settings.slotStallMs) {
+        const slotStall = w.onSlotStall;
+        w.onSlotStall = undefined;
+        crowded = !slotStall();
+      }
+      if (!stalled && !overdue && !crowded) continue;
       this.pending.delete(w);
-      w.onCut(stalled ? 'stalled' : 'deadline');
+      w.onCut(stalled ? 'stalled' : overdue ? 'deadline' : 'crowded');
     }
     this.arm();
   }

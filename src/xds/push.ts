@@ -90,23 +90,51 @@ export class SnapshotCache {
  * is ~17 MB per stream; without a limit 1,000 reconnecting clients would hold 1,000 copies in
  * gRPC, HTTP/2 and TLS buffers at once. A slot is released when the response's last byte has
  * passed HTTP/2 flow control into the connection (the write callback: see transport.ts), so a
- * client that reads but never answers holds it only for the transfer; one that stops reading is
- * cut by the DrainMonitor (drain.ts) after RESPONSE_STALL_TIMEOUT_MS. FULL_SYNC_SLOT_TIMEOUT_MS is
- * a backstop that no stream should reach: the drain deadline cuts a trickling client first.
+ * client that reads but never answers holds it only for the transfer; one that stops reading
+ * gives its slot up after SLOT_STALL_RELEASE_MS (see MAX_STALLED_FULL_SYNCS) and is cut by the
+ * DrainMonitor (drain.ts) after RESPONSE_STALL_TIMEOUT_MS. FULL_SYNC_SLOT_TIMEOUT_MS is a backstop
+ * that no stream should reach: the drain deadline cuts a trickling client first.
  */
 export const MAX_CONCURRENT_FULL_SYNCS = 8;
 export const FULL_SYNC_SLOT_TIMEOUT_MS = 30_000;
+/**
+ * Full responses kept after giving their slot up for lack of progress (SLOT_STALL_RELEASE_MS),
+ * until they drain or are cut at RESPONSE_STALL_TIMEOUT_MS. Memory bound: at most
+ * MAX_CONCURRENT_FULL_SYNCS + MAX_STALLED_FULL_SYNCS full responses are buffered at once, twice
+ * the bound without the early release (16 × ~17 MB at 100k workloads), and each stalled one for at
+ * most the stall timeout. A slot holder that stalls while this many are kept is cut at once: that
+ * many clients stopping within one stall timeout is an outage of theirs, and cutting them costs
+ * each a reconnect, whereas keeping its slot would make every other node wait.
+ */
+export const MAX_STALLED_FULL_SYNCS = MAX_CONCURRENT_FULL_SYNCS;
 /** Full responses of types smaller than this (empty policy lists, small meshes) need no slot. */
 export const GATED_FULL_SYNC_BYTES = 1024 * 1024;
 
 export class FullSyncGate {
   private inUse = 0;
+  private stalledKept = 0;
   private readonly waiting = new Set<() => void>();
 
   constructor(
     readonly limit: number = MAX_CONCURRENT_FULL_SYNCS,
     private readonly slotTimeoutMs: number = FULL_SYNC_SLOT_TIMEOUT_MS,
+    readonly stalledLimit: number = MAX_STALLED_FULL_SYNCS,
   ) {}
+
+  /**
+   * Counts a stalled response kept without a slot; returns the function to call once it drains or
+   * is cut, or undefined when stalledLimit are kept already (the caller must cut it instead).
+   */
+  keepStalled(): (() => void) | undefined {
+    if (this.stalledKept >= this.stalledLimit) return undefined;
+    this.stalledKept++;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.stalledKept--;
+    };
+  }
 
   /** Takes a slot, or queues `wake` to be called when one frees and returns undefined. */
   tryAcquire(wake: () => void): (() => void) | undefined {
@@ -144,5 +172,10 @@ export class FullSyncGate {
 
   get queued(): number {
     return this.waiting.size;
+  }
+
+  /** Stalled responses kept without a slot. */
+  get stalled(): number {
+    return this.stalledKept;
   }
 }

@@ -3,7 +3,8 @@
 
 import type * as grpc from '@grpc/grpc-js';
 import { scopedLogger } from '../log/logger';
-import type { CallAuthenticator, ServerContext } from '../server/context';
+import type { CallAuthenticator } from '../security/identity';
+import type { XdsHostDeps } from './host-deps';
 import { ResourceCache, XDS_TYPE_ORDER } from './cache';
 import { clientText } from './client-limits';
 import { Clock, DebounceSettings, PushDebouncer, PushRequest, realClock } from './debounce';
@@ -29,6 +30,8 @@ export interface XdsServerSettings {
 
 export class XdsServer {
   readonly streams = new Set<DeltaStream>();
+  /** Streams accepted but not ready yet (authenticating, or waiting for their first request). */
+  private readonly starting = new Set<DeltaStream>();
   private readonly debouncer: PushDebouncer;
   private readonly unsubscribe: () => void;
   private readonly snapshots: SnapshotCache;
@@ -72,12 +75,12 @@ export class XdsServer {
     this.unsubscribe();
     this.debouncer.close();
     // The DrainMonitor keeps watching: while ended streams drain, one that stops reading is still cut.
-    for (const s of [...this.streams]) s.end();
+    for (const s of [...this.streams, ...this.starting]) s.end();
   }
 
   debugSyncz(): Syncz {
     const gate = this.fullSyncs;
-    return syncz(this.streams, { active: gate.active, queued: gate.queued, limit: gate.limit });
+    return syncz(this.streams, { active: gate.active, queued: gate.queued, limit: gate.limit, stalled: gate.stalled });
   }
 
   private accept(call: DeltaCall): void {
@@ -96,11 +99,18 @@ export class XdsServer {
       fullSyncs: this.fullSyncs,
       drains: this.drains,
       digests: this.digests,
-      onReady: (s) => this.streams.add(s),
+      onReady: (s) => {
+        this.starting.delete(s);
+        // close() ended every starting stream; should one still get here, it is ended as the others.
+        if (this.closed) s.end();
+        else this.streams.add(s);
+      },
       onClose: (s) => {
+        this.starting.delete(s);
         if (this.streams.delete(s)) log.info({ stream: s.id, node: clientText(s.node?.id) }, 'xDS stream closed');
       },
     });
+    this.starting.add(stream);
     stream.start();
   }
 
@@ -122,7 +132,7 @@ export interface XdsServerHandle {
 }
 
 /** Registers the ADS service on both gRPC ports, its metrics and /debug/syncz, and ties it to meshConfig and shutdown. */
-export function startXdsServer(ctx: ServerContext, cache: ResourceCache, authenticator: CallAuthenticator): XdsServerHandle {
+export function startXdsServer(ctx: XdsHostDeps, cache: ResourceCache, authenticator: CallAuthenticator): XdsServerHandle {
   const env = ctx.options.env;
   const server = new XdsServer(
     cache,

@@ -52,8 +52,11 @@ export function synczEntry(stream: DeltaStream): SynczClient {
 }
 
 export interface Syncz {
-  /** Full-state responses in flight (awaiting an answer) and streams waiting for a slot. */
-  fullSyncs: { active: number; queued: number; limit: number };
+  /**
+   * Full-state responses in flight holding a slot, streams waiting for a slot, and stalled full
+   * responses kept without a slot until they drain or are cut (MAX_STALLED_FULL_SYNCS).
+   */
+  fullSyncs: { active: number; queued: number; limit: number; stalled: number };
   clients: SynczClient[];
 }
 

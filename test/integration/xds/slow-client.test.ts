@@ -69,7 +69,8 @@ test('full-state responses beyond MAX_CONCURRENT_FULL_SYNCS wait until an earlie
   const size = Math.ceil((GATED_FULL_SYNC_BYTES * 1.2) / WORKLOADS);
   for (let i = 0; i < WORKLOADS; i++) cache.setWorkload({ uid: uid(i), ip: `10.1.0.${i}`, node: 'node-1', size });
   cache.commit();
-  harness = await startHarness(cache);
+  // Stalled responses keep their slots here (no early release), so only a drain can free one.
+  harness = await startHarness(cache, { flowControl: { slotStallMs: 60_000 } });
   // Streams that do not read: each full response stays in flight, holding its slot.
   const stalled = Array.from({ length: MAX_CONCURRENT_FULL_SYNCS }, (_, i) => RawAdsStream.ztunnel(harness, i, { read: false }));
   raws.push(...stalled);

@@ -1,7 +1,7 @@
 // The DrainMonitor cuts a response the client stopped taking, and only such a response.
 
 import type { Clock } from '../../../src/xds/debounce';
-import { CutReason, DrainMonitor, RESPONSE_DRAIN_DEADLINE_MS, RESPONSE_STALL_TIMEOUT_MS } from '../../../src/xds/drain';
+import { CutReason, DEFAULT_FLOW_CONTROL, DrainMonitor, RESPONSE_DRAIN_DEADLINE_MS, RESPONSE_STALL_TIMEOUT_MS, SLOT_STALL_RELEASE_MS } from '../../../src/xds/drain';
 import type { CallTransport } from '../../../src/xds/transport';
 
 /** A clock the test advances by hand; timers fire in due order. */
@@ -46,7 +46,7 @@ class FakeTransport implements CallTransport {
 
 function setup() {
   const clock = new ManualClock();
-  const monitor = new DrainMonitor({ stallTimeoutMs: RESPONSE_STALL_TIMEOUT_MS, drainDeadlineMs: RESPONSE_DRAIN_DEADLINE_MS }, clock);
+  const monitor = new DrainMonitor(DEFAULT_FLOW_CONTROL, clock);
   const cuts: CutReason[] = [];
   return { clock, monitor, cuts, onCut: (r: CutReason) => cuts.push(r) };
 }
@@ -99,4 +99,38 @@ test('after an event-loop stall longer than the stall timeout, clients get a fre
   expect(cuts).toEqual([]);
   clock.advance(RESPONSE_STALL_TIMEOUT_MS + RESPONSE_STALL_TIMEOUT_MS / 2);
   expect(cuts).toEqual(['stalled']);
+});
+
+test(`a slot-holding response with no progress for SLOT_STALL_RELEASE_MS (${SLOT_STALL_RELEASE_MS} ms) gives its slot up once and is kept until the stall timeout`, () => {
+  expect(SLOT_STALL_RELEASE_MS).toBeLessThan(RESPONSE_STALL_TIMEOUT_MS);
+  const { clock, monitor, cuts, onCut } = setup();
+  let givenUp = 0;
+  monitor.track(new FakeTransport(), onCut, () => (givenUp++, true));
+  clock.advance(SLOT_STALL_RELEASE_MS - 1);
+  expect(givenUp).toBe(0);
+  clock.advance(1);
+  expect(givenUp).toBe(1);
+  clock.advance(RESPONSE_STALL_TIMEOUT_MS - SLOT_STALL_RELEASE_MS - 1);
+  expect([givenUp, cuts]).toEqual([1, []]);
+  clock.advance(1);
+  expect([givenUp, cuts]).toEqual([1, ['stalled']]);
+});
+
+test('a stalled slot-holding response that cannot be kept without its slot is cut at once as crowded', () => {
+  const { clock, monitor, cuts, onCut } = setup();
+  monitor.track(new FakeTransport(), onCut, () => false);
+  clock.advance(SLOT_STALL_RELEASE_MS);
+  expect(cuts).toEqual(['crowded']);
+  expect(monitor.size).toBe(0);
+});
+
+test('a slot-holding response that keeps moving keeps its slot', () => {
+  const { clock, monitor, cuts, onCut } = setup();
+  const t = new FakeTransport();
+  const onSlotStall = jest.fn(() => true);
+  const drained = monitor.track(t, onCut, onSlotStall);
+  clock.advance(RESPONSE_STALL_TIMEOUT_MS * 2, () => (t.written += 10));
+  drained();
+  expect(onSlotStall).not.toHaveBeenCalled();
+  expect(cuts).toEqual([]);
 });

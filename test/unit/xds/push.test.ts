@@ -1,6 +1,6 @@
 import { ADDRESS_TYPE_URL } from '../../../src/xds/cache';
 import { heldVersions } from '../../../src/xds/proto';
-import { FULL_SYNC_SLOT_TIMEOUT_MS, FullSyncGate, GATED_FULL_SYNC_BYTES, MAX_CONCURRENT_FULL_SYNCS, PushBatch, SnapshotCache } from '../../../src/xds/push';
+import { FULL_SYNC_SLOT_TIMEOUT_MS, FullSyncGate, GATED_FULL_SYNC_BYTES, MAX_CONCURRENT_FULL_SYNCS, MAX_STALLED_FULL_SYNCS, PushBatch, SnapshotCache } from '../../../src/xds/push';
 import { FakeCache } from '../../integration/xds/fixtures/fake-cache';
 import { TypeSubscription } from '../../../src/xds/subscription';
 import { demoCache } from '../../integration/xds/fixtures/fake-cache';
@@ -79,6 +79,19 @@ describe('FullSyncGate', () => {
     jest.advanceTimersByTime(FULL_SYNC_SLOT_TIMEOUT_MS);
     expect(woken).toEqual([1]);
     expect(gate.active).toBe(0);
+  });
+
+  test(`at most MAX_STALLED_FULL_SYNCS (${MAX_STALLED_FULL_SYNCS}) stalled responses are kept without a slot; leaving twice frees one place`, () => {
+    const gate = new FullSyncGate();
+    const places = Array.from({ length: MAX_STALLED_FULL_SYNCS }, () => gate.keepStalled());
+    expect(places.every((p) => typeof p === 'function')).toBe(true);
+    expect(gate.keepStalled()).toBeUndefined();
+    expect(gate.stalled).toBe(MAX_STALLED_FULL_SYNCS);
+    places[0]!();
+    places[0]!();
+    expect(gate.stalled).toBe(MAX_STALLED_FULL_SYNCS - 1);
+    expect(typeof gate.keepStalled()).toBe('function');
+    expect(gate.keepStalled()).toBeUndefined();
   });
 
   test('a closed stream stops waiting for a slot', () => {
