@@ -69,27 +69,42 @@ const tls = require('node:tls');
 const ALLOWED = Buffer.from('"allowed":true');
 const HEAD_END = Buffer.from('\\r\\n\\r\\n');
 const CONTENT_LENGTH = /\\r\\ncontent-length: *(\\d+)/i;
+const CONNECTION_CLOSE = /\\r\\nconnection: *close/i;
 // One caller: a keep-alive connection with persistent listeners (adding and removing listeners
 // per review cost the load generator as much as parsing the answer), posting the next review as
 // soon as the previous answer is complete.
 class Caller {
   constructor(socket) {
-    this.socket = socket;
     this.buf = null;
     this.run = null;
+    this.attach(socket);
+  }
+  attach(socket) {
+    this.socket = socket;
     socket.on('data', (chunk) => this.onData(chunk));
     socket.on('error', (err) => this.fail(err));
-    socket.on('close', () => this.fail(new Error('connection closed')));
+    socket.on('close', () => { if (this.socket === socket) this.fail(new Error('connection closed')); });
   }
-  static connect() {
+  static open() {
     return new Promise((resolve, reject) => {
       const socket = tls.connect({ host: '127.0.0.1', port: w.port, ca: w.ca, servername: w.serverName, ALPNProtocols: ['http/1.1'] }, () => {
         socket.off('error', reject);
-        resolve(new Caller(socket));
+        resolve(socket);
       });
       socket.once('error', reject);
       socket.setNoDelay(true);
     });
+  }
+  static async connect() {
+    return new Caller(await Caller.open());
+  }
+  // The server ends a connection after its request bound with Connection: close; the API server's
+  // Go client then opens a new one, and so does this caller, instead of counting a failure.
+  reconnect() {
+    const old = this.socket;
+    this.socket = null;
+    old.destroy();
+    Caller.open().then((socket) => { this.attach(socket); if (this.run) this.send(); }, (err) => { this.socket = old; this.fail(err); });
   }
   start(run) {
     this.run = run;
@@ -126,6 +141,7 @@ class Caller {
       run.latencies.push(performance.now() - this.t0);
     }
     run.last = performance.now();
+    if (CONNECTION_CLOSE.test(headers)) return this.reconnect();
     this.send();
   }
   fail(err) {
@@ -139,7 +155,7 @@ class Caller {
 let callers = [];
 async function run(body, durationMs) {
   // A caller whose connection failed is replaced before the next run.
-  callers = callers.filter((c) => !c.socket.destroyed);
+  callers = callers.filter((c) => c.socket && !c.socket.destroyed);
   while (callers.length < w.callers) callers.push(await Caller.connect());
   const bytes = Buffer.from(body);
   const request = Buffer.concat([Buffer.from('POST /validate HTTP/1.1\\r\\nHost: ' + w.serverName + '\\r\\nContent-Type: application/json\\r\\nAccept: application/json\\r\\nContent-Length: ' + bytes.length + '\\r\\n\\r\\n'), bytes]);
@@ -154,7 +170,7 @@ async function run(body, durationMs) {
 }
 parentPort.on('message', async (m) => {
   if (m.type === 'run') parentPort.postMessage(await run(m.body, m.durationMs));
-  else { for (const c of callers) c.socket.destroy(); parentPort.postMessage('closed'); }
+  else { for (const c of callers) c.socket?.destroy(); parentPort.postMessage('closed'); }
 });
 `;
 
