@@ -1,6 +1,6 @@
 // /debug/ambient/*: what every ztunnel is told, as protobuf JSON with IPs shown as text.
 
-import type { DebugRegistry, DebugResponse } from '../server/context';
+import type { DebugRegistry, DebugResponse } from '../contract/host';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../xds/cache';
 import type { AmbientIndex } from './ambient-index';
 import { addressToJson, authorizationToJson } from './codec';

@@ -2,14 +2,15 @@
 // never part of it (nor of logs, metrics or errors).
 
 import * as crypto from 'node:crypto';
-import type { DebugResponse, ServerContext } from '../server/context';
+import type { DebugRegistry, DebugResponse } from '../contract/host';
+import type { ServingCertSource } from '../contract/serving-cert';
 import type { CertificateAuthority } from './authority';
 
 function describe(cert: crypto.X509Certificate) {
   return { subject: cert.subject, issuer: cert.issuer, notBefore: cert.validFrom, notAfter: cert.validTo, serial: cert.serialNumber, sha256: cert.fingerprint256 };
 }
 
-export function caDebugView(authority: CertificateAuthority, ctx: Pick<ServerContext, 'servingCerts'>): DebugResponse {
+export function caDebugView(authority: CertificateAuthority, ctx: { servingCerts: ServingCertSource }): DebugResponse {
   const m = authority.current();
   let serving: unknown = null;
   try {
@@ -32,6 +33,6 @@ export function caDebugView(authority: CertificateAuthority, ctx: Pick<ServerCon
   };
 }
 
-export function registerCaDebug(ctx: ServerContext, authority: CertificateAuthority): void {
+export function registerCaDebug(ctx: { debug: DebugRegistry; servingCerts: ServingCertSource }, authority: CertificateAuthority): void {
   ctx.debug.add('ca', 'mesh CA: key source, signing certificate, chain, roots and serving certificate (public facts only)', () => caDebugView(authority, ctx));
 }

@@ -4,7 +4,7 @@
 // against the mesh roots and the CallAuthenticator reads it from the call's auth context.
 
 import * as grpc from '@grpc/grpc-js';
-import type { ServingCertSource, ServingCertificate } from '../server/context';
+import type { ServingCertSource, ServingCertificate } from '../contract/serving-cert';
 
 type IdentityListener = grpc.experimental.IdentityCertificateUpdateListener;
 type CaListener = grpc.experimental.CaCertificateUpdateListener;

@@ -1,14 +1,12 @@
 // Entry point of the mesh CA: key material, IstioCertificateService, istiod's serving
-// certificate, root distribution, metrics and readiness, wired onto the ServerContext.
+// certificate, root distribution, metrics and readiness, wired onto what its host gives it.
 
-import * as crypto from 'node:crypto';
-import type { CoreV1Api, AuthenticationV1Api, KubeConfig } from '@kubernetes/client-node';
+import type * as crypto from 'node:crypto';
+import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { scopedLogger } from '../log/logger';
-import type { CallAuthenticator, ServerContext } from '../server/context';
-import { LocalTokenVerifier, TokenVerifier, createCallAuthenticator } from '../security/authenticator';
-import { loadOrCreateTokenKey } from '../security/local-jwt';
+import type { CallAuthenticator } from '../security/identity';
 import { NodeAuthorizer } from '../security/node-authorizer';
-import { CachedTokenVerifier, KubeTokenReviewer, TokenReviewer } from '../security/token-review';
+import type { CaHostDeps } from './host-deps';
 import { CertificateAuthority } from './authority';
 import { CaSecretStore, LocalCaSecretStore } from './ca-secret-store';
 import { KubeCaSecretStore } from './kube-ca-secret-store';
@@ -25,11 +23,12 @@ const log = scopedLogger('ca');
 
 export const ROOT_CERT_LEASE = 'istio-namespace-controller-election';
 
-/** What the CA needs beyond the ServerContext; Kubernetes mode needs either kubeConfig or the parts. */
+/** What the CA needs beyond its host; Kubernetes mode needs either kubeConfig or the parts. */
 export interface CaDeps {
+  /** Built by the composition root; the CA supplies the issuers a client certificate may chain to. */
+  authenticator: (meshIssuers: () => readonly crypto.X509Certificate[]) => CallAuthenticator;
   kubeConfig?: KubeConfig;
   /** Overrides for tests; built from kubeConfig otherwise. */
-  tokenReviewer?: TokenReviewer;
   secretStore?: CaSecretStore;
   rootConfigMaps?: RootConfigMapApi;
   /** Period of the istio-ca-root-cert repair check; default ROOT_CERT_RESYNC_MS. */
@@ -46,13 +45,13 @@ export interface CaHandle {
   stop(): Promise<void>;
 }
 
-async function kubeApis(deps: CaDeps): Promise<{ core: CoreV1Api; auth: AuthenticationV1Api } | undefined> {
+async function kubeApis(deps: CaDeps): Promise<{ core: CoreV1Api } | undefined> {
   if (!deps.kubeConfig) return undefined;
   const k8s = await import('@kubernetes/client-node');
-  return { core: deps.kubeConfig.makeApiClient(k8s.CoreV1Api), auth: deps.kubeConfig.makeApiClient(k8s.AuthenticationV1Api) };
+  return { core: deps.kubeConfig.makeApiClient(k8s.CoreV1Api) };
 }
 
-async function loadKeyMaterial(ctx: ServerContext, secretStore: CaSecretStore): Promise<CaKeyMaterial> {
+async function loadKeyMaterial(ctx: CaHostDeps, secretStore: CaSecretStore): Promise<CaKeyMaterial> {
   const env = ctx.options.env;
   const plugged = loadPluggedInCa(env.ROOT_CA_DIR);
   if (plugged) {
@@ -67,7 +66,7 @@ async function loadKeyMaterial(ctx: ServerContext, secretStore: CaSecretStore): 
   });
 }
 
-export async function startCertificateAuthority(ctx: ServerContext, deps: CaDeps = {}): Promise<CaHandle> {
+export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): Promise<CaHandle> {
   const { env, flags } = ctx.options;
   const local = ctx.options.mode === 'local';
   const setReady = ctx.readiness.register('ca');
@@ -89,21 +88,7 @@ export async function startCertificateAuthority(ctx: ServerContext, deps: CaDeps
   updateExpiryGauges(authority.current());
   stops.push(authority.onChange(updateExpiryGauges));
 
-  let tokens: TokenVerifier;
-  if (local) {
-    const key = loadOrCreateTokenKey(flags.stateDir);
-    tokens = new LocalTokenVerifier(crypto.createPublicKey(key), () => env.TOKEN_AUDIENCES);
-  } else {
-    const reviewer = deps.tokenReviewer ?? (apis ? new KubeTokenReviewer(apis.auth) : undefined);
-    if (!reviewer) throw new Error('Kubernetes mode needs a kubeConfig (or a tokenReviewer) for the CA');
-    tokens = new CachedTokenVerifier(reviewer, () => env.TOKEN_AUDIENCES);
-  }
-  const authenticator = createCallAuthenticator({
-    trustDomain: () => ctx.mesh.current().trustDomain,
-    clusterId: env.CLUSTER_ID,
-    meshIssuers: () => authority.meshIssuers(),
-    tokens,
-  });
+  const authenticator = deps.authenticator(() => authority.meshIssuers());
   const nodeAuthorizer =
     env.CA_TRUSTED_NODE_ACCOUNTS.length > 0
       ? new NodeAuthorizer(ctx.store, {

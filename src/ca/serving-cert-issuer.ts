@@ -4,7 +4,7 @@
 import * as crypto from 'node:crypto';
 import { promisify } from 'node:util';
 import { scopedLogger } from '../log/logger';
-import type { ServingCertificate, ServingCertSink } from '../server/context';
+import type { ServingCertificate, ServingCertSink } from '../contract/serving-cert';
 import type { CertificateAuthority } from './authority';
 import type { SanEntry } from './leaf-signer';
 

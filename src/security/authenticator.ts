@@ -4,7 +4,7 @@
 
 import * as crypto from 'node:crypto';
 import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call';
-import type { CallAuthenticator, CallerIdentity } from '../server/context';
+import type { CallAuthenticator, CallerIdentity } from './identity';
 import { AuthError } from './auth-error';
 import { MAX_TOKEN_BYTES, VerifiedToken, verifyLocalToken } from './local-jwt';
 import { parseSpiffeId, spiffeId } from './spiffe';

@@ -3,7 +3,7 @@
 // lookup in a store index keyed by (node, namespace/service account).
 
 import type { ObjectStore, KubeObject } from '../store/types';
-import type { CallerIdentity } from '../server/context';
+import type { CallerIdentity } from './identity';
 import { parseSpiffeId } from './spiffe';
 
 export const NODE_SA_INDEX = 'ca.node-serviceaccount';

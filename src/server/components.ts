@@ -1,5 +1,6 @@
-// The domain components on top of the store: the CA (and the authenticator it shares with xDS),
-// the ambient index, the xDS server that serves it, and the webhook configuration controller.
+// The domain components on top of the store: the call authenticator, the CA (which shares it
+// with xDS), the ambient index, the xDS server that serves it, and the webhook configuration
+// controller.
 
 import type { KubeClient } from '../store/kube';
 import { startCertificateAuthority } from '../ca';
@@ -8,9 +9,12 @@ import { registerAmbientDebug } from '../ambient/debug';
 import { startXdsServer } from '../xds/server';
 import { startWebhookConfigController } from '../webhook';
 import type { ServerContext } from './context';
+import { callAuthenticatorFactory } from './authenticator';
 
 export async function startComponents(ctx: ServerContext, kube: KubeClient | undefined): Promise<void> {
-  const ca = await startCertificateAuthority(ctx, kube ? { kubeConfig: kube.kubeConfig } : {});
+  const sources = kube ? { kubeConfig: kube.kubeConfig } : {};
+  const authenticator = await callAuthenticatorFactory(ctx.options, ctx.mesh, sources);
+  const ca = await startCertificateAuthority(ctx, { ...sources, authenticator });
   const index = new AmbientIndex({
     store: ctx.store,
     mesh: ctx.mesh,

@@ -4,7 +4,7 @@ import { KIND_IDS, KindId } from '../store/kinds';
 import type { ObjectStore } from '../store/types';
 import type { MeshConfigSource } from '../mesh/types';
 import { logs } from '../log/logger';
-import type { DebugRegistry, DebugResponse } from './context';
+import type { DebugRegistry, DebugResponse } from '../contract/host';
 
 /** /debug/config answers at most this many objects; narrow with kind= and namespace= for more. */
 export const MAX_DEBUG_CONFIG_OBJECTS = 5_000;

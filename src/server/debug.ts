@@ -1,7 +1,7 @@
 // /debug/: a small router of named endpoints. Components add theirs through DebugRegistry; this
 // file knows nothing about what they show.
 
-import type { DebugRegistry, DebugRequest, DebugResponse } from './context';
+import type { DebugRegistry, DebugRequest, DebugResponse } from '../contract/host';
 
 interface Endpoint {
   description: string;

@@ -6,7 +6,8 @@ import * as grpc from '@grpc/grpc-js';
 import type { ListenAddress } from '../config/address';
 import { formatAddress } from '../config/address';
 import { scopedLogger } from '../log/logger';
-import type { GrpcPorts, GrpcRegistrar, ServingCertSink } from './context';
+import type { GrpcPorts, GrpcRegistrar } from '../contract/host';
+import type { ServingCertSink } from '../contract/serving-cert';
 import type { BoundListener } from './http';
 import { servingCertCredentials } from '../ca/grpc-credentials';
 

@@ -1,10 +1,10 @@
 // The plain HTTP listeners' handlers: httpAddr (/ready, /debug/) and monitoringAddr (/metrics,
-// /version). Their deadlines, connection cap and close are in http-listener.ts.
+// /version). Their deadlines, connection cap and close are in net/http-listener.ts.
 
 import type * as http from 'node:http';
 import { isIP } from 'node:net';
 import type { Registry } from 'prom-client';
-import type { DebugRequest } from './context';
+import type { DebugRequest } from '../contract/host';
 import type { DebugRouter } from './debug';
 import type { ReadinessTracker } from './readiness';
 import { versionInfo } from './version';
@@ -98,5 +98,5 @@ export function monitoringHandler(registry: Registry): http.RequestListener {
   };
 }
 
-// Binding and the listener limits live in http-listener.ts; re-exported for existing callers.
-export { listen, type BoundListener, type ListenOptions } from './http-listener';
+// Binding and the listener limits live in net/http-listener.ts; re-exported for existing callers.
+export { listen, type BoundListener, type ListenOptions } from '../net/http-listener';

@@ -1,7 +1,7 @@
 // Leadership in local mode: one replica, always the leader, so singleton controllers just run.
 
 import { scopedLogger } from '../log/logger';
-import type { LeaderElector } from './context';
+import type { LeaderElector } from '../contract/leader';
 
 const log = scopedLogger('leader');
 

@@ -1,7 +1,7 @@
 // /ready's state: every component registers a condition and flips it; the server is ready when
 // all are. Registration order is kept so the 503 body reads in startup order.
 
-import type { Readiness } from './context';
+import type { Readiness } from '../contract/host';
 
 export class ReadinessTracker implements Readiness {
   private readonly state = new Map<string, boolean>();

@@ -1,6 +1,6 @@
 // The holder of istiod's serving certificate: the CA (or a test) sets it, TLS listeners read it.
 
-import type { ServingCertificate, ServingCertSink } from './context';
+import type { ServingCertificate, ServingCertSink } from '../contract/serving-cert';
 
 export class ServingCertHolder implements ServingCertSink {
   private cert: ServingCertificate | undefined;

@@ -8,7 +8,8 @@ import { connectKubernetes, KubeClient } from '../store/kube';
 import type { MemoryStore } from '../store/memory-store';
 import type { ConfigSource } from '../store/types';
 import type { MeshConfigSource } from '../mesh/types';
-import type { DebugRegistry, LeaderElector } from './context';
+import type { DebugRegistry } from '../contract/host';
+import type { LeaderElector } from '../contract/leader';
 import { SoleLeader } from './leader';
 
 export interface SourceAndLeader {

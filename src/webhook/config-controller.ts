@@ -7,7 +7,7 @@
 import { X509Certificate } from 'node:crypto';
 import { Watch } from '@kubernetes/client-node';
 import { scopedLogger } from '../log/logger';
-import type { ServingCertSource } from '../server/context';
+import type { ServingCertSource } from '../contract/serving-cert';
 import type { KubeObject } from '../store/types';
 import { backoffDelay, type BackoffPolicy } from '../store/kube/backoff';
 import { KubeApiError, resourcePath, type KubeClient } from '../store/kube/client';

@@ -8,9 +8,12 @@
 import type { Socket } from 'node:net';
 import * as tls from 'node:tls';
 import type { SecureContextOptions } from 'node:tls';
-import type { ServerContext, ServingCertificate } from '../server/context';
+import type { Registry } from 'prom-client';
+import type { ServeFlags } from '../config/options';
+import type { OnShutdown, Readiness } from '../contract/host';
+import type { ServingCertificate, ServingCertSink } from '../contract/serving-cert';
 import { scopedLogger } from '../log/logger';
-import { LISTENER_CLOSE_DEADLINE_MS, listen } from '../server/http-listener';
+import { LISTENER_CLOSE_DEADLINE_MS, listen } from '../net/http-listener';
 import { AdmissionReply, bodyTooLarge, reviewAdmission } from './admission';
 import { Answer, WebhookConnection } from './connection';
 import type { HttpProtocolError, HttpRequest } from './http1';
@@ -113,12 +116,21 @@ function checkInterval(l: WebhookLimits): number {
   return Math.min(1000, Math.max(5, Math.floor(Math.min(l.headersMs, l.requestMs, l.keepAliveMs) / 20)));
 }
 
+/** What the webhook listener takes from the process that hosts it. */
+export interface WebhookServerDeps {
+  options: { flags: Pick<ServeFlags, 'httpsAddr' | 'shutdownDuration'> };
+  readiness: Readiness;
+  servingCerts: Pick<ServingCertSink, 'whenAvailable' | 'onChange'>;
+  metrics: Registry;
+  onShutdown: OnShutdown;
+}
+
 /**
  * Starts the webhook listener on --httpsAddr once the serving certificate exists. Registers a
  * readiness condition that turns true when it listens (istiod's "config validation" probe).
  * `overrides` shorten the limits in tests (see limits.ts).
  */
-export async function startWebhookServer(ctx: ServerContext, overrides: Partial<WebhookLimits> = {}): Promise<WebhookServerHandle> {
+export async function startWebhookServer(ctx: WebhookServerDeps, overrides: Partial<WebhookLimits> = {}): Promise<WebhookServerHandle> {
   const addr = ctx.options.flags.httpsAddr;
   if (!addr) {
     log.info('httpsAddr is empty: the validating webhook is disabled');

@@ -3,7 +3,7 @@
 // stops reading only accumulates a set of pending names, never a queue of messages.
 
 import * as grpc from '@grpc/grpc-js';
-import type { CallAuthenticator, CallerIdentity } from '../server/context';
+import type { CallAuthenticator, CallerIdentity } from '../security/identity';
 import type { Logger } from '../log/logger';
 import { ResourceCache, XDS_TYPE_ORDER } from './cache';
 import type { Clock } from './debounce';

@@ -7,7 +7,7 @@
 
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import type { LeaderElector } from '../../server/context';
+import type { LeaderElector } from '../../contract/leader';
 import { scopedLogger } from '../../log/logger';
 import { KubeApiError, resourcePath, type KubeClient } from './client';
 

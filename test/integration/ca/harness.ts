@@ -13,6 +13,7 @@ import { ServingCertHolder } from '../../../src/server/serving-cert';
 import type { DebugRequest, DebugResponse, LeaderElector, ServerContext } from '../../../src/server/context';
 import type { MeshConfig, MeshConfigSource } from '../../../src/mesh/types';
 import { CaDeps, CaHandle, startCertificateAuthority } from '../../../src/ca';
+import { callAuthenticatorFactory } from '../../../src/server/authenticator';
 import { servingCertCredentials } from '../../../src/ca/grpc-credentials';
 import { certificateServiceClient, IstioCertificateResponse } from '../../../src/ca/proto';
 import { tempDir } from '../../unit/ca/fixtures';
@@ -46,7 +47,8 @@ export interface Harness {
 export interface HarnessOptions {
   env?: Record<string, string>;
   mode?: 'local' | 'kubernetes';
-  deps?: CaDeps;
+  /** The authenticator is built as the server builds it unless given. */
+  deps?: Omit<CaDeps, 'authenticator'> & Partial<Pick<CaDeps, 'authenticator'>>;
   store?: MemoryStore;
   stateDir?: string;
   mesh?: MeshConfigSource;
@@ -75,7 +77,8 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     leader: alwaysLeader,
     onShutdown: (hook) => void shutdown.push(hook),
   };
-  const ca = await startCertificateAuthority(ctx, opts.deps);
+  const authenticator = opts.deps?.authenticator ?? (await callAuthenticatorFactory(options, ctx.mesh, opts.deps?.kubeConfig ? { kubeConfig: opts.deps.kubeConfig } : {}));
+  const ca = await startCertificateAuthority(ctx, { ...opts.deps, authenticator });
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', servingCertCredentials(holder), (err, p) => (err ? reject(err) : resolve(p))),
   );

@@ -10,7 +10,7 @@ import { Registry } from 'prom-client';
 import { logs } from '../../../src/log/logger';
 import { DebugRouter } from '../../../src/server/debug';
 import { httpHandler, monitoringHandler } from '../../../src/server/http';
-import { BoundListener, HTTP_MAX_CONNECTIONS, HttpLimits, listen, METRIC_CONNECTIONS_REJECTED } from '../../../src/server/http-listener';
+import { BoundListener, HTTP_MAX_CONNECTIONS, HttpLimits, listen, METRIC_CONNECTIONS_REJECTED } from '../../../src/net/http-listener';
 import { ReadinessTracker } from '../../../src/server/readiness';
 
 const realProcess = runInThisContext('process') as NodeJS.Process;

@@ -7,7 +7,7 @@ import * as tls from 'node:tls';
 import { runInThisContext } from 'node:vm';
 import { Writable } from 'node:stream';
 import { logs } from '../../../src/log/logger';
-import { METRIC_CONNECTIONS_REJECTED } from '../../../src/server/http-listener';
+import { METRIC_CONNECTIONS_REJECTED } from '../../../src/net/http-listener';
 import { MAX_PIPELINED_REQUESTS, WEBHOOK_MAX_CONNECTIONS } from '../../../src/webhook/limits';
 import { startWebhookServer, WebhookServerHandle } from '../../../src/webhook/server';
 import { admissionReview, policy, SERVER_NAME, throwawayCert, webhookContext, WebhookHarness } from './harness';

@@ -1,0 +1,21 @@
+// Who is calling, and the seam that decides it. The CA and the xDS server take a CallAuthenticator;
+// authenticator.ts implements it (client certificate, then bearer token).
+
+import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call';
+
+/** Who is calling, as decided by authentication (client certificate or bearer token). */
+export interface CallerIdentity {
+  /** SPIFFE ids, e.g. spiffe://cluster.local/ns/istio-system/sa/ztunnel. */
+  identities: string[];
+  namespace: string;
+  serviceAccount: string;
+  /** From the token's pod claims (TokenReview user.extra or the local token); absent for certificates. */
+  podName?: string;
+  podUid?: string;
+  via: 'certificate' | 'token';
+}
+
+/** Authenticates a gRPC call; rejects with an error whose message is the exact reason (for logs). */
+export interface CallAuthenticator {
+  authenticate(call: ServerSurfaceCall): Promise<CallerIdentity>;
+}

@@ -1,0 +1,53 @@
+// The call authenticator the CA and the xDS server share, built here in the composition root:
+// local mode verifies tokens signed by the server's own key, Kubernetes mode asks TokenReview.
+// The CA supplies only the mesh issuers (its roots change on rotation), so the CA knows nothing
+// of how tokens are verified.
+
+import * as crypto from 'node:crypto';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { ServeOptions } from '../config/options';
+import type { MeshConfigSource } from '../mesh/types';
+import { createCallAuthenticator, LocalTokenVerifier, type TokenVerifier } from '../security/authenticator';
+import type { CallAuthenticator } from '../security/identity';
+import { loadOrCreateTokenKey } from '../security/local-jwt';
+import { CachedTokenVerifier, KubeTokenReviewer, type TokenReviewer } from '../security/token-review';
+
+/** Given the CA's current issuers, the authenticator for gRPC calls (the CA takes one of these). */
+export type CallAuthenticatorFactory = (meshIssuers: () => readonly crypto.X509Certificate[]) => CallAuthenticator;
+
+export interface AuthenticatorSources {
+  /** Kubernetes mode: TokenReview through this config, unless `tokenReviewer` is given. */
+  kubeConfig?: KubeConfig;
+  tokenReviewer?: TokenReviewer;
+}
+
+async function tokenVerifier(options: ServeOptions, sources: AuthenticatorSources): Promise<TokenVerifier> {
+  const { env, flags } = options;
+  if (options.mode === 'local') {
+    const key = loadOrCreateTokenKey(flags.stateDir);
+    return new LocalTokenVerifier(crypto.createPublicKey(key), () => env.TOKEN_AUDIENCES);
+  }
+  let reviewer = sources.tokenReviewer;
+  if (!reviewer && sources.kubeConfig) {
+    const k8s = await import('@kubernetes/client-node');
+    reviewer = new KubeTokenReviewer(sources.kubeConfig.makeApiClient(k8s.AuthenticationV1Api));
+  }
+  if (!reviewer) throw new Error('Kubernetes mode needs a kubeConfig (or a tokenReviewer) for the CA');
+  return new CachedTokenVerifier(reviewer, () => env.TOKEN_AUDIENCES);
+}
+
+/** Client certificate first, then a bearer token, for the trust domain and cluster of this server. */
+export async function callAuthenticatorFactory(
+  options: ServeOptions,
+  mesh: MeshConfigSource,
+  sources: AuthenticatorSources = {},
+): Promise<CallAuthenticatorFactory> {
+  const tokens = await tokenVerifier(options, sources);
+  return (meshIssuers) =>
+    createCallAuthenticator({
+      trustDomain: () => mesh.current().trustDomain,
+      clusterId: options.env.CLUSTER_ID,
+      meshIssuers,
+      tokens,
+    });
+}
