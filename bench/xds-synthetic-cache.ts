@@ -3,7 +3,7 @@
 
 import { encodeAddress, versionOf } from '../src/ambient/codec';
 import { TunnelProtocol, WorkloadType } from '../src/ambient/messages';
-import { ADDRESS_TYPE_URL, ChangeSet, ResourceCache, XdsResource, XdsTypeUrl } from '../src/xds/cache';
+import { ADDRESS_TYPE_URL, ChangeSet, ResourceCache, XdsResource, XdsTypeUrl } from '../src/contract/xds-resources';
 
 export const NODES = 1_000;
 

@@ -10,7 +10,7 @@ import { defaultMeshConfig } from '../../src/mesh/defaults';
 import type { MeshConfigSource } from '../../src/mesh/types';
 import { LocalSource } from '../../src/store/local/local-source';
 import { MemoryStore } from '../../src/store/memory-store';
-import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, XdsTypeUrl } from '../../src/xds/cache';
+import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, XdsTypeUrl } from '../../src/contract/xds-resources';
 
 /** The repository root, found from here whether running from bench/ (jest) or dist/bench/ (npm run). */
 function repoRoot(): string {

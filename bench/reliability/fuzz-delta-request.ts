@@ -11,7 +11,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protobuf from 'protobufjs';
 import { Registry } from 'prom-client';
 import type { CallAuthenticator } from '../../src/server/context';
-import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../../src/xds/cache';
+import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../../src/contract/xds-resources';
 import type { DeltaCall } from '../../src/xds/delta-stream';
 import { XdsMetrics } from '../../src/xds/metrics';
 import { DELTA_METHOD, protoDir } from '../../src/xds/proto';

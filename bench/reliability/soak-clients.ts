@@ -7,7 +7,7 @@ import * as tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { certificateServiceClient, IstioCertificateResponse } from '../../src/ca/proto';
 import { AdsClient, HeldResources, ztunnelNodeId } from '../../src/xds/ads-client';
-import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../../src/xds/cache';
+import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../../src/contract/xds-resources';
 
 export const SERVER_NAME = 'istiod.istio-system.svc';
 

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { Registry } from 'prom-client';
 import { logs } from '../../src/log/logger';
 import type { CallAuthenticator, CallerIdentity } from '../../src/server/context';
-import { ADDRESS_TYPE_URL } from '../../src/xds/cache';
+import { ADDRESS_TYPE_URL } from '../../src/contract/xds-resources';
 import { XdsMetrics } from '../../src/xds/metrics';
 import { adsServiceDefinition } from '../../src/xds/proto';
 import { GATED_FULL_SYNC_BYTES } from '../../src/xds/push';

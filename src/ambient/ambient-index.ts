@@ -6,7 +6,7 @@ import { scopedLogger } from '../log/logger';
 import type { MeshConfig, MeshConfigSource } from '../mesh/types';
 import type { ObjectStore, StoreEvent } from '../store/types';
 import { keyOf } from '../store/types';
-import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, ChangeSet, ResourceCache, XdsResource, XdsTypeUrl } from '../xds/cache';
+import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, ChangeSet, ResourceCache, XdsResource, XdsTypeUrl } from '../contract/xds-resources';
 import { convertAuthorizationPolicy } from './authorization';
 import { encodeAuthorization } from './codec';
 import { DEFAULT_ROOT_NAMESPACE, DEFAULT_SYSTEM_NAMESPACE, DEFAULT_TRUST_DOMAIN, LABEL } from './constants';

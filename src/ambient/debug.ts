@@ -1,7 +1,7 @@
 // /debug/ambient/*: what every ztunnel is told, as protobuf JSON with IPs shown as text.
 
 import type { DebugRegistry, DebugResponse } from '../contract/host';
-import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../xds/cache';
+import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../contract/xds-resources';
 import type { AmbientIndex } from './ambient-index';
 import { addressToJson, authorizationToJson } from './codec';
 

@@ -2,7 +2,7 @@
 // bookkeeping of the batch being applied (first-touch bytes, so a change set is exactly the
 // difference between the state before and after the batch).
 
-import type { XdsResource } from '../xds/cache';
+import type { XdsResource } from '../contract/xds-resources';
 import { versionOf } from './codec';
 
 /** Separates several keys kept in one string (a string costs far less heap than an array of them). */

@@ -2,7 +2,7 @@
 // table or JSON. Used by `istiod-ts xds-client`; pure, so it is tested without a socket.
 
 import { addressToJson, authorizationToJson } from '../ambient/codec';
-import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../xds/cache';
+import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../contract/xds-resources';
 import type { DeltaResource, DeltaResponse, HeldResources } from '../xds/ads-client';
 
 export interface DecodedResource {

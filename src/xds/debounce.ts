@@ -5,7 +5,7 @@
 // about once per `after` ms. (istiod always waits for a quiet window, so every change costs it
 // `after`, and steady churn can hold its pushes back until `max`.)
 
-import type { ChangeSet } from './cache';
+import type { ChangeSet } from '../contract/xds-resources';
 
 export interface Clock {
   now(): number;

@@ -5,7 +5,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { CallAuthenticator, CallerIdentity } from '../security/identity';
 import type { Logger } from '../log/logger';
-import { ResourceCache, XDS_TYPE_ORDER } from './cache';
+import { ResourceCache, XDS_TYPE_ORDER } from '../contract/xds-resources';
 import type { Clock } from './debounce';
 import type { XdsMetrics } from './metrics';
 import { metricType } from './metrics';

@@ -1,7 +1,7 @@
 // xDS metrics under istiod's names, so existing dashboards and alerts keep working.
 
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from './cache';
+import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../contract/xds-resources';
 
 /** The `type` label value of a type URL. */
 export function metricType(typeUrl: string): string {

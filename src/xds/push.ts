@@ -1,7 +1,7 @@
 // One push fanned out to every stream. The part of a response that every wildcard stream gets
 // for this push (type, resources, removals) is encoded once; each stream appends its nonce.
 
-import type { ResourceCache, XdsResource, XdsTypeUrl } from './cache';
+import type { ResourceCache, XdsResource, XdsTypeUrl } from '../contract/xds-resources';
 import type { PushRequest } from './debounce';
 import { EncodedBody, encodeResponseBody } from './wire';
 

@@ -5,7 +5,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { scopedLogger } from '../log/logger';
 import type { CallAuthenticator } from '../security/identity';
 import type { XdsHostDeps } from './host-deps';
-import { ResourceCache, XDS_TYPE_ORDER } from './cache';
+import { ResourceCache, XDS_TYPE_ORDER } from '../contract/xds-resources';
 import { clientText } from './client-limits';
 import { Clock, DebounceSettings, PushDebouncer, PushRequest, realClock } from './debounce';
 import { DeltaCall, DeltaStream } from './delta-stream';

@@ -2,7 +2,7 @@
 // the work pending for it as a set of names (latest state wins, never a queue of versions), and
 // the ACK/NACK bookkeeping of the last response.
 
-import { ADDRESS_TYPE_URL, ResourceCache, XdsResource, XdsTypeUrl } from './cache';
+import { ADDRESS_TYPE_URL, ResourceCache, XdsResource, XdsTypeUrl } from '../contract/xds-resources';
 import type { DeltaDiscoveryRequest } from './proto';
 import { DeltaContent, PushBatch, SnapshotCache, wildcardDelta } from './push';
 import { VersionDigest, sameDigest } from './version-digest';

@@ -13,7 +13,7 @@
 // match of two different sets needs both 32-bit sums and the count to agree (about 2^-64 for
 // unrelated sets).
 
-import type { ChangeSet, ResourceCache, XdsResource, XdsTypeUrl } from './cache';
+import type { ChangeSet, ResourceCache, XdsResource, XdsTypeUrl } from '../contract/xds-resources';
 
 export interface VersionDigest {
   count: number;

@@ -3,7 +3,7 @@
 // pieces: each resource is framed once per version and shared by every stream, the part common
 // to all streams of a push is encoded once, and only the nonce is appended per stream.
 
-import type { XdsResource } from './cache';
+import type { XdsResource } from '../contract/xds-resources';
 
 const WIRE_LEN = 2;
 // Field numbers of envoy.service.discovery.v3 messages (see proto/xds.proto).

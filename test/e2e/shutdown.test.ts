@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tls from 'node:tls';
 import { AdsClient, ztunnelNodeId } from '../../src/xds/ads-client';
-import { ADDRESS_TYPE_URL } from '../../src/xds/cache';
+import { ADDRESS_TYPE_URL } from '../../src/contract/xds-resources';
 import { runCli, ServerProcess } from '../support/cli';
 
 const DEMO = join(__dirname, '..', '..', 'examples', 'demo');

@@ -8,7 +8,7 @@ import { AmbientIndex } from '../../../src/ambient/ambient-index';
 import { decodeAddress } from '../../../src/ambient/codec';
 import { LocalSource } from '../../../src/store/local/local-source';
 import { MemoryStore } from '../../../src/store/memory-store';
-import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, ChangeSet } from '../../../src/xds/cache';
+import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, ChangeSet } from '../../../src/contract/xds-resources';
 import { meshSource } from '../../unit/ambient/fixtures';
 
 const DEMO = path.join(__dirname, '../../../examples/demo');

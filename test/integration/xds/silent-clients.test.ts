@@ -5,7 +5,7 @@
 // after the stall timeout, freeing its buffered bytes, so clients that stop reading together
 // cannot hold every slot for the stall timeout.
 
-import { ADDRESS_TYPE_URL } from '../../../src/xds/cache';
+import { ADDRESS_TYPE_URL } from '../../../src/contract/xds-resources';
 import { FULL_SYNC_SLOT_TIMEOUT_MS, GATED_FULL_SYNC_BYTES, MAX_CONCURRENT_FULL_SYNCS, MAX_STALLED_FULL_SYNCS } from '../../../src/xds/push';
 import { FakeCache } from './fixtures/fake-cache';
 import { Harness, startHarness } from './fixtures/harness';

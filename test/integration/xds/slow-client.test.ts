@@ -3,7 +3,7 @@
 // (tens of MB at scale) are in flight for a bounded number of clients at a time, each until its
 // bytes have drained (silent-clients.test.ts covers clients that never drain).
 
-import { ADDRESS_TYPE_URL } from '../../../src/xds/cache';
+import { ADDRESS_TYPE_URL } from '../../../src/contract/xds-resources';
 import { GATED_FULL_SYNC_BYTES, MAX_CONCURRENT_FULL_SYNCS } from '../../../src/xds/push';
 import { FakeCache } from './fixtures/fake-cache';
 import { Harness, startHarness } from './fixtures/harness';

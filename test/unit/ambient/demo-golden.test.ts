@@ -7,7 +7,7 @@ import { AmbientIndex } from '../../../src/ambient/ambient-index';
 import { addressToJson, authorizationToJson } from '../../../src/ambient/codec';
 import { LocalSource } from '../../../src/store/local/local-source';
 import { MemoryStore } from '../../../src/store/memory-store';
-import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../../../src/xds/cache';
+import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../../../src/contract/xds-resources';
 import { meshSource } from './fixtures';
 
 const DEMO = path.join(__dirname, '../../../examples/demo');

@@ -1,5 +1,5 @@
 import { decodeAddress, decodeAuthorization } from '../../../src/ambient/codec';
-import { AUTHORIZATION_TYPE_URL, ADDRESS_TYPE_URL } from '../../../src/xds/cache';
+import { AUTHORIZATION_TYPE_URL, ADDRESS_TYPE_URL } from '../../../src/contract/xds-resources';
 import { indexOf, peerAuthn, pod, storeWith, Obj } from './fixtures';
 
 const ROOT = 'istio-system';

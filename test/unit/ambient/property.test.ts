@@ -5,7 +5,7 @@ import { AmbientIndex } from '../../../src/ambient/ambient-index';
 import type { KindId } from '../../../src/store/kinds';
 import { MemoryStore } from '../../../src/store/memory-store';
 import type { KubeObject } from '../../../src/store/types';
-import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, ChangeSet, XDS_TYPE_ORDER } from '../../../src/xds/cache';
+import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, ChangeSet, XDS_TYPE_ORDER } from '../../../src/contract/xds-resources';
 import { authz, endpointSlice, gateway, meshSource, namespace, node, peerAuthn, pod, service, serviceEntry, workloadEntry, Obj } from './fixtures';
 
 const EVENTS = 1000;

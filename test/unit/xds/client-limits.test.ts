@@ -2,7 +2,7 @@
 // needed to say which field and which limit, and the message never echoes the value.
 
 import type * as grpc from '@grpc/grpc-js';
-import { ADDRESS_TYPE_URL } from '../../../src/xds/cache';
+import { ADDRESS_TYPE_URL } from '../../../src/contract/xds-resources';
 import {
   CLIENT_TEXT_LOG_CHARS,
   MAX_ERROR_DETAIL_BYTES,

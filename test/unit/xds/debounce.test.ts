@@ -1,4 +1,4 @@
-import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, XdsTypeUrl } from '../../../src/xds/cache';
+import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, XdsTypeUrl } from '../../../src/contract/xds-resources';
 import { Clock, PushDebouncer, PushRequest } from '../../../src/xds/debounce';
 
 /** A clock the test advances by hand; timers fire in due order. */

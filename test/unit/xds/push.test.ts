@@ -1,4 +1,4 @@
-import { ADDRESS_TYPE_URL } from '../../../src/xds/cache';
+import { ADDRESS_TYPE_URL } from '../../../src/contract/xds-resources';
 import { heldVersions } from '../../../src/xds/proto';
 import { FULL_SYNC_SLOT_TIMEOUT_MS, FullSyncGate, GATED_FULL_SYNC_BYTES, MAX_CONCURRENT_FULL_SYNCS, MAX_STALLED_FULL_SYNCS, PushBatch, SnapshotCache } from '../../../src/xds/push';
 import { FakeCache } from '../../integration/xds/fixtures/fake-cache';

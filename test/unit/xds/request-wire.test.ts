@@ -1,5 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
-import { ADDRESS_TYPE_URL } from '../../../src/xds/cache';
+import { ADDRESS_TYPE_URL } from '../../../src/contract/xds-resources';
 import { ADS_SERVICE, DELTA_METHOD, adsServiceDefinition, loadProtos } from '../../../src/xds/proto';
 import { decodeDeltaRequest } from '../../../src/xds/request-wire';
 import { digestMap, sameDigest } from '../../../src/xds/version-digest';

@@ -1,4 +1,4 @@
-import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../../../src/xds/cache';
+import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../../../src/contract/xds-resources';
 import { DeltaDiscoveryRequest, HeldVersions, heldVersions } from '../../../src/xds/proto';
 import { CacheDigests } from '../../../src/xds/version-digest';
 import { PushBatch } from '../../../src/xds/push';

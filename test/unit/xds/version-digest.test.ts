@@ -1,4 +1,4 @@
-import { ADDRESS_TYPE_URL } from '../../../src/xds/cache';
+import { ADDRESS_TYPE_URL } from '../../../src/contract/xds-resources';
 import { CacheDigests, VersionDigest, digestEntry, digestMap, digestStrings, emptyDigest, sameDigest } from '../../../src/xds/version-digest';
 import { FakeCache } from '../../integration/xds/fixtures/fake-cache';
 

@@ -1,5 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
-import { ADDRESS_TYPE_URL, XdsResource } from '../../../src/xds/cache';
+import { ADDRESS_TYPE_URL, XdsResource } from '../../../src/contract/xds-resources';
 import { ADS_SERVICE, DELTA_METHOD, adsServiceDefinition, loadProtos } from '../../../src/xds/proto';
 import { NONCE_SLACK, encodeResourceFrame, encodeResponseBody, resourceFrame, serializeOutgoing } from '../../../src/xds/wire';
 

@@ -1,5 +1,6 @@
-// The contract between the ambient index (producer) and the xDS server (consumer). The xDS server
-// sees only named, versioned, already-encoded resources and change sets, never Kubernetes.
+// The contract between the ambient index (producer) and the xDS server (consumer), imported by
+// both and importing nothing. The xDS server sees only named, versioned, already-encoded
+// resources and change sets, never Kubernetes.
 
 export const ADDRESS_TYPE_URL = 'type.googleapis.com/istio.workload.Address';
 export const AUTHORIZATION_TYPE_URL = 'type.googleapis.com/istio.security.Authorization';
