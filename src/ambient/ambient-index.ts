@@ -15,12 +15,12 @@ import { DerivedStore } from './derived-store';
 import { DirtyContext, DirtySet, expandHostnames, markEvent } from './dirty';
 import type { Authorization, Service, Workload } from './messages';
 import { convertPeerAuthentication, namespacePolicy, staticStrictPolicy } from './peer-authentication';
-import { servicesOfHostname } from './services';
+import { kubeServiceHostname, servicesOfHostname } from './services';
 import type { AmbientSettings } from './settings';
 import type { ServiceEntryVisibilityConfig } from './visibility';
 import { StoreView, registerIndexes } from './store-view';
 import { endpointSliceWorkloads, serviceEntryWorkloads } from './workload-sources';
-import { kubeServiceHostname, podUid, podWorkload, workloadEntryUid, workloadEntryWorkload } from './workloads';
+import { podUid, podWorkload, workloadEntryUid, workloadEntryWorkload } from './workloads';
 
 const log = scopedLogger('ambient');
 

@@ -40,7 +40,8 @@ import type { KubeObject, ObjectStore, StoreEvent } from '../store/types';
 import { keyOf } from '../store/types';
 import { matchLabels } from '../store/selector';
 import { INDEX, anyNsPairKey, pairKey } from './store-view';
-import { kubeServiceHostname, workloadEntryLabels } from './workloads';
+import { kubeServiceHostname } from './services';
+import { workloadEntryLabels } from './workloads';
 
 export class DirtySet {
   readonly pods = new Set<string>();

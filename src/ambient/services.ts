@@ -24,9 +24,13 @@ import { KubeServicePort, ServiceEntryPort, numericTargetPort } from './service-
 import type { MeshView } from './view';
 import { visibilityFor } from './visibility';
 import { Waypoint, boundCanary, serviceWaypoint } from './waypoints';
-import { kubeServiceHostname } from './workloads';
 
 type Distribution = 'any' | 'zone' | 'node';
+
+/** A Kubernetes Service's cluster hostname: <name>.<namespace>.svc.<domain>. */
+export function kubeServiceHostname(name: string, namespace: string, domain: string): string {
+  return `${name}.${namespace}.svc.${domain}`;
+}
 
 const preset = (d: Distribution): LoadBalancing | undefined =>
   d === 'zone'

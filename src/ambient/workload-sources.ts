@@ -8,10 +8,10 @@ import { NetworkMode, Port, PortList, Workload, WorkloadStatus, WorkloadType, se
 import { servicePortsForEntry } from './service-ports';
 import { workloadTrustDomain } from './settings';
 import type { MeshView } from './view';
-import { serviceEntryWinningHosts } from './services';
+import { kubeServiceHostname, serviceEntryWinningHosts } from './services';
 import { computeWorkloadWaypoint } from './waypoints';
 import { canonicalService, localityOfText, tunnelOf } from './workload-meta';
-import { isServedKubeService, kubeServiceHostname, workloadPolicies } from './workloads';
+import { isServedKubeService, workloadPolicies } from './workloads';
 
 interface EntryEndpoint {
   address?: string;

@@ -10,7 +10,7 @@ import { workloadPolicyName } from './authorization';
 import { kubeServicePortsForPod, podTcpPorts, serviceEntryPortsForPod, servicePortsForEntry } from './service-ports';
 import { workloadTrustDomain } from './settings';
 import type { MeshView } from './view';
-import { serviceEntryWinningHosts } from './services';
+import { kubeServiceHostname, serviceEntryWinningHosts } from './services';
 import { computeWorkloadWaypoint } from './waypoints';
 import { canonicalService, localityOfNode, localityOfText, podIpTexts, podIsReady, podIsTerminal, podWorkloadName, tunnelOf } from './workload-meta';
 
@@ -20,10 +20,6 @@ export function podUid(clusterId: string, namespace: string, name: string): stri
 
 export function workloadEntryUid(clusterId: string, namespace: string, name: string): string {
   return `${clusterId}/networking.istio.io/WorkloadEntry/${namespace}/${name}`;
-}
-
-export function kubeServiceHostname(name: string, namespace: string, domain: string): string {
-  return `${name}.${namespace}.svc.${domain}`;
 }
 
 /** Names of sent APs (of the namespace or the root namespace) whose selector picks these labels, sorted. */
