@@ -1,6 +1,8 @@
 // A bench client process of silent ztunnels: each stream subscribes like ztunnel (Address and
 // Authorization, wildcard), reads every byte it is sent, and never answers (no ACK, no NACK).
-// It reports 'synced' once a stream has received both full responses.
+// It reports 'synced' once a stream has received both full responses. With `read: false` the
+// streams never read at all (a wedged ztunnel): their HTTP/2 windows stay shut after the first
+// 64 KiB, and nothing is reported.
 
 import * as grpc from '@grpc/grpc-js';
 import * as fs from 'node:fs';
@@ -17,6 +19,8 @@ export interface SilentWorkerConfig {
   token: string;
   streams: number;
   firstIndex: number;
+  /** False: never read a byte (default true). */
+  read?: boolean;
 }
 
 const now = () => performance.timeOrigin + performance.now();
@@ -73,7 +77,18 @@ function main(): void {
       te: 'trailers',
       authorization: `Bearer ${config.token}`,
     });
-    stream.on('error', (err) => process.send!({ t: 'error', message: `silent stream ${index}: ${err.message}` } satisfies WorkerMessage));
+    // A stream that never reads is expected to be reset by the server.
+    stream.on('error', (err) => config.read !== false && process.send!({ t: 'error', message: `silent stream ${index}: ${err.message}` } satisfies WorkerMessage));
+    const node = {
+      id: ztunnelNodeId(`10.202.${(index >> 8) & 255}.${index & 255}`, `ztunnel-${config.read === false ? 'deaf' : 'silent'}-${index}`, 'istio-system'),
+      metadata: { fields: { NAMESPACE: { stringValue: 'istio-system' }, NODE_NAME: { stringValue: `node-${index % 1000}` } } },
+    };
+    if (config.read === false) {
+      stream.pause();
+      stream.write(encode({ type_url: ADDRESS_TYPE_URL, node }));
+      stream.write(encode({ type_url: AUTHORIZATION_TYPE_URL, node }));
+      continue;
+    }
     const counter = new MessageCounter();
     let bytes = 0;
     let reported = false;
@@ -85,10 +100,6 @@ function main(): void {
         process.send!({ t: 'synced', stream: index, at: now(), resources: 0, bytes } satisfies WorkerMessage);
       }
     });
-    const node = {
-      id: ztunnelNodeId(`10.202.${(index >> 8) & 255}.${index & 255}`, `ztunnel-silent-${index}`, 'istio-system'),
-      metadata: { fields: { NAMESPACE: { stringValue: 'istio-system' }, NODE_NAME: { stringValue: `node-${index % 1000}` } } },
-    };
     stream.write(encode({ type_url: ADDRESS_TYPE_URL, node }));
     stream.write(encode({ type_url: AUTHORIZATION_TYPE_URL, node }));
   }

@@ -1,6 +1,8 @@
 // A new ztunnel's full sync beside silent ones: 50 streams that subscribe, read everything and
 // never ACK, on a mesh of 8,000 pods whose full Address response (~2 MB) needs a full-sync slot.
-// The same new-ztunnel sync with no silent streams, in the same run, is the reference.
+// The same new-ztunnel sync with no silent streams, in the same run, is the reference. Then the
+// same beside 16 streams that never read at all, subscribing at once just before it: twice the
+// full-sync slots, so without the slot-stall release it would wait two stall timeouts (~10 s).
 
 import * as grpc from '@grpc/grpc-js';
 import { ChildProcess, fork } from 'node:child_process';
@@ -13,8 +15,9 @@ import type { CallAuthenticator, CallerIdentity } from '../../src/server/context
 import { ADDRESS_TYPE_URL } from '../../src/contract/xds-resources';
 import { XdsMetrics } from '../../src/xds/metrics';
 import { adsServiceDefinition } from '../../src/xds/proto';
+import { SLOT_STALL_RELEASE_MS } from '../../src/xds/drain';
 import { GATED_FULL_SYNC_BYTES } from '../../src/xds/push';
-import { XdsServer } from '../../src/xds/server';
+import { XdsServer, XdsServerSettings } from '../../src/xds/server';
 import { encodeResponseBody } from '../../src/xds/wire';
 import { SERVER_NAME, makeTestPki } from '../../test/integration/xds/fixtures/tls';
 import { Measurement, Scenario, median } from '../scenario';
@@ -24,7 +27,12 @@ import { SyntheticCache } from '../xds-synthetic-cache';
 
 const WORKLOADS = Number(process.env['XDS_SILENT_BENCH_WORKLOADS'] ?? 8_000);
 const SILENT = Number(process.env['XDS_SILENT_BENCH_STREAMS'] ?? 50);
+const DEAF = Number(process.env['XDS_SILENT_BENCH_DEAF'] ?? 16);
+/** Overrides SLOT_STALL_RELEASE_MS (e.g. 5000, the stall timeout, shows the sync without the early release). */
+const SLOT_STALL_MS = process.env['XDS_SILENT_BENCH_SLOT_STALL_MS'];
 const RUNS = 7;
+/** Each run beside non-readers starts them afresh and waits for them to go. */
+const DEAF_RUNS = 5;
 const TARGET_S = 5;
 /** Before the fix a new client waited for a slot held 30 s; give up well after that. */
 const SYNC_TIMEOUT_MS = 120_000;
@@ -55,7 +63,9 @@ async function run(): Promise<Measurement[]> {
   const caFile = path.join(dir, 'ca.crt');
   fs.writeFileSync(caFile, pki.caPem);
   const cache = new SyntheticCache(WORKLOADS);
-  const xds = new XdsServer(cache, authenticator, { debounce: { after: 100, max: 10_000 }, auth: true, identityCheck: true }, new XdsMetrics(new Registry()));
+  const settings: XdsServerSettings = { debounce: { after: 100, max: 10_000 }, auth: true, identityCheck: true };
+  if (SLOT_STALL_MS !== undefined) settings.flowControl = { slotStallMs: Number(SLOT_STALL_MS) };
+  const xds = new XdsServer(cache, authenticator, settings, new XdsMetrics(new Registry()));
   const server = new grpc.Server();
   server.addService(adsServiceDefinition(), xds.implementation());
   const creds = grpc.ServerCredentials.createSsl(null, [{ cert_chain: Buffer.from(pki.certPem), private_key: Buffer.from(pki.keyPem) }], false);
@@ -70,14 +80,17 @@ async function run(): Promise<Measurement[]> {
       else if (m.t === 'error' && errors.length < 20) errors.push(m.message);
     });
 
-  /** One new ztunnel (a fresh process, connected on 'go'): seconds from connecting to both full responses. */
-  const newZtunnel = async (index: number): Promise<number> => {
+  /**
+   * One new ztunnel (a fresh process, connected on 'go' once `before` has set the scene): seconds
+   * from connecting to both full responses.
+   */
+  const newZtunnel = async (index: number, before: () => Promise<void> = async () => void (await sleep(100))): Promise<number> => {
     const cfg: WorkerConfig = { ...base, streams: 1, firstIndex: index, waitForGo: true };
     const child = fork(path.join(__dirname, '..', 'xds-client-worker.js'), [JSON.stringify(cfg)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     children.push(child);
     listen(child);
     await new Promise<void>((res) => child.on('message', (m: WorkerMessage) => m.t === 'ready' && res()));
-    await sleep(100);
+    await before();
     const at = now();
     child.send({ t: 'go' });
     await until(() => synced.has(index), SYNC_TIMEOUT_MS, 'the new ztunnel to sync', errors);
@@ -104,6 +117,27 @@ async function run(): Promise<Measurement[]> {
     for (let r = 0; r < RUNS; r++) beside.push(await newZtunnel(2_000 + r));
     const value = median(beside);
     const ref = median(reference);
+
+    // Streams that never read, all subscribing at once: every slot taken and as many queued.
+    const deafConnected = () => xds.debugSyncz().clients.filter((c) => c.node.includes('ztunnel-deaf-')).length;
+    const besideDeaf: number[] = [];
+    const keptDeaf: number[] = [];
+    for (let r = 0; r < DEAF_RUNS; r++) {
+      let deafChild: ChildProcess | undefined;
+      const startDeaf = async () => {
+        const cfg: SilentWorkerConfig = { ...base, streams: DEAF, firstIndex: 20_000 + r * 100, read: false };
+        deafChild = fork(path.join(__dirname, '..', 'xds-silent-worker.js'), [JSON.stringify(cfg)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+        children.push(deafChild);
+        await until(() => deafConnected() >= DEAF, SYNC_TIMEOUT_MS, `${DEAF} streams that never read to subscribe`, errors);
+      };
+      besideDeaf.push(await newZtunnel(3_000 + r, startDeaf));
+      keptDeaf.push(deafConnected());
+      deafChild!.kill();
+      await until(() => deafConnected() === 0 && xds.debugSyncz().fullSyncs.stalled === 0, SYNC_TIMEOUT_MS, 'the streams that never read to go', errors);
+    }
+    const deafValue = median(besideDeaf);
+    const gate = xds.debugSyncz().fullSyncs;
+    const slotStallMs = SLOT_STALL_MS ?? SLOT_STALL_RELEASE_MS;
     return [
       {
         metric: `new ztunnel's full sync beside ${SILENT} silent streams (subscribed, never ACK), ${WORKLOADS} pods (${(fullBytes / 1e6).toFixed(1)} MB Address response, slot needed: ${fullBytes >= GATED_FULL_SYNC_BYTES})`,
@@ -115,6 +149,16 @@ async function run(): Promise<Measurement[]> {
         met: value < TARGET_S,
       },
       { metric: `new ztunnel's full sync with no silent streams (the reference)`, value: ref, unit: 's', runs: reference },
+      {
+        metric: `new ztunnel's full sync beside ${DEAF} streams that never read, subscribed at once just before it (${gate.limit} slots, slot-stall release ${slotStallMs} ms)`,
+        value: deafValue,
+        unit: 's',
+        runs: besideDeaf,
+        reference: { metric: 'the same with no silent streams', value: ref, ratio: deafValue / ref },
+        target: `< ${TARGET_S} s`,
+        met: deafValue < TARGET_S,
+      },
+      { metric: `streams that never read still connected (not yet cut) when the new ztunnel had synced`, value: median(keptDeaf), unit: 'streams', runs: keptDeaf },
       { metric: `${SILENT} silent streams connecting at once: until the last has both full responses`, value: silentSeconds, unit: 's' },
       { metric: `silent streams still connected and never answered when measured`, value: unanswered, unit: 'streams' },
     ];
