@@ -2,23 +2,12 @@
 // resource is encoded once per version and its bytes shared by every stream.
 
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import * as protobuf from 'protobufjs';
+import { protoDir } from '../proto-files';
 import { VERSION_HEX_LENGTH } from './constants';
 import { ipToText } from './ip';
 import type { Address, Authorization } from './messages';
-
-/** Finds proto/ from both the TypeScript sources (jest) and the compiled dist/ tree. */
-function protoDir(): string {
-  let dir = __dirname;
-  for (let i = 0; i < 6; i++) {
-    const candidate = path.join(dir, 'proto');
-    if (existsSync(path.join(candidate, 'workload.proto'))) return candidate;
-    dir = path.dirname(dir);
-  }
-  throw new Error(`proto/workload.proto not found above ${__dirname}`);
-}
 
 interface Types {
   address: protobuf.Type;

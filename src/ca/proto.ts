@@ -1,9 +1,9 @@
 // Loads proto/citadel.proto once: the IstioCertificateService definition and its message shapes.
 
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { PROTO_LOADER_OPTIONS, protoDir } from '../proto-files';
 
 export const CA_SERVICE_NAME = 'istio.v1.auth.IstioCertificateService';
 
@@ -25,26 +25,11 @@ export interface IstioCertificateResponse {
   cert_chain: string[];
 }
 
-/** Finds proto/ whether running from src/ (tests) or dist/src/ (built). */
-function protoDir(): string {
-  for (let dir = __dirname; ; dir = path.dirname(dir)) {
-    const candidate = path.join(dir, 'proto', 'citadel.proto');
-    if (fs.existsSync(candidate)) return path.dirname(candidate);
-    if (path.dirname(dir) === dir) throw new Error('proto/citadel.proto not found above ' + __dirname);
-  }
-}
-
 let cached: grpc.ServiceDefinition | undefined;
 
 export function certificateServiceDefinition(): grpc.ServiceDefinition {
   if (cached) return cached;
-  const pkg = protoLoader.loadSync(path.join(protoDir(), 'citadel.proto'), {
-    keepCase: true,
-    longs: String,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  });
+  const pkg = protoLoader.loadSync(path.join(protoDir(), 'citadel.proto'), PROTO_LOADER_OPTIONS);
   const loaded = grpc.loadPackageDefinition(pkg) as unknown as {
     istio: { v1: { auth: { IstioCertificateService: grpc.ServiceClientConstructor } } };
   };

@@ -7,8 +7,8 @@
 
 import * as path from 'node:path';
 import * as protobuf from 'protobufjs';
-import type { DeltaDiscoveryRequest, HeldVersions, NodeMessage } from './proto';
-import { PROTO_LOADER_OPTIONS, protoDir } from './proto';
+import { PROTO_LOADER_OPTIONS, protoDir } from '../proto-files';
+import type { DeltaDiscoveryRequest, HeldVersions, NodeMessage } from './messages';
 import {
   MAX_ERROR_DETAIL_BYTES,
   MAX_NONCE_BYTES,
