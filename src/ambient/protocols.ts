@@ -9,8 +9,18 @@ const KUBERNETES_APP_PROTOCOLS: Record<string, string> = {
   'kubernetes.io/wss': 'https',
 };
 
+/**
+ * Ports istiod treats as TCP when the port name (or appProtocol) names no protocol: SMTP, DNS,
+ * MySQL and MongoDB, whose server-speaks-first protocols break under protocol sniffing.
+ */
+export const WELL_KNOWN_TCP_PORTS: ReadonlySet<number> = new Set([25, 53, 3306, 27017]);
+
+/** Protocol names istiod parses (case-insensitively); anything else is unsupported. */
+const ISTIO_PROTOCOLS: ReadonlySet<string> = new Set(['tcp', 'udp', 'grpc', 'grpc-web', 'http', 'http_proxy', 'http2', 'https', 'tls', 'mongo', 'redis', 'mysql']);
+
+/** The ztunnel app protocol of an Istio protocol; known protocols without one are UNKNOWN too. */
 function fromIstioProtocol(protocol: string): AppProtocol {
-  switch (protocol.toLowerCase()) {
+  switch (protocol) {
     case 'http':
       return AppProtocol.HTTP11;
     case 'http2':
@@ -27,17 +37,23 @@ function fromIstioProtocol(protocol: string): AppProtocol {
   }
 }
 
-/** A Kubernetes Service port: UDP/SCTP are never an app protocol; appProtocol beats the name prefix. */
-export function kubePortAppProtocol(port: { name?: string; protocol?: string; appProtocol?: string }): AppProtocol {
-  const transport = (port.protocol ?? 'TCP').toUpperCase();
-  if (transport !== 'TCP') return AppProtocol.UNKNOWN;
-  if (port.appProtocol) return fromIstioProtocol(KUBERNETES_APP_PROTOCOLS[port.appProtocol] ?? port.appProtocol);
-  const name = port.name ?? '';
-  const dash = name.indexOf('-');
-  return fromIstioProtocol(dash >= 0 ? name.slice(0, dash) : name);
+/**
+ * A Kubernetes Service port: UDP is never an app protocol; appProtocol beats the name; a name
+ * starting with grpc-web is grpc-web, else the part before the first dash is the protocol; an
+ * unsupported one on a well-known port is TCP.
+ */
+export function kubePortAppProtocol(port: { name?: string; port?: number; protocol?: string; appProtocol?: string }): AppProtocol {
+  if ((port.protocol ?? 'TCP').toUpperCase() === 'UDP') return AppProtocol.UNKNOWN;
+  const name = port.appProtocol ? (KUBERNETES_APP_PROTOCOLS[port.appProtocol] ?? port.appProtocol) : (port.name ?? '');
+  const lower = name.toLowerCase();
+  if (lower.startsWith('grpc-web')) return AppProtocol.UNKNOWN;
+  const dash = lower.indexOf('-');
+  const prefix = dash >= 0 ? lower.slice(0, dash) : lower;
+  if (!ISTIO_PROTOCOLS.has(prefix)) return port.port !== undefined && WELL_KNOWN_TCP_PORTS.has(port.port) ? AppProtocol.TCP : AppProtocol.UNKNOWN;
+  return fromIstioProtocol(prefix);
 }
 
-/** A ServiceEntry port's `protocol` string. */
+/** A ServiceEntry port's `protocol` string, parsed whole (no prefix, no well-known ports). */
 export function serviceEntryAppProtocol(protocol: string | undefined): AppProtocol {
-  return fromIstioProtocol(protocol ?? '');
+  return fromIstioProtocol((protocol ?? '').toLowerCase());
 }
