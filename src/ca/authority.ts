@@ -46,6 +46,11 @@ export class CertificateAuthority {
     for (const l of this.listeners) l(material);
   }
 
+  /** Signing worker threads behind this authority (the fair queue sizes its slots by them). */
+  get signingWorkers(): number {
+    return this.pool.workers;
+  }
+
   current(): CaKeyMaterial {
     return this.material;
   }

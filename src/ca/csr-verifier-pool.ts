@@ -143,6 +143,11 @@ export class CsrVerifierPool {
 
   constructor(private readonly size = Math.max(1, Math.min(CSR_VERIFY_MAX_WORKERS, os.availableParallelism()))) {}
 
+  /** Worker threads this pool runs at most. */
+  get workers(): number {
+    return this.size;
+  }
+
   /** Makes a CA private key available to the workers for signing; returns its handle. */
   registerKey(key: crypto.KeyObject): number {
     const id = this.nextKey++;

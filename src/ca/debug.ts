@@ -5,12 +5,16 @@ import * as crypto from 'node:crypto';
 import type { DebugRegistry, DebugResponse } from '../contract/host';
 import type { ServingCertSource } from '../contract/serving-cert';
 import type { CertificateAuthority } from './authority';
+import type { NodeFairQueue } from './fair-queue';
+
+/** Nodes listed by /debug/ca: the busiest, which is what an operator looks for at 5,000 nodes. */
+export const DEBUG_TOP_NODES = 50;
 
 function describe(cert: crypto.X509Certificate) {
   return { subject: cert.subject, issuer: cert.issuer, notBefore: cert.validFrom, notAfter: cert.validTo, serial: cert.serialNumber, sha256: cert.fingerprint256 };
 }
 
-export function caDebugView(authority: CertificateAuthority, ctx: { servingCerts: ServingCertSource }): DebugResponse {
+export function caDebugView(authority: CertificateAuthority, ctx: { servingCerts: ServingCertSource }, fairQueue?: NodeFairQueue): DebugResponse {
   const m = authority.current();
   let serving: unknown = null;
   try {
@@ -29,10 +33,14 @@ export function caDebugView(authority: CertificateAuthority, ctx: { servingCerts
       intermediates: m.chainPems.map((p) => describe(new crypto.X509Certificate(p))),
       roots: m.roots.map(describe),
       servingCertificate: serving,
+      // Per-node queue depth and recent rate of the CSR fair queue, busiest nodes first.
+      fairness: fairQueue ? fairQueue.view(DEBUG_TOP_NODES) : null,
     },
   };
 }
 
-export function registerCaDebug(ctx: { debug: DebugRegistry; servingCerts: ServingCertSource }, authority: CertificateAuthority): void {
-  ctx.debug.add('ca', 'mesh CA: key source, signing certificate, chain, roots and serving certificate (public facts only)', () => caDebugView(authority, ctx));
+export function registerCaDebug(ctx: { debug: DebugRegistry; servingCerts: ServingCertSource }, authority: CertificateAuthority, fairQueue?: NodeFairQueue): void {
+  ctx.debug.add('ca', 'mesh CA: key source, signing certificate, chain, roots, serving certificate (public facts only) and per-node CSR queues', () =>
+    caDebugView(authority, ctx, fairQueue),
+  );
 }

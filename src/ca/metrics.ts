@@ -1,6 +1,6 @@
 // The CA's metrics, with istiod's names so existing dashboards keep working.
 
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface CaMetrics {
   csrCount: Counter;
@@ -11,6 +11,12 @@ export interface CaMetrics {
   nodeAuthDenials: Counter<'reason'>;
   rootExpiry: Gauge;
   chainExpiry: Gauge;
+  /** Calls refused by the per-node fair queue: queue_full or rate_limited. No node label. */
+  fairnessDenials: Counter<'reason'>;
+  /** How long calls waited for a signing slot; the fairness signal at any number of nodes. */
+  queueWait: Histogram;
+  /** Denials of the last log interval for its TOP_DENIED_NODES nodes only, so cardinality stays bounded. */
+  topDeniedNodes: Gauge<'node' | 'reason'>;
 }
 
 export function registerCaMetrics(registry: Registry): CaMetrics {
@@ -30,6 +36,24 @@ export function registerCaMetrics(registry: Registry): CaMetrics {
       name: 'citadel_server_node_authorization_denial_count',
       help: 'Impersonation requests denied by node authorization, by failed check',
       labelNames: ['reason'],
+      registers,
+    }),
+    fairnessDenials: new Counter({
+      name: 'citadel_server_csr_throttled_count',
+      help: 'CSRs refused by per-node fairness, by reason (queue_full, rate_limited)',
+      labelNames: ['reason'],
+      registers,
+    }),
+    queueWait: new Histogram({
+      name: 'citadel_server_csr_queue_wait_seconds',
+      help: 'Time a CSR waited for a signing slot behind other nodes',
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers,
+    }),
+    topDeniedNodes: new Gauge({
+      name: 'citadel_server_csr_throttled_top_nodes',
+      help: 'CSRs refused by per-node fairness during the last log interval, for the most refused nodes only',
+      labelNames: ['node', 'reason'],
       registers,
     }),
     rootExpiry: new Gauge({ name: 'citadel_server_root_cert_expiry_timestamp', help: 'Unix time (seconds) when the root certificate expires', registers }),

@@ -10,6 +10,7 @@ import type { Authenticated } from '../security/authenticator';
 import type { NodeAuthorizer } from '../security/node-authorizer';
 import type { CertificateAuthority } from './authority';
 import { CsrError, ParsedCsr, parseCsr } from './csr';
+import { FairnessDenial, NodeFairQueue } from './fair-queue';
 import type { CaMetrics } from './metrics';
 import { IstioCertificateRequest, IstioCertificateResponse, certificateServiceDefinition } from './proto';
 
@@ -29,6 +30,8 @@ export interface CertificateServiceDeps {
   metrics: CaMetrics;
   defaultTtlMs: () => number;
   maxTtlMs: () => number;
+  /** Per-node fair scheduling of CSR checks and signing; absent, calls run in arrival order. */
+  fairQueue?: NodeFairQueue;
 }
 
 class Refusal extends Error {
@@ -100,12 +103,18 @@ export function createCertificateService(deps: CertificateServiceDeps): {
       node = decision.node;
     }
     const ttlMs = requestedTtlMs(req.validity_duration, deps.defaultTtlMs(), deps.maxTtlMs());
-    let csr: ParsedCsr;
+    let csr: ParsedCsr | undefined;
     let issued;
-    try {
+    const check = async () => {
       csr = parseCsr(req.csr);
-      issued = await deps.authority.issueForCsr(csr, [{ uri: identity }], ttlMs);
+      return deps.authority.issueForCsr(csr, [{ uri: identity }], ttlMs);
+    };
+    try {
+      // A node agent's calls queue under the node it is bound to, so all of one node's ztunnel
+      // traffic is one turn; anyone else's under its own identity.
+      issued = await (deps.fairQueue ? deps.fairQueue.run(identity !== callerId && node ? node : callerId, check) : check());
     } catch (err) {
+      if (err instanceof FairnessDenial) throw new Refusal(grpc.status.RESOURCE_EXHAUSTED, err.message);
       if (err instanceof CsrError) {
         metrics.csrParseErrors.inc();
         throw new Refusal(grpc.status.INVALID_ARGUMENT, err.message);
@@ -125,7 +134,7 @@ export function createCertificateService(deps: CertificateServiceDeps): {
         impersonated: identity !== callerId,
         serial: issued.serialHex,
         notAfter: issued.notAfter.toISOString(),
-        key: csr.keyDescription,
+        key: csr!.keyDescription, // set by check(), which issued the certificate
       },
       'certificate issued',
     );
