@@ -18,6 +18,7 @@ import { ensureSelfSignedCa } from './self-signed';
 import { ServingCertRotator, servingSans } from './serving-cert-issuer';
 import { createCertificateService } from './service';
 import { registerCaDebug } from './debug';
+import { createNodeFairness } from './node-fairness';
 
 const log = scopedLogger('ca');
 
@@ -97,6 +98,8 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
         })
       : undefined;
 
+  const fairness = createNodeFairness({ metrics, workers: authority.signingWorkers, ratePerSecond: env.CA_NODE_RATE_LIMIT });
+  stops.push(() => fairness.stop());
   if (env.ENABLE_CA_SERVER) {
     const service = createCertificateService({
       authority,
@@ -106,6 +109,7 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
       metrics,
       defaultTtlMs: () => env.DEFAULT_WORKLOAD_CERT_TTL,
       maxTtlMs: () => env.MAX_WORKLOAD_CERT_TTL,
+      fairQueue: fairness.queue,
     });
     ctx.grpc.addService(service.definition, service.implementation, ctx.grpc.secureEnabled ? 'secure' : 'plaintext');
   }
@@ -149,7 +153,7 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
     }
   }
 
-  registerCaDebug(ctx, authority);
+  registerCaDebug(ctx, authority, fairness.queue);
   setReady(true);
   log.info({ source: authority.current().source, signer: authority.current().signingCert.subject, mode: ctx.options.mode }, 'CA started');
   const handle: CaHandle = {

@@ -44,6 +44,7 @@ export const SERVE_ENV = {
   CITADEL_SELF_SIGNED_CA_CERT_TTL: { kind: 'duration', default: '87600h', help: 'lifetime of the self-signed root (and of istiod\'s serving certificate)', check: positive },
   CITADEL_SELF_SIGNED_CA_RSA_KEY_SIZE: { kind: 'int', default: '2048', help: 'RSA key size of the self-signed root', check: atLeast(2048) },
   CITADEL_SELF_SIGNED_CA_KEY_TYPE: { kind: 'string', default: 'RSA', help: 'key type of a new self-signed root: RSA or ECDSA (P-256)', check: (v: string) => (['RSA', 'ECDSA'].includes(v) ? undefined : 'must be RSA or ECDSA') },
+  CA_NODE_RATE_LIMIT: { kind: 'int', default: '0', help: 'certificates per second each node (or non-ztunnel caller identity) may be issued, token bucket with a burst of max(limit, 110); over it a call gets RESOURCE_EXHAUSTED; 0 is off', check: (v: number) => (v < 0 ? 'must be 0 (off) or a positive number of certificates per second' : undefined) },
   DEFAULT_WORKLOAD_CERT_TTL: { kind: 'duration', default: '24h', help: 'workload certificate lifetime when the CSR asks for none', check: positive },
   MAX_WORKLOAD_CERT_TTL: { kind: 'duration', default: '2160h', help: 'longest workload certificate lifetime a CSR may ask for', check: positive },
   ROOT_CA_DIR: { kind: 'string', default: './etc/cacerts', help: 'plugged-in CA files: ca-cert.pem, ca-key.pem, root-cert.pem, cert-chain.pem' },
