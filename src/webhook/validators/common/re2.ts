@@ -1,34 +1,132 @@
-// Envoy matches regexes with RE2, so istiod compiles them with Go's RE2-compatible regexp. We
-// check the same syntax with JavaScript's engine after translating RE2-only spellings, and
-// reject what RE2 does not support (lookaround, backreferences).
+// Envoy matches regexes with RE2 and istiod checks them with Go's regexp (the same syntax), so we
+// compile them with re2js, a JavaScript port of that parser: what it refuses, istiod refuses,
+// with the same messages. RE2 needs time linear in the pattern to parse; compiling expands
+// counted repeats, so the expanded size is bounded before anything is compiled.
 
+import { RE2JS } from 're2js';
+
+/**
+ * Longest regex, in UTF-8 bytes (Go's len), that istiod accepts: it stands in for Envoy's RE2
+ * program size limit, which is always larger than the length.
+ */
 export const MAX_REGEX_LENGTH = 1024;
 
-const RE2_UNSUPPORTED: readonly [RegExp, string][] = [
+/**
+ * Largest RE2 program, in instructions with counted repeats expanded, that is compiled here. It is
+ * the `re2.max_program_size.error_level` istiod writes into every Envoy bootstrap, so a larger
+ * regex would be refused by Envoy anyway; without it one 1 KiB pattern such as `a{1000}` repeated
+ * 146 times takes a few hundred milliseconds of the event loop to compile.
+ */
+export const MAX_REGEX_PROGRAM_SIZE = 32768;
+
+const RE2_STYLE = '; Istio uses RE2 style regex-based match (https://github.com/google/re2/wiki/Syntax)';
+
+/** Why a refused regex is refused, for the two Perl features people most often reach for. */
+const HINTS: readonly [RegExp, string][] = [
   [/\(\?<?[=!]/, 'lookaround assertions are not supported'],
-  [/\\[1-9]/, 'backreferences are not supported'],
-  [/\\k</, 'named backreferences are not supported'],
+  [/\\[1-9]|\\k<|\(\?P=/, 'backreferences are not supported'],
 ];
 
-/** Returns why `re` is not a valid RE2 expression, or undefined. */
-export function re2Error(re: string): string | undefined {
-  if (re.length > MAX_REGEX_LENGTH) return `regex is too large, max length allowed is ${MAX_REGEX_LENGTH}`;
-  for (const [pattern, reason] of RE2_UNSUPPORTED) if (pattern.test(re)) return `invalid regex: ${reason}`;
-  let flags = '';
-  let body = re.replace(/\(\?P</g, '(?<');
-  // Leading flag groups such as (?i) or (?is) become JavaScript flags; inline (?i:...) groups
-  // become plain groups (the match semantics do not matter for a syntax check).
-  const lead = /^\(\?([imsU]+)\)/.exec(body);
-  if (lead) {
-    flags = [...new Set(lead[1]!.replace('U', '').split(''))].join('');
-    body = body.slice(lead[0].length);
+/**
+ * A lower bound of the RE2 program size: one instruction per literal, class, alternation and
+ * quantifier, groups counted whole, and `{n,m}` repeating what precedes it m (or n + 1) times.
+ * One pass over the pattern; syntax errors are left to the RE2 parser.
+ */
+export function regexProgramSize(re: string): number {
+  const stack: { total: number; last: number }[] = [{ total: 0, last: 0 }];
+  let top = stack[0]!;
+  const atom = (size: number): void => {
+    top.total += size;
+    top.last = size;
+  };
+  let i = 0;
+  while (i < re.length) {
+    const c = re[i]!;
+    if (c === '\\') {
+      const next = re[i + 1];
+      if (next === 'Q') {
+        const end = re.indexOf('\\E', i + 2);
+        const stop = end < 0 ? re.length : end;
+        for (let k = i + 2; k < stop; k++) atom(1);
+        i = end < 0 ? re.length : end + 2;
+        continue;
+      }
+      const braced = (next === 'p' || next === 'P' || next === 'x') && re[i + 2] === '{' ? re.indexOf('}', i + 3) : -1;
+      i = braced >= 0 ? braced + 1 : i + ((next === 'p' || next === 'P') ? 3 : next === 'x' ? 4 : 2);
+      atom(1);
+    } else if (c === '[') {
+      let k = i + 1;
+      if (re[k] === '^') k++;
+      if (re[k] === ']') k++;
+      while (k < re.length && re[k] !== ']') {
+        if (re[k] === '\\') k += 2;
+        else if (re.startsWith('[:', k)) {
+          const end = re.indexOf(':]', k + 2);
+          k = end < 0 ? k + 1 : end + 2;
+        } else k++;
+      }
+      i = k + 1;
+      atom(1);
+    } else if (c === '(') {
+      // Flag-only groups such as (?i) are not groups; (?flags:...), (?P<n>...) and (...) are.
+      const flags = /^\(\?[imsU-]*\)/.exec(re.slice(i, i + 8));
+      if (flags) {
+        i += flags[0].length;
+        continue;
+      }
+      top = { total: 0, last: 0 };
+      stack.push(top);
+      i++;
+    } else if (c === ')') {
+      if (stack.length > 1) {
+        const inner = stack.pop()!;
+        top = stack[stack.length - 1]!;
+        atom(inner.total + 2);
+      }
+      i++;
+    } else if (c === '|') {
+      top.total += 1;
+      top.last = 0;
+      i++;
+    } else if (c === '*' || c === '+' || c === '?') {
+      top.total += 1;
+      i += re[i + 1] === '?' ? 2 : 1;
+    } else if (c === '{') {
+      const m = /^\{(\d{1,7})(,(\d{0,7}))?\}/.exec(re.slice(i, i + 17));
+      if (!m) {
+        atom(1);
+        i++;
+        continue;
+      }
+      const min = Number(m[1]);
+      const count = m[2] === undefined ? min : m[3] === '' ? min + 1 : Number(m[3]);
+      top.total += top.last * (count - 1);
+      top.last *= count;
+      i += m[0].length + (re[i + m[0].length] === '?' ? 1 : 0);
+    } else {
+      atom(1);
+      i++;
+    }
   }
-  body = body.replace(/\(\?[imsU]+:/g, '(?:').replace(/\(\?[imsU]+\)/g, '');
-  body = body.replace(/\\[zAQE]/g, '').replace(/\[\[:(\w+):\]\]/g, '[a-z]').replace(/\[:(\w+):\]/g, 'a-z');
+  while (stack.length > 1) {
+    const inner = stack.pop()!;
+    stack[stack.length - 1]!.total += inner.total;
+  }
+  return stack[0]!.total;
+}
+
+/** Returns why `re` is not a valid RE2 expression (istiod's message, without the field), or undefined. */
+export function re2Error(re: string): string | undefined {
+  if (Buffer.byteLength(re, 'utf8') > MAX_REGEX_LENGTH) return `regex is too large, max length allowed is ${MAX_REGEX_LENGTH}`;
+  const size = regexProgramSize(re);
+  if (size > MAX_REGEX_PROGRAM_SIZE) {
+    return `regex program is too large: at least ${size} instructions, more than ${MAX_REGEX_PROGRAM_SIZE} (the largest Envoy accepts as istiod configures it)`;
+  }
   try {
-    new RegExp(body, flags);
+    RE2JS.compile(re);
     return undefined;
   } catch (e) {
-    return `${(e as Error).message.replace(/^Invalid regular expression: /, '')}; Istio uses RE2 style regex-based match (https://github.com/google/re2/wiki/Syntax)`;
+    const hint = HINTS.find(([pattern]) => pattern.test(re));
+    return `${(e as Error).message}${hint ? `; ${hint[1]}` : ''}${RE2_STYLE}`;
   }
 }
