@@ -3,11 +3,12 @@
 
 import { authzIPError } from './common/net';
 import { at, idx, Report } from './common/report';
+import { AuthorizationPolicy_Action } from './common/enum-types';
 import { enumOf, isObject, JsonObject, list, obj, str, strList } from './common/fields';
 import { checkPolicyTargeting } from './common/selectors';
 import type { SpecValidator } from './types';
 
-export const AUTHZ_ACTIONS = ['ALLOW', 'DENY', 'AUDIT', 'CUSTOM'] as const;
+export const AUTHZ_ACTIONS = AuthorizationPolicy_Action.values;
 export type AuthzAction = (typeof AUTHZ_ACTIONS)[number];
 
 /** istiod bounds serviceAccounts lists to keep policies small. */
@@ -232,7 +233,7 @@ function checkRule(r: Report, rule: JsonObject, path: string, action: AuthzActio
 
 export const validateAuthorizationPolicy: SpecValidator = (r, spec) => {
   checkPolicyTargeting(r, spec, 'spec');
-  const action = enumOf(r, spec['action'], 'spec.action', AUTHZ_ACTIONS);
+  const action = enumOf(r, spec['action'], 'spec.action', AuthorizationPolicy_Action);
   const rules = list(r, spec['rules'], 'spec.rules');
   const provider = obj(r, spec['provider'], 'spec.provider');
   if (action === 'CUSTOM') {

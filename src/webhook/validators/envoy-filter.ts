@@ -1,6 +1,7 @@
 // EnvoyFilter (networking.istio.io): raw Envoy patches. istiod also builds each patch value into
 // its Envoy type; we have no Envoy protos, so we check the patch's shape and its type URLs.
 
+import { EnvoyFilter_ApplyTo, EnvoyFilter_PatchContext, Patch_Operation } from './common/enum-types';
 import { enumOf, isObject, JsonObject, list, obj, quote, str } from './common/fields';
 import { re2Error } from './common/re2';
 import { at, idx, Report } from './common/report';
@@ -8,12 +9,6 @@ import { checkAlphaWorkloadSelector } from './common/selectors';
 import type { SpecValidator } from './types';
 
 export const MAX_PROXY_VERSION_LENGTH = 1024;
-const APPLY_TO = [
-  'INVALID', 'LISTENER', 'FILTER_CHAIN', 'NETWORK_FILTER', 'HTTP_FILTER', 'ROUTE_CONFIGURATION', 'VIRTUAL_HOST', 'HTTP_ROUTE', 'CLUSTER',
-  'EXTENSION_CONFIG', 'BOOTSTRAP', 'LISTENER_FILTER',
-] as const;
-const OPERATIONS = ['INVALID', 'MERGE', 'ADD', 'REMOVE', 'INSERT_BEFORE', 'INSERT_AFTER', 'INSERT_FIRST', 'REPLACE'] as const;
-const CONTEXTS = ['ANY', 'SIDECAR_INBOUND', 'SIDECAR_OUTBOUND', 'GATEWAY', 'WAYPOINT'] as const;
 const HCM = 'envoy.filters.network.http_connection_manager';
 const LISTENER_CLASS = ['LISTENER', 'FILTER_CHAIN', 'NETWORK_FILTER', 'HTTP_FILTER'];
 const ROUTE_CLASS = ['ROUTE_CONFIGURATION', 'VIRTUAL_HOST', 'HTTP_ROUTE'];
@@ -102,12 +97,12 @@ export const validateEnvoyFilter: SpecValidator = (r, spec) => {
     if (!patch) return r.error(p, 'Envoy filter: null config patch');
     const match = obj(r, patch['match'], at(p, 'match'));
     // Waypoint patches are not validated by istiod either.
-    if (match && enumOf(r, match['context'], at(p, 'match.context'), CONTEXTS) === 'WAYPOINT') return;
-    const applyTo = enumOf(r, patch['applyTo'], at(p, 'applyTo'), APPLY_TO);
+    if (match && enumOf(r, match['context'], at(p, 'match.context'), EnvoyFilter_PatchContext) === 'WAYPOINT') return;
+    const applyTo = enumOf(r, patch['applyTo'], at(p, 'applyTo'), EnvoyFilter_ApplyTo);
     if (applyTo === 'INVALID') return r.error(at(p, 'applyTo'), 'Envoy filter: missing applyTo');
     const body = obj(r, patch['patch'], at(p, 'patch'));
     if (!body) return r.error(at(p, 'patch'), 'Envoy filter: missing patch');
-    const op = enumOf(r, body['operation'], at(p, 'patch.operation'), OPERATIONS);
+    const op = enumOf(r, body['operation'], at(p, 'patch.operation'), Patch_Operation);
     if (op === 'INVALID') return r.error(at(p, 'patch.operation'), 'Envoy filter: missing patch operation');
     if (op !== 'REMOVE' && body['value'] == null) return r.error(at(p, 'patch.value'), 'Envoy filter: missing patch value for non-remove operation');
     const proxy = match && isObject(match['proxy']) ? match['proxy'] : undefined;

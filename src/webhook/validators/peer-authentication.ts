@@ -1,15 +1,14 @@
 // PeerAuthentication (security.istio.io): the mTLS mode ztunnel and sidecars accept.
 
+import { MutualTLS_Mode } from './common/enum-types';
 import { enumOf, obj, strMap } from './common/fields';
 import { at, key, Report } from './common/report';
 import { checkWorkloadSelector } from './common/selectors';
 import type { SpecValidator } from './types';
 
-export const MTLS_MODES = ['UNSET', 'DISABLE', 'PERMISSIVE', 'STRICT'] as const;
-
 function checkMtls(r: Report, v: unknown, path: string): void {
   const m = obj(r, v, path);
-  if (m) enumOf(r, m['mode'], at(path, 'mode'), MTLS_MODES);
+  if (m) enumOf(r, m['mode'], at(path, 'mode'), MutualTLS_Mode);
 }
 
 export const validatePeerAuthentication: SpecValidator = (r, spec) => {

@@ -2,6 +2,7 @@
 // version of a known kind must not be rejected by an older control plane).
 
 import { validateAuthorizationPolicy } from './authorization-policy';
+import { checkEnumFields } from './common/enum-fields';
 import { isObject, JsonObject } from './common/fields';
 import { Report, ValidationResult } from './common/report';
 import { validateDestinationRule } from './destination-rule';
@@ -75,7 +76,8 @@ export function parseApiVersion(apiVersion: string): { group: string; version: s
 export const TOP_LEVEL_KEYS: ReadonlySet<string> = new Set(['apiVersion', 'kind', 'metadata', 'spec', 'status']);
 
 export type ConfigVerdict =
-  | { outcome: 'validated'; schema: KindSchema; meta: ObjectMeta; result: ValidationResult }
+  /** `decodeError`: the errors are the decoder's (istiod denies with "error decoding configuration: ..."). */
+  | { outcome: 'validated'; schema: KindSchema; meta: ObjectMeta; result: ValidationResult; decodeError?: boolean }
   | { outcome: 'unknown-kind'; gvk: string; message: string }
   | { outcome: 'not-an-object'; message: string };
 
@@ -105,10 +107,16 @@ export function validateConfig(object: unknown): ConfigVerdict {
   let spec: JsonObject = {};
   if (isObject(rawSpec)) spec = rawSpec;
   else if (rawSpec !== undefined && rawSpec !== null) r.error('spec', 'must be an object');
+  // istiod decodes the spec (refusing unknown enum names) before it validates anything.
+  let decodeError = false;
+  if (r.ok) {
+    checkEnumFields(r, schema.kind, spec);
+    decodeError = !r.ok;
+  }
   if (r.ok && checkMetadata(r, schema.kind, meta, spec)) schema.validate(r, spec, meta);
   // istiod drops warnings when there is an error.
   const result: ValidationResult = r.ok ? r.result() : { errors: r.result().errors, warnings: [] };
-  return { outcome: 'validated', schema, meta, result };
+  return decodeError ? { outcome: 'validated', schema, meta, result, decodeError } : { outcome: 'validated', schema, meta, result };
 }
 
 /** Top-level keys other than apiVersion, kind, metadata, spec and status. */

@@ -1,6 +1,7 @@
 // ServiceEntry (networking.istio.io): external and VM services; in ambient, ztunnel gets them as
 // Services with their addresses and endpoints.
 
+import { ServiceEntry_Location, ServiceEntry_Resolution } from './common/enum-types';
 import { enumOf, int, isObject, list, obj, str, strList, strMap, UINT32 } from './common/fields';
 import { checkExportTo } from './common/export-to';
 import { fqdnError, isWildcarded, partialWildcardError, wildcardDomainError } from './common/hosts';
@@ -12,9 +13,6 @@ import { checkAlphaWorkloadSelector } from './common/selectors';
 import { checkWorkloadEntry } from './workload-entry';
 import { labelErrors } from './common/hosts';
 import type { SpecValidator } from './types';
-
-export const RESOLUTIONS = ['NONE', 'STATIC', 'DNS', 'DNS_ROUND_ROBIN', 'DYNAMIC_DNS'] as const;
-export const LOCATIONS = ['MESH_EXTERNAL', 'MESH_INTERNAL'] as const;
 
 /** istiod auto-allocates addresses (ambient needs them) unless the object opts out with this label. */
 const AUTO_ALLOCATE_LABEL = 'networking.istio.io/enable-autoallocate-ip';
@@ -33,8 +31,8 @@ export const validateServiceEntry: SpecValidator = (r, spec, meta) => {
   if (r.errorCount > selectorBefore) return;
   const endpointsRaw = list(r, spec['endpoints'], 'spec.endpoints');
   if (spec['workloadSelector'] != null && endpointsRaw) r.error('spec', 'only one of WorkloadSelector or Endpoints is allowed in Service Entry');
-  const resolution = enumOf(r, spec['resolution'], 'spec.resolution', RESOLUTIONS);
-  const location = enumOf(r, spec['location'], 'spec.location', LOCATIONS);
+  const resolution = enumOf(r, spec['resolution'], 'spec.resolution', ServiceEntry_Resolution);
+  const location = enumOf(r, spec['location'], 'spec.location', ServiceEntry_Location);
   const hosts = strList(r, spec['hosts'], 'spec.hosts') ?? [];
   if (hosts.length === 0) r.error('spec.hosts', 'service entry must have at least one host');
   hosts.forEach((h, i) => {

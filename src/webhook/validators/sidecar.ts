@@ -1,5 +1,6 @@
 // Sidecar (networking.istio.io): the listeners and visible hosts of sidecar proxies.
 
+import { CaptureMode, OutboundTrafficPolicy_Mode, ServerTLSSettings_TLSmode } from './common/enum-types';
 import { enumOf, int, isObject, JsonObject, list, obj, str, strList, UINT32 } from './common/fields';
 import { fqdnError, namespaceSlashHostErrors } from './common/hosts';
 import { isIPAddress, UNIX_ADDRESS_PREFIX, unixAddressError } from './common/net';
@@ -7,12 +8,12 @@ import { isHTTP, isTLS, parseProtocol, portError, portNameError, protocolError }
 import { RepeatFinder } from './common/repeats';
 import { at, idx, Report } from './common/report';
 import { checkAlphaWorkloadSelector } from './common/selectors';
-import { checkServerTLS, SERVER_TLS_MODES } from './common/server-tls';
+import { checkServerTLS } from './common/server-tls';
 import { checkConnectionPool } from './traffic-policy';
 import type { SpecValidator } from './types';
 
-const CAPTURE_MODES = ['DEFAULT', 'IPTABLES', 'NONE'] as const;
-const OUTBOUND_MODES = ['REGISTRY_ONLY', 'ALLOW_ANY', 'ALLOW_ANY_DYNAMIC_DNS'] as const;
+/** MeshConfig's ALLOW_ANY_DYNAMIC_DNS by number: not a Sidecar mode name, so only a number reaches the check. */
+const MESH_ALLOW_ANY_DYNAMIC_DNS = 3;
 const LOOPBACK_OR_ANY = ['127.0.0.1', '0.0.0.0', '::1', '::'];
 
 interface SidecarPort {
@@ -78,7 +79,7 @@ function checkIngress(r: Report, ing: JsonObject, path: string, seenPorts: Repea
     if (tls['credentialName']) r.error(at(tp, 'credentialName'), 'sidecar: credentialName is not currently supported');
     if (list(r, tls['credentialNames'], at(tp, 'credentialNames'))) r.error(at(tp, 'credentialNames'), 'sidecar: credentialNames is not currently supported');
     if (list(r, tls['tlsCertificates'], at(tp, 'tlsCertificates'))) r.error(at(tp, 'tlsCertificates'), 'sidecar: tls_certificates is not currently supported');
-    const mode = enumOf(new Report(), tls['mode'], '', SERVER_TLS_MODES);
+    const mode = enumOf(new Report(), tls['mode'], '', ServerTLSSettings_TLSmode);
     if (mode === 'ISTIO_MUTUAL' || mode === 'AUTO_PASSTHROUGH') r.error(at(tp, 'mode'), `cannot set mode to ${mode} in sidecar ingress tls`);
     if (!isTLS(parseProtocol(port.protocol))) r.error(tp, 'server cannot have TLS settings for non HTTPS/TLS ports');
     checkServerTLS(r, tls, tp);
@@ -92,7 +93,7 @@ function checkIngress(r: Report, ing: JsonObject, path: string, seenPorts: Repea
 function checkEgressPort(r: Report, raw: JsonObject, eg: JsonObject, path: string): SidecarPort {
   const port = readPort(r, raw, at(path, 'port'));
   const bind = str(r, eg['bind'], at(path, 'bind')) ?? '';
-  const capture = enumOf(r, eg['captureMode'], at(path, 'captureMode'), CAPTURE_MODES);
+  const capture = enumOf(r, eg['captureMode'], at(path, 'captureMode'), CaptureMode);
   if (port.name) report(r, at(path, 'port.name'), portNameError(port.name));
   report(r, at(path, 'port.protocol'), protocolError(port.protocol));
   if (port.number === 0) {
@@ -127,8 +128,8 @@ function checkEgressHosts(r: Report, hosts: string[], path: string, namespace: s
 function checkOutboundPolicy(r: Report, v: unknown, path: string): void {
   const tp = obj(r, v, path);
   if (!tp) return;
-  const mode = enumOf(r, tp['mode'], at(path, 'mode'), OUTBOUND_MODES);
-  if (mode === 'ALLOW_ANY_DYNAMIC_DNS') return r.error(at(path, 'mode'), 'sidecar: ALLOW_ANY_DYNAMIC_DNS mode is only supported in MeshConfig, not in Sidecar resource');
+  if (tp['mode'] === MESH_ALLOW_ANY_DYNAMIC_DNS) return r.error(at(path, 'mode'), 'sidecar: ALLOW_ANY_DYNAMIC_DNS mode is only supported in MeshConfig, not in Sidecar resource');
+  const mode = enumOf(r, tp['mode'], at(path, 'mode'), OutboundTrafficPolicy_Mode);
   const proxy = obj(r, tp['egressProxy'], at(path, 'egressProxy'));
   if (!proxy) return;
   if (mode !== 'ALLOW_ANY') return r.error(at(path, 'egressProxy'), 'sidecar: egress_proxy must be set only with ALLOW_ANY outbound_traffic_policy mode');

@@ -1,12 +1,12 @@
 // Telemetry (telemetry.istio.io): metrics, tracing and access logging providers.
 
+import { TagOverride_Operation } from './common/enum-types';
 import { enumOf, isObject, JsonObject, list, num, obj, str } from './common/fields';
 import { at, idx, key, Report } from './common/report';
 import { checkPolicyTargeting } from './common/selectors';
 import { celSyntaxError } from './common/cel';
 import type { SpecValidator } from './types';
 
-const TAG_OPERATIONS = ['UPSERT', 'REMOVE'] as const;
 
 function checkProviders(r: Report, v: unknown, path: string): number {
   const providers = list(r, v, path) ?? [];
@@ -28,7 +28,7 @@ function checkMetrics(r: Report, m: JsonObject, path: string): void {
         r.error(tp, 'tagOverrides may not be null');
         continue;
       }
-      const op = enumOf(r, to['operation'], at(tp, 'operation'), TAG_OPERATIONS);
+      const op = enumOf(r, to['operation'], at(tp, 'operation'), TagOverride_Operation);
       const value = str(r, to['value'], at(tp, 'value')) ?? '';
       if (op === 'UPSERT' && value === '') r.error(at(tp, 'value'), 'tagOverrides.value must be set when operation is UPSERT');
       if (op === 'REMOVE' && value !== '') r.error(at(tp, 'value'), 'tagOverrides.value may only be set when operation is UPSERT');

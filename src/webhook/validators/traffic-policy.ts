@@ -2,6 +2,7 @@
 
 import { durationRuleError } from './common/durations';
 import { durationField } from './common/duration-field';
+import { ClientTLSSettings_TLSmode, HTTPSettings_H2UpgradePolicy, ProxyProtocol_VERSION } from './common/enum-types';
 import { bool, enumOf, int, isObject, JsonObject, list, obj, str, strList, UINT32 } from './common/fields';
 import { fqdnError } from './common/hosts';
 import { isIPAddress } from './common/net';
@@ -12,8 +13,6 @@ import { checkLocalityLb, checkZoneAwareLb } from './locality';
 
 /** Envoy's maglev table size must be a prime below this. */
 export const MAGLEV_TABLE_SIZE_LIMIT = 5000011;
-const H2_UPGRADE_POLICIES = ['DEFAULT', 'DO_NOT_UPGRADE', 'UPGRADE'] as const;
-const CLIENT_TLS_MODES = ['DISABLE', 'SIMPLE', 'MUTUAL', 'ISTIO_MUTUAL'] as const;
 
 function checkDuration(r: Report, v: unknown, path: string): void {
   const nanos = durationField(r, v, path);
@@ -41,7 +40,7 @@ export function checkConnectionPool(r: Report, v: unknown, path: string): void {
     nonNegative(r, http, 'maxRetries', p, 'max retries must be non-negative');
     nonNegative(r, http, 'maxConcurrentStreams', p, 'max concurrent streams must be non-negative');
     if (http['idleTimeout'] != null) checkDuration(r, http['idleTimeout'], at(p, 'idleTimeout'));
-    const policy = enumOf(r, http['h2UpgradePolicy'], at(p, 'h2UpgradePolicy'), H2_UPGRADE_POLICIES);
+    const policy = enumOf(r, http['h2UpgradePolicy'], at(p, 'h2UpgradePolicy'), HTTPSettings_H2UpgradePolicy);
     if (policy === 'UPGRADE' && bool(r, http['useClientProtocol'], at(p, 'useClientProtocol'))) {
       r.error(at(p, 'useClientProtocol'), 'use client protocol must not be true when H2UpgradePolicy is UPGRADE');
     }
@@ -164,7 +163,7 @@ function checkLoadBalancer(r: Report, v: unknown, path: string, hasOutlier: bool
 export function checkClientTLS(r: Report, v: unknown, path: string): void {
   const tls = obj(r, v, path);
   if (!tls) return;
-  const mode = enumOf(r, tls['mode'], at(path, 'mode'), CLIENT_TLS_MODES);
+  const mode = enumOf(r, tls['mode'], at(path, 'mode'), ClientTLSSettings_TLSmode);
   const s = (f: string) => str(r, tls[f], at(path, f)) ?? '';
   const credentialName = s('credentialName');
   const caCertificates = s('caCertificates');
@@ -231,5 +230,5 @@ export function checkTrafficPolicy(r: Report, v: unknown, path: string): void {
   const tunnel = obj(r, tp['tunnel'], at(path, 'tunnel'));
   if (tunnel) checkTunnel(r, tunnel, at(path, 'tunnel'));
   const pp = obj(r, tp['proxyProtocol'], at(path, 'proxyProtocol'));
-  if (pp) enumOf(r, pp['version'], at(path, 'proxyProtocol.version'), ['V1', 'V2'] as const);
+  if (pp) enumOf(r, pp['version'], at(path, 'proxyProtocol.version'), ProxyProtocol_VERSION);
 }

@@ -1,5 +1,6 @@
 // WasmPlugin (extensions.istio.io): a Wasm module loaded into proxies.
 
+import { EnvValueSource } from './common/enum-types';
 import { enumOf, int, isObject, list, obj, str } from './common/fields';
 import { at, idx, Report } from './common/report';
 import { checkPolicyTargeting } from './common/selectors';
@@ -9,7 +10,6 @@ export const MAX_IMAGE_PULL_SECRET_LENGTH = 253;
 export const MAX_PLUGIN_NAME_LENGTH = 256;
 export const MAX_ENV_NAME_LENGTH = 256;
 const URL_SCHEMES = ['', 'file', 'http', 'https', 'oci'];
-const ENV_SOURCES = ['INLINE', 'HOST'] as const;
 
 /** The scheme of a plugin URL; a bare reference such as `ghcr.io/org/plugin:1` has none. */
 export function wasmUrlError(url: string): string | undefined {
@@ -35,7 +35,7 @@ function checkVmConfig(r: Report, v: unknown, path: string): void {
     if (name.length > MAX_ENV_NAME_LENGTH) return r.error(at(p, 'name'), 'env.name field must be less than 255 characters long');
     if (names.has(name)) return r.error(at(p, 'name'), 'duplicate env');
     names.add(name);
-    const source = enumOf(r, env['valueFrom'], at(p, 'valueFrom'), ENV_SOURCES);
+    const source = enumOf(r, env['valueFrom'], at(p, 'valueFrom'), EnvValueSource);
     if (source !== 'INLINE' && (str(r, env['value'], at(p, 'value')) ?? '') !== '') return r.error(at(p, 'value'), 'value may only be set when valueFrom is INLINE');
   }
 }

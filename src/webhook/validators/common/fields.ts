@@ -3,6 +3,7 @@
 // integers may be written as strings, enums by name or number. A value of the wrong type is an
 // error at its path (istiod rejects it while decoding, before validation).
 
+import type { EnumType } from './enum-types';
 import { Report } from './report';
 
 export type JsonObject = { [k: string]: unknown };
@@ -99,13 +100,15 @@ export const wrappedBool = bool;
 
 /**
  * An enum field, by name or by number. Returns the name; unset returns the first (zero) value,
- * which is what protobuf reads for a missing enum.
+ * which is what protobuf reads for a missing enum. A number the enum does not name is refused
+ * here (the decoder would pass it on, but no validator has a rule for it).
  */
-export function enumOf<T extends string>(r: Report, v: unknown, path: string, values: readonly T[]): T {
+export function enumOf<T extends string>(r: Report, v: unknown, path: string, type: EnumType<T>): T {
+  const values = type.values;
   if (v === undefined || v === null) return values[0]!;
   if (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < values.length) return values[v]!;
   if (typeof v === 'string' && (values as readonly string[]).includes(v)) return v as T;
-  r.error(path, `unknown value ${quote(v)}, must be one of ${values.join(', ')}`);
+  r.error(path, `unknown value ${quote(v)} for enum ${type.fullName}`);
   return values[0]!;
 }
 

@@ -1,10 +1,9 @@
 // Server-side TLS settings shared by Gateway servers and Sidecar ingress listeners.
 
+import { ServerTLSSettings_TLSmode, ServerTLSSettings_TLSProtocol } from './enum-types';
 import { enumOf, JsonObject, list, str, strList } from './fields';
 import { at, Report } from './report';
 
-export const SERVER_TLS_MODES = ['PASSTHROUGH', 'SIMPLE', 'MUTUAL', 'AUTO_PASSTHROUGH', 'ISTIO_MUTUAL', 'OPTIONAL_MUTUAL'] as const;
-export const TLS_VERSIONS = ['TLS_AUTO', 'TLSV1_0', 'TLSV1_1', 'TLSV1_2', 'TLSV1_3'] as const;
 /** Envoy takes at most two server certificates (one RSA, one ECDSA). */
 export const MAX_SERVER_CERTIFICATES = 2;
 
@@ -22,7 +21,7 @@ export function isValidCipherSuite(cs: string): boolean {
 }
 
 export interface ServerTLS {
-  mode: (typeof SERVER_TLS_MODES)[number];
+  mode: (typeof ServerTLSSettings_TLSmode.values)[number];
   httpsRedirect: boolean;
   credentialName: string;
   credentialNames: string[];
@@ -36,7 +35,7 @@ export interface ServerTLS {
 
 export function readServerTLS(r: Report, tls: JsonObject, path: string): ServerTLS {
   return {
-    mode: enumOf(r, tls['mode'], at(path, 'mode'), SERVER_TLS_MODES),
+    mode: enumOf(r, tls['mode'], at(path, 'mode'), ServerTLSSettings_TLSmode),
     httpsRedirect: tls['httpsRedirect'] === true,
     credentialName: str(r, tls['credentialName'], at(path, 'credentialName')) ?? '',
     credentialNames: strList(r, tls['credentialNames'], at(path, 'credentialNames')) ?? [],
@@ -51,8 +50,8 @@ export function readServerTLS(r: Report, tls: JsonObject, path: string): ServerT
 
 export function checkServerTLS(r: Report, raw: JsonObject, path: string): void {
   const tls = readServerTLS(r, raw, path);
-  const minVersion = enumOf(r, raw['minProtocolVersion'], at(path, 'minProtocolVersion'), TLS_VERSIONS);
-  enumOf(r, raw['maxProtocolVersion'], at(path, 'maxProtocolVersion'), TLS_VERSIONS);
+  const minVersion = enumOf(r, raw['minProtocolVersion'], at(path, 'minProtocolVersion'), ServerTLSSettings_TLSProtocol);
+  enumOf(r, raw['maxProtocolVersion'], at(path, 'maxProtocolVersion'), ServerTLSSettings_TLSProtocol);
   const ciphers = strList(r, raw['cipherSuites'], at(path, 'cipherSuites')) ?? [];
   if ((minVersion === 'TLSV1_0' || minVersion === 'TLSV1_1') && ciphers.length === 0) {
     r.warn(path, 'TLS version below TLSV1_2 require setting compatible ciphers as by default they no longer include compatible ciphers.');

@@ -1,0 +1,164 @@
+// The decoder's enum check: istiod decodes a spec into its protobuf message before validating it,
+// and the decoder refuses an enum written with a name the enum does not have, in any field at any
+// depth. This is the map of where the enum fields are, per kind, from istio/api's .proto files
+// (messages with no enum field below them are left out), and an iterative walk over it.
+
+import {
+  AuthorizationPolicy_Action,
+  CaptureMode,
+  ClientTLSSettings_TLSmode,
+  CorsPolicy_UnmatchedPreflights,
+  enumValueError,
+  EnumType,
+  EnvValueSource,
+  EnvoyFilter_ApplyTo,
+  EnvoyFilter_PatchContext,
+  FailStrategy,
+  HTTPRedirect_RedirectPortSelection,
+  HTTPSettings_H2UpgradePolicy,
+  LoadBalancerSettings_SimpleLB,
+  MetricSelector_IstioMetric,
+  MutualTLS_Mode,
+  OutboundTrafficPolicy_Mode,
+  Patch_FilterClass,
+  Patch_Operation,
+  PluginPhase,
+  PluginType,
+  ProxyProtocol_VERSION,
+  PullPolicy,
+  RouteMatch_Action,
+  ServerTLSSettings_TLSmode,
+  ServerTLSSettings_TLSProtocol,
+  ServiceEntry_Location,
+  ServiceEntry_Resolution,
+  TagOverride_Operation,
+  TelemetryWorkloadMode,
+  TrafficExtension_ExecutionPhase,
+  TypeWorkloadMode,
+} from './enum-types';
+import { isObject, JsonObject } from './fields';
+import { at, idx, key, Report } from './report';
+
+/** A field's type: an enum, or the name of a message (without the `istio.` prefix). */
+type FieldType = EnumType | string;
+/** A field: singular, repeated (`list`) or a map whose values have the type. */
+export type FieldShape = FieldType | { list: FieldType } | { map: FieldType };
+
+const list = (t: FieldType): FieldShape => ({ list: t });
+const map = (t: FieldType): FieldShape => ({ map: t });
+
+/** Messages by name, each with its fields (JSON names) that are enums or lead to one. */
+export const ENUM_FIELD_MESSAGES: Readonly<Record<string, Readonly<Record<string, FieldShape>>>> = {
+  'extensions.v1alpha1.EnvVar': { valueFrom: EnvValueSource },
+  'extensions.v1alpha1.TrafficExtension': { phase: TrafficExtension_ExecutionPhase, match: list('extensions.v1alpha1.TrafficSelector'), wasm: 'extensions.v1alpha1.WasmConfig' },
+  'extensions.v1alpha1.TrafficSelector': { mode: TypeWorkloadMode },
+  'extensions.v1alpha1.VmConfig': { env: list('extensions.v1alpha1.EnvVar') },
+  'extensions.v1alpha1.WasmConfig': { imagePullPolicy: PullPolicy, failStrategy: FailStrategy, vmConfig: 'extensions.v1alpha1.VmConfig', type: PluginType },
+  'extensions.v1alpha1.WasmPlugin': { imagePullPolicy: PullPolicy, phase: PluginPhase, failStrategy: FailStrategy, vmConfig: 'extensions.v1alpha1.VmConfig', match: list('extensions.v1alpha1.WasmPlugin.TrafficSelector'), type: PluginType },
+  'extensions.v1alpha1.WasmPlugin.TrafficSelector': { mode: TypeWorkloadMode },
+  'networking.v1alpha3.ClientTLSSettings': { mode: ClientTLSSettings_TLSmode },
+  'networking.v1alpha3.ConnectionPoolSettings': { http: 'networking.v1alpha3.ConnectionPoolSettings.HTTPSettings' },
+  'networking.v1alpha3.ConnectionPoolSettings.HTTPSettings': { h2UpgradePolicy: HTTPSettings_H2UpgradePolicy },
+  'networking.v1alpha3.CorsPolicy': { unmatchedPreflights: CorsPolicy_UnmatchedPreflights },
+  'networking.v1alpha3.DestinationRule': { trafficPolicy: 'networking.v1alpha3.TrafficPolicy', subsets: list('networking.v1alpha3.Subset') },
+  'networking.v1alpha3.EnvoyFilter': { configPatches: list('networking.v1alpha3.EnvoyFilter.EnvoyConfigObjectPatch') },
+  'networking.v1alpha3.EnvoyFilter.EnvoyConfigObjectMatch': { context: EnvoyFilter_PatchContext, routeConfiguration: 'networking.v1alpha3.EnvoyFilter.RouteConfigurationMatch' },
+  'networking.v1alpha3.EnvoyFilter.EnvoyConfigObjectPatch': { applyTo: EnvoyFilter_ApplyTo, match: 'networking.v1alpha3.EnvoyFilter.EnvoyConfigObjectMatch', patch: 'networking.v1alpha3.EnvoyFilter.Patch' },
+  'networking.v1alpha3.EnvoyFilter.Patch': { operation: Patch_Operation, filterClass: Patch_FilterClass },
+  'networking.v1alpha3.EnvoyFilter.RouteConfigurationMatch': { vhost: 'networking.v1alpha3.EnvoyFilter.RouteConfigurationMatch.VirtualHostMatch' },
+  'networking.v1alpha3.EnvoyFilter.RouteConfigurationMatch.RouteMatch': { action: RouteMatch_Action },
+  'networking.v1alpha3.EnvoyFilter.RouteConfigurationMatch.VirtualHostMatch': { route: 'networking.v1alpha3.EnvoyFilter.RouteConfigurationMatch.RouteMatch' },
+  'networking.v1alpha3.Gateway': { servers: list('networking.v1alpha3.Server') },
+  'networking.v1alpha3.HTTPRedirect': { derivePort: HTTPRedirect_RedirectPortSelection },
+  'networking.v1alpha3.HTTPRoute': { redirect: 'networking.v1alpha3.HTTPRedirect', corsPolicy: 'networking.v1alpha3.CorsPolicy' },
+  'networking.v1alpha3.IstioEgressListener': { captureMode: CaptureMode },
+  'networking.v1alpha3.IstioIngressListener': { captureMode: CaptureMode, tls: 'networking.v1alpha3.ServerTLSSettings', connectionPool: 'networking.v1alpha3.ConnectionPoolSettings' },
+  'networking.v1alpha3.LoadBalancerSettings': { simple: LoadBalancerSettings_SimpleLB },
+  'networking.v1alpha3.OutboundTrafficPolicy': { mode: OutboundTrafficPolicy_Mode },
+  'networking.v1alpha3.Server': { tls: 'networking.v1alpha3.ServerTLSSettings' },
+  'networking.v1alpha3.ServerTLSSettings': { mode: ServerTLSSettings_TLSmode, minProtocolVersion: ServerTLSSettings_TLSProtocol, maxProtocolVersion: ServerTLSSettings_TLSProtocol },
+  'networking.v1alpha3.ServiceEntry': { location: ServiceEntry_Location, resolution: ServiceEntry_Resolution },
+  'networking.v1alpha3.Sidecar': { ingress: list('networking.v1alpha3.IstioIngressListener'), egress: list('networking.v1alpha3.IstioEgressListener'), inboundConnectionPool: 'networking.v1alpha3.ConnectionPoolSettings', outboundTrafficPolicy: 'networking.v1alpha3.OutboundTrafficPolicy' },
+  'networking.v1alpha3.Subset': { trafficPolicy: 'networking.v1alpha3.TrafficPolicy' },
+  'networking.v1alpha3.TrafficPolicy': { loadBalancer: 'networking.v1alpha3.LoadBalancerSettings', connectionPool: 'networking.v1alpha3.ConnectionPoolSettings', tls: 'networking.v1alpha3.ClientTLSSettings', portLevelSettings: list('networking.v1alpha3.TrafficPolicy.PortTrafficPolicy'), proxyProtocol: 'networking.v1alpha3.TrafficPolicy.ProxyProtocol' },
+  'networking.v1alpha3.TrafficPolicy.PortTrafficPolicy': { loadBalancer: 'networking.v1alpha3.LoadBalancerSettings', connectionPool: 'networking.v1alpha3.ConnectionPoolSettings', tls: 'networking.v1alpha3.ClientTLSSettings' },
+  'networking.v1alpha3.TrafficPolicy.ProxyProtocol': { version: ProxyProtocol_VERSION },
+  'networking.v1alpha3.VirtualService': { http: list('networking.v1alpha3.HTTPRoute') },
+  'networking.v1alpha3.WorkloadEntry': {},
+  'networking.v1alpha3.WorkloadGroup': {},
+  'networking.v1beta1.ProxyConfig': {},
+  'security.v1beta1.AuthorizationPolicy': { action: AuthorizationPolicy_Action },
+  'security.v1beta1.PeerAuthentication': { mtls: 'security.v1beta1.PeerAuthentication.MutualTLS', portLevelMtls: map('security.v1beta1.PeerAuthentication.MutualTLS') },
+  'security.v1beta1.PeerAuthentication.MutualTLS': { mode: MutualTLS_Mode },
+  'security.v1beta1.RequestAuthentication': {},
+  'telemetry.v1alpha1.AccessLogging': { match: 'telemetry.v1alpha1.AccessLogging.LogSelector' },
+  'telemetry.v1alpha1.AccessLogging.LogSelector': { mode: TelemetryWorkloadMode },
+  'telemetry.v1alpha1.MetricSelector': { metric: MetricSelector_IstioMetric, mode: TelemetryWorkloadMode },
+  'telemetry.v1alpha1.Metrics': { overrides: list('telemetry.v1alpha1.MetricsOverrides') },
+  'telemetry.v1alpha1.MetricsOverrides': { match: 'telemetry.v1alpha1.MetricSelector', tagOverrides: map('telemetry.v1alpha1.MetricsOverrides.TagOverride') },
+  'telemetry.v1alpha1.MetricsOverrides.TagOverride': { operation: TagOverride_Operation },
+  'telemetry.v1alpha1.Telemetry': { tracing: list('telemetry.v1alpha1.Tracing'), metrics: list('telemetry.v1alpha1.Metrics'), accessLogging: list('telemetry.v1alpha1.AccessLogging') },
+  'telemetry.v1alpha1.Tracing': { match: 'telemetry.v1alpha1.Tracing.TracingSelector' },
+  'telemetry.v1alpha1.Tracing.TracingSelector': { mode: TelemetryWorkloadMode },
+};
+
+/** The message each validated kind's spec decodes into. */
+export const KIND_MESSAGES: Readonly<Record<string, string>> = {
+  AuthorizationPolicy: 'security.v1beta1.AuthorizationPolicy',
+  PeerAuthentication: 'security.v1beta1.PeerAuthentication',
+  RequestAuthentication: 'security.v1beta1.RequestAuthentication',
+  VirtualService: 'networking.v1alpha3.VirtualService',
+  DestinationRule: 'networking.v1alpha3.DestinationRule',
+  Gateway: 'networking.v1alpha3.Gateway',
+  ServiceEntry: 'networking.v1alpha3.ServiceEntry',
+  Sidecar: 'networking.v1alpha3.Sidecar',
+  WorkloadEntry: 'networking.v1alpha3.WorkloadEntry',
+  WorkloadGroup: 'networking.v1alpha3.WorkloadGroup',
+  EnvoyFilter: 'networking.v1alpha3.EnvoyFilter',
+  ProxyConfig: 'networking.v1beta1.ProxyConfig',
+  Telemetry: 'telemetry.v1alpha1.Telemetry',
+  WasmPlugin: 'extensions.v1alpha1.WasmPlugin',
+  TrafficExtension: 'extensions.v1alpha1.TrafficExtension',
+};
+
+/** `loadBalancer` -> `load_balancer`: the decoder accepts a field by its proto name too. */
+function protoName(jsonName: string): string {
+  return jsonName.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+function isEnum(t: FieldType): t is EnumType {
+  return typeof t !== 'string';
+}
+
+/**
+ * Reports every enum value in `spec` that istiod's decoder would refuse, at its path. The walk
+ * follows the (acyclic) message map with an explicit queue, so its depth is that of the map and
+ * its work is linear in the values it visits; values of the wrong type are left to the validators.
+ */
+export function checkEnumFields(r: Report, kind: string, spec: JsonObject): void {
+  const root = KIND_MESSAGES[kind];
+  if (root === undefined) return;
+  const queue: { value: unknown; message: string; path: string }[] = [{ value: spec, message: root, path: 'spec' }];
+  for (let head = 0; head < queue.length; head++) {
+    const { value, message, path } = queue[head]!;
+    if (!isObject(value)) continue;
+    const visit = (type: FieldType, v: unknown, p: string): void => {
+      if (v === undefined || v === null) return;
+      if (!isEnum(type)) return void queue.push({ value: v, message: type, path: p });
+      const err = enumValueError(type, v);
+      if (err) r.error(p, err);
+    };
+    for (const [jsonName, shape] of Object.entries(ENUM_FIELD_MESSAGES[message] ?? {})) {
+      for (const name of new Set([jsonName, protoName(jsonName)])) {
+        if (!Object.prototype.hasOwnProperty.call(value, name)) continue;
+        const v = value[name];
+        const p = at(path, name);
+        if (typeof shape === 'object' && 'list' in shape) {
+          if (Array.isArray(v)) v.forEach((item, i) => visit(shape.list, item, idx(p, i)));
+        } else if (typeof shape === 'object' && 'map' in shape) {
+          if (isObject(v)) for (const [k, item] of Object.entries(v)) visit(shape.map, item, key(p, k));
+        } else visit(shape, v, p);
+      }
+    }
+  }
+}
