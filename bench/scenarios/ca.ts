@@ -27,6 +27,7 @@ import { KubeClient } from '../../src/store/kube/client';
 import { loadKubeConfig } from '../../src/store/kube/config';
 import { KubeSource } from '../../src/store/kube/source';
 import { MemoryStore } from '../../src/store/memory-store';
+import { measureFairness } from './ca-fairness';
 
 const CONCURRENCY = [8, 64, 256] as const;
 const RUNS = 3;
@@ -314,12 +315,19 @@ async function measureBindingWindow(): Promise<Measurement[]> {
 
 const scenario: Scenario = {
   name: 'ca',
-  description: 'CSRs/s and p50/p99 at 8/64/256 in flight over TLS gRPC vs the raw crypto.sign rate, RSA-2048 and ECDSA P-256 roots',
+  description:
+    "CSRs/s and p50/p99 at 8/64/256 in flight over TLS gRPC vs the raw crypto.sign rate, RSA-2048 and ECDSA P-256 roots; node B's p99 under node A's flood (per-node fairness)",
   async run() {
     // Audit lines are still produced (their cost is part of the path) but not printed.
     logs.setDestination(new Writable({ write: (_c, _e, cb) => cb() }) as unknown as pino.DestinationStream);
     try {
-      return [...(await measureRoot('RSA')), ...(await measureRoot('ECDSA')), ...(await measureTransportFloor()), ...(await measureBindingWindow())];
+      return [
+        ...(await measureRoot('RSA')),
+        ...(await measureRoot('ECDSA')),
+        ...(await measureTransportFloor()),
+        ...(await measureFairness(WORKER_SOURCE)),
+        ...(await measureBindingWindow()),
+      ];
     } finally {
       logs.setDestination(pino.destination({ fd: 2, sync: true }));
     }

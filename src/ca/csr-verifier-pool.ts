@@ -53,6 +53,8 @@ export interface VerifyOutcome {
 
 interface WireJob {
   id: number;
+  /** Who the job is for (the requesting node); the worker serves lanes round-robin. */
+  lane?: string;
   jwk?: crypto.JsonWebKey | undefined;
   hash?: string;
   /** spki | data | signature | tbs, lengths below; one buffer so cloning copies once. */
@@ -75,7 +77,7 @@ interface WireResult {
 // Messages in: {keys: [[id, KeyObject]]} | {forget: id} | {jobs: WireJob[]}. Out: WireResult[],
 // one or more per batch.
 const WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
+const { parentPort, receiveMessageOnPort } = require('node:worker_threads');
 const crypto = require('node:crypto');
 const keys = new Map();
 function run(m) {
@@ -103,28 +105,59 @@ function run(m) {
     return { id: m.id, ok: false, error: 'signing failed: ' + err.message, signing: true };
   }
 }
-parentPort.on('message', (m) => {
+// Jobs wait in one lane per requesting node and are taken round-robin across lanes; between two
+// jobs the worker takes whatever the event loop has posted since (receiveMessageOnPort), so a job
+// of a quiet node runs next instead of after the rest of a flooding node's batch.
+const lanes = new Map();
+const ring = [];
+let waiting = 0;
+function accept(m) {
   if (m.keys) for (const [id, key] of m.keys) keys.set(id, key);
   else if (m.forget !== undefined) keys.delete(m.forget);
-  else {
-    let done = [];
-    let since = performance.now();
-    for (const job of m.jobs) {
-      done.push(run(job));
-      if (performance.now() - since >= ${RESULT_FLUSH_MS}) {
-        parentPort.postMessage(done);
-        done = [];
-        since = performance.now();
-      }
-    }
-    if (done.length > 0) parentPort.postMessage(done);
+  else for (const job of m.jobs) {
+    const name = job.lane || '';
+    let lane = lanes.get(name);
+    if (!lane) { lane = []; lanes.set(name, lane); ring.push(name); }
+    lane.push(job);
+    waiting++;
   }
+}
+let laneEmptied = false;
+function take() {
+  const name = ring.shift();
+  const lane = lanes.get(name);
+  const job = lane.shift();
+  laneEmptied = lane.length === 0;
+  if (laneEmptied) lanes.delete(name); else ring.push(name);
+  waiting--;
+  return job;
+}
+let draining = false;
+parentPort.on('message', (m) => {
+  accept(m);
+  if (draining) return;
+  draining = true;
+  let done = [];
+  let since = performance.now();
+  while (waiting > 0) {
+    done.push(run(take()));
+    for (let r = receiveMessageOnPort(parentPort); r !== undefined; r = receiveMessageOnPort(parentPort)) accept(r.message);
+    // A node's last job goes back at once: a quiet node's one call does not wait for the flush.
+    if ((laneEmptied && waiting > 0) || performance.now() - since >= ${RESULT_FLUSH_MS}) {
+      parentPort.postMessage(done);
+      done = [];
+      since = performance.now();
+    }
+  }
+  if (done.length > 0) parentPort.postMessage(done);
+  draining = false;
 });
 `;
 
 interface Pending {
   resolve: (o: VerifyOutcome) => void;
   reject: (e: Error) => void;
+  lane: string | undefined;
 }
 
 interface Slot {
@@ -140,6 +173,8 @@ export class CsrVerifierPool {
   private nextId = 1;
   private nextKey = 1;
   private flushScheduled = false;
+  /** Unanswered jobs per lane, pool-wide. */
+  private readonly laneJobs = new Map<string, number>();
 
   constructor(private readonly size = Math.max(1, Math.min(CSR_VERIFY_MAX_WORKERS, os.availableParallelism()))) {}
 
@@ -170,6 +205,7 @@ export class CsrVerifierPool {
         const p = slot.pending.get(r.id);
         if (!p) continue;
         slot.pending.delete(r.id);
+        this.laneDone(p.lane);
         const outcome: VerifyOutcome = { ok: r.ok };
         if (r.error) outcome.error = r.error;
         if (r.signing) outcome.signingFailed = true;
@@ -182,7 +218,10 @@ export class CsrVerifierPool {
     const fail = (err: Error) => {
       // A dead worker fails only its own jobs (callers answer INTERNAL) and is replaced on next use.
       if (this.slots[index] === slot) this.slots[index] = undefined;
-      for (const p of slot.pending.values()) p.reject(err);
+      for (const p of slot.pending.values()) {
+        this.laneDone(p.lane);
+        p.reject(err);
+      }
       slot.pending.clear();
       slot.queued.length = 0;
     };
@@ -202,14 +241,30 @@ export class CsrVerifierPool {
     }
   };
 
+  private laneDone(lane: string | undefined): void {
+    if (lane === undefined) return;
+    const n = this.laneJobs.get(lane) ?? 0;
+    if (n <= 1) this.laneJobs.delete(lane);
+    else this.laneJobs.set(lane, n - 1);
+  }
+
   private submit(job: WireJob): Promise<VerifyOutcome> {
     let index = 0;
     const load = (i: number) => (this.slots[i] ? this.slots[i].pending.size : 0);
     for (let i = 1; i < this.size; i++) if (load(i) < load(index)) index = i;
     const slot = (this.slots[index] ??= this.spawn(index));
+    // The one job of a quiet lane (a node with nothing else in the pool) is posted at once, not
+    // at the end of the event-loop turn: under a flood that turn is long, and the batching it
+    // buys only matters to the node sending many.
+    const quiet = job.lane !== undefined && !this.laneJobs.has(job.lane);
+    if (job.lane !== undefined) this.laneJobs.set(job.lane, (this.laneJobs.get(job.lane) ?? 0) + 1);
     return new Promise((resolve, reject) => {
       if (slot.pending.size === 0) slot.worker.ref();
-      slot.pending.set(job.id, { resolve, reject });
+      slot.pending.set(job.id, { resolve, reject, lane: job.lane });
+      if (quiet) {
+        slot.worker.postMessage({ jobs: [job] });
+        return;
+      }
       slot.queued.push(job);
       if (!this.flushScheduled) {
         this.flushScheduled = true;
@@ -218,9 +273,14 @@ export class CsrVerifierPool {
     });
   }
 
-  /** Verifies a CSR's signature; with `sign`, also signs the certificate when it verifies. */
-  verify(job: VerifyJob, sign?: SignJob): Promise<VerifyOutcome> {
-    return this.submit(wireJob(this.nextId++, job, sign));
+  /**
+   * Verifies a CSR's signature; with `sign`, also signs the certificate when it verifies. Jobs of
+   * different `lane`s (requesting nodes) are served round-robin inside each worker.
+   */
+  verify(job: VerifyJob, sign?: SignJob, lane?: string): Promise<VerifyOutcome> {
+    const wire = wireJob(this.nextId++, job, sign);
+    if (lane) wire.lane = lane;
+    return this.submit(wire);
   }
 
   /** Signs a TBSCertificate without a CSR to verify. */

@@ -4,9 +4,9 @@
 // (per caller identity for callers that are not node agents) served round-robin. A node with one
 // call waits for at most one call of each other busy node, never behind a whole flood.
 //
-// The slot count is small on purpose: work handed to the signing workers is served in order, so
-// whatever is already there is what a newly arrived node waits behind. Enough slots keep every
-// worker fed (its next batch arrives before it runs dry); more only lengthen that line.
+// Inside the signing workers the same calls are served round-robin by node too (each job carries
+// its node as a lane, see csr-verifier-pool.ts), so the slots can be many: enough to keep every
+// worker fed while the event loop is busy, without a newly arrived node waiting behind them.
 //
 // Alone, a call costs two Map lookups and a counter: while a slot is free and nobody waits, the
 // task starts at once (the fast path).
@@ -14,11 +14,12 @@
 /** Calls waiting per node beyond the running ones; a full queue answers RESOURCE_EXHAUSTED. */
 export const NODE_QUEUE_LIMIT = 512;
 /**
- * Signing slots per verifier worker. Four keeps a worker's next batch posted before it finishes
- * the current one (results come back every RESULT_FLUSH_MS), so one flooding node still gets the
- * full signing rate, while a call from another node waits behind at most this many per worker.
+ * Signing slots per verifier worker. Under a flood the event loop answers a worker's results
+ * tens of milliseconds late; 32 jobs per worker keep it busy through that (at 4 per worker one
+ * flooding node lost over half its rate), and the workers' own per-node lanes keep another
+ * node's job from waiting behind them.
  */
-export const SLOTS_PER_WORKER = 4;
+export const SLOTS_PER_WORKER = 32;
 /**
  * Least token-bucket capacity with CA_NODE_RATE_LIMIT set: Kubernetes' default maxPods per node,
  * so a restarted ztunnel can still fetch every pod's certificate at once, then at the limit.

@@ -19,6 +19,8 @@ export interface NodeFairnessOptions {
   metrics: CaMetrics;
   /** Signing workers; slots are SLOTS_PER_WORKER each. */
   workers: number;
+  /** Overrides the slot count (tests). */
+  slots?: number;
   /** CA_NODE_RATE_LIMIT; 0 is off. */
   ratePerSecond: number;
   queueLimit?: number;
@@ -62,7 +64,7 @@ export function createNodeFairness(o: NodeFairnessOptions): NodeFairness {
   };
 
   const queue = new NodeFairQueue({
-    slots: Math.max(1, o.workers) * SLOTS_PER_WORKER,
+    slots: o.slots ?? Math.max(1, o.workers) * SLOTS_PER_WORKER,
     ratePerSecond: o.ratePerSecond,
     ...(o.queueLimit !== undefined ? { queueLimit: o.queueLimit } : {}),
     onDenied,

@@ -105,14 +105,15 @@ export function createCertificateService(deps: CertificateServiceDeps): {
     const ttlMs = requestedTtlMs(req.validity_duration, deps.defaultTtlMs(), deps.maxTtlMs());
     let csr: ParsedCsr | undefined;
     let issued;
+    // A node agent's calls queue under the node it is bound to, so all of one node's ztunnel
+    // traffic is one turn; anyone else's under its own identity.
+    const lane = identity !== callerId && node ? node : callerId;
     const check = async () => {
       csr = parseCsr(req.csr);
-      return deps.authority.issueForCsr(csr, [{ uri: identity }], ttlMs);
+      return deps.authority.issueForCsr(csr, [{ uri: identity }], ttlMs, Date.now(), lane);
     };
     try {
-      // A node agent's calls queue under the node it is bound to, so all of one node's ztunnel
-      // traffic is one turn; anyone else's under its own identity.
-      issued = await (deps.fairQueue ? deps.fairQueue.run(identity !== callerId && node ? node : callerId, check) : check());
+      issued = await (deps.fairQueue ? deps.fairQueue.run(lane, check) : check());
     } catch (err) {
       if (err instanceof FairnessDenial) throw new Refusal(grpc.status.RESOURCE_EXHAUSTED, err.message);
       if (err instanceof CsrError) {
