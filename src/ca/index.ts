@@ -7,6 +7,7 @@ import { scopedLogger } from '../log/logger';
 import type { CallAuthenticator } from '../security/identity';
 import { NodeAuthorizer } from '../security/node-authorizer';
 import type { CaHostDeps } from './host-deps';
+import { LEASE_NAMES } from '../contract/leader';
 import { CertificateAuthority } from './authority';
 import { CaSecretStore, LocalCaSecretStore } from './ca-secret-store';
 import { KubeCaSecretStore } from './kube-ca-secret-store';
@@ -22,7 +23,7 @@ import { createNodeFairness } from './node-fairness';
 
 const log = scopedLogger('ca');
 
-export const ROOT_CERT_LEASE = 'istio-namespace-controller-election';
+export const ROOT_CERT_LEASE = LEASE_NAMES.namespaceController;
 
 /** What the CA needs beyond its host; Kubernetes mode needs either kubeConfig or the parts. */
 export interface CaDeps {

@@ -8,6 +8,7 @@ import { X509Certificate } from 'node:crypto';
 import { Watch } from '@kubernetes/client-node';
 import { scopedLogger } from '../log/logger';
 import type { ServingCertSource } from '../contract/serving-cert';
+import { LEASE_NAMES } from '../contract/leader';
 import type { KubeObject } from '../store/types';
 import { backoffDelay, type BackoffPolicy } from '../store/kube/backoff';
 import { KubeApiError, resourcePath, type KubeClient } from '../store/kube/client';
@@ -18,7 +19,7 @@ const log = scopedLogger('webhook');
 export const REVISION_LABEL = 'istio.io/rev';
 export const WEBHOOK_CONFIG_BACKOFF: BackoffPolicy = { initialMs: 100, maxMs: 60_000 };
 /** istiod's leader-election lease for this controller. */
-export const VALIDATION_LEASE = 'istio-validation-controller-election';
+export const VALIDATION_LEASE = LEASE_NAMES.validationController;
 const WEBHOOKS = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingwebhookconfigurations' };
 
 interface Webhook {

@@ -13,16 +13,7 @@ import { KubeApiError, resourcePath, type KubeClient } from './client';
 
 const log = scopedLogger('leader');
 
-/** Lease names: istiod's where it has one, so a mixed istiod/istiod-ts deployment never double-runs. */
-export const LEASE_NAMES = {
-  /** Root certificate ConfigMap in every namespace (istiod: NamespaceController). */
-  namespaceController: 'istio-namespace-controller-election',
-  /** Webhook caBundle / failurePolicy patching (istiod: ValidationController). */
-  validationController: 'istio-validation-controller-election',
-  /** Self-signed CA Secret creation. istiod has no election for it (it creates-if-absent); ours
-   * has one so only one replica generates a root key at a time. */
-  caSecretController: 'istio-ca-secret-controller-election',
-} as const;
+export { LEASE_NAMES } from '../../contract/leader';
 
 export interface LeaderTiming {
   leaseDurationMs: number;
