@@ -87,4 +87,33 @@ describe('CSR verifier pool', () => {
       await single.close();
     }
   });
+
+  test('inside a worker, jobs are served round-robin by lane: one node\'s job posted behind another node\'s batch runs second, not last', async () => {
+    const single = new CsrVerifierPool(1);
+    try {
+      const key = single.registerKey(caKey.privateKey);
+      const csr = verifyJob(parseCsr((await makeCsr()).pem));
+      const order: string[] = [];
+      const job = (lane: string) => single.verify(csr, { key, hash: 'sha256', tbs }, lane).then(() => void order.push(lane));
+      // One event-loop turn: node-a's 30 jobs, then node-b's one, reach the worker as one batch.
+      const all = [...Array.from({ length: 30 }, () => job('node-a')), job('node-b')];
+      await Promise.all(all);
+      // node-a's first job, alone, went at once; after it, one of node-a's jobs at most.
+      expect(order.indexOf('node-b')).toBeLessThanOrEqual(2);
+    } finally {
+      await single.close();
+    }
+  });
+
+  test('without lanes, jobs are served in the order they were posted', async () => {
+    const single = new CsrVerifierPool(1);
+    try {
+      const key = single.registerKey(caKey.privateKey);
+      const order: number[] = [];
+      await Promise.all(Array.from({ length: 10 }, (_, i) => single.sign({ key, hash: 'sha256', tbs: Buffer.from(`tbs ${i}`) }).then(() => void order.push(i))));
+      expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    } finally {
+      await single.close();
+    }
+  });
 });
