@@ -1,13 +1,15 @@
-// The few writes istiod-ts makes, as small typed helpers: a ConfigMap (root certificate
-// distribution), a Secret created only if absent (the self-signed CA), a webhook configuration's
-// caBundle/failurePolicy, TokenReviews (caller authentication) and dry-run creates (validation).
-// Conflicts (409) are retried from a fresh read; 429, 5xx and network errors back off with jitter.
-// Every call has a timeout and every retry loop a bound.
+// The one write path to the API server. Every create, update (object or status subresource),
+// patch (JSON patch with `test` preconditions, merge, strategic merge), dry run and
+// read-modify-write goes through KubeWriter, so the policy is decided once: every call has a
+// timeout, 429/5xx/network errors back off with jitter (Retry-After honoured) up to an attempt
+// bound, and a 409 Conflict is retried from a fresh read with backoff up to a round bound.
+// On top sit the typed writes istiod-ts makes: the root ConfigMap, the CA Secret created only if
+// absent, a webhook configuration's caBundle/failurePolicy, TokenReviews and dry-run creates.
 
 import { scopedLogger } from '../../log/logger';
 import type { KubeObject } from '../types';
 import { backoffDelay, sleep, type BackoffPolicy } from './backoff';
-import { KubeApiError, resourcePath, type KubeClient } from './client';
+import { KubeApiError, resourcePath, type KubeClient, type KubeRequest, type ResourcePath } from './client';
 import { kindOf } from '../kinds';
 
 const log = scopedLogger('kube');
@@ -49,22 +51,71 @@ const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
 const WEBHOOKS = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingwebhookconfigurations' };
 const TOKEN_REVIEWS = { group: 'authentication.k8s.io', version: 'v1', plural: 'tokenreviews' };
 
+/** A collection: group, version, plural and (for namespaced kinds) the namespace. */
+export type CollectionRef = Omit<ResourcePath, 'name' | 'subresource'>;
+/** One object of a collection. */
+export type ObjectRef = CollectionRef & { name: string };
+
+export interface WriteOptions {
+  /** Overrides the policy's bound on this call. */
+  timeoutMs?: number;
+  /** Overrides the policy's attempt bound; 1 for a caller that has its own retry loop (a lease). */
+  maxAttempts?: number;
+  /** dryRun=All: the server validates and runs admission but stores nothing. */
+  dryRun?: boolean;
+  /** Write the status subresource: only status changes, whatever else the body holds. */
+  status?: boolean;
+}
+
+/** RFC 6902 operations; `test` makes the whole patch fail (422) unless the value is still there. */
+export type JsonPatchOp =
+  | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
+  | { op: 'remove'; path: string }
+  | { op: 'move' | 'copy'; from: string; path: string };
+
+export type Patch = { type: 'json'; ops: JsonPatchOp[] } | { type: 'merge' | 'strategic'; body: object };
+
+const PATCH_CONTENT_TYPES = {
+  json: 'application/json-patch+json',
+  merge: 'application/merge-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+} as const;
+
 function isTransient(err: unknown): boolean {
   if (err instanceof KubeApiError) return err.status === 429 || err.status >= 500;
   return true; // connection refused or reset, timeouts
 }
 
-function isConflict(err: unknown): boolean {
+/** 409: another writer changed the object since it was read, or created it first. */
+export function isConflict(err: unknown): boolean {
   return err instanceof KubeApiError && err.status === 409;
 }
 
-function isNotFound(err: unknown): boolean {
+export function isNotFound(err: unknown): boolean {
   return err instanceof KubeApiError && err.status === 404;
+}
+
+export function isAlreadyExists(err: unknown): boolean {
+  return err instanceof KubeApiError && err.status === 409 && err.reason === 'AlreadyExists';
+}
+
+/** For writers that compete (a lease): a 409 is a round lost to another writer, not an error. */
+export async function unlessConflict<T>(write: Promise<T>): Promise<T | undefined> {
+  try {
+    return await write;
+  } catch (err) {
+    if (isConflict(err)) return undefined;
+    throw err;
+  }
 }
 
 function sameStrings(a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean {
   const ka = Object.keys(a ?? {});
   return ka.length === Object.keys(b ?? {}).length && ka.every((k) => a![k] === b?.[k]);
+}
+
+function describe(ref: CollectionRef & { name?: string }): string {
+  return `${ref.plural} ${ref.namespace !== undefined ? `${ref.namespace}/` : ''}${ref.name ?? ''}`;
 }
 
 export class KubeWriter {
@@ -78,12 +129,14 @@ export class KubeWriter {
   }
 
   /** One API call, retried on 429/5xx/network errors with jittered backoff (Retry-After honoured). */
-  private async call<T>(what: string, req: Parameters<KubeClient['call']>[0]): Promise<T> {
+  private async call<T>(what: string, req: KubeRequest, opts: WriteOptions = {}): Promise<T> {
+    const maxAttempts = opts.maxAttempts ?? this.policy.maxAttempts;
+    const query = opts.dryRun ? { ...req.query, dryRun: 'All' } : req.query;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.client.call<T>({ ...req, timeoutMs: this.policy.timeoutMs });
+        return await this.client.call<T>({ ...req, ...(query ? { query } : {}), timeoutMs: opts.timeoutMs ?? this.policy.timeoutMs });
       } catch (err) {
-        if (!isTransient(err) || attempt >= this.policy.maxAttempts) throw err;
+        if (!isTransient(err) || attempt >= maxAttempts) throw err;
         const retryAfterMs = err instanceof KubeApiError && err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : 0;
         const delay = Math.min(this.policy.backoff.maxMs, Math.max(retryAfterMs, backoffDelay(attempt, this.policy.backoff)));
         log.debug({ what, attempt, delay, err: (err as Error).message }, 'write failed; retrying');
@@ -92,43 +145,99 @@ export class KubeWriter {
     }
   }
 
-  private async getOrUndefined<T>(what: string, path: string): Promise<T | undefined> {
+  /** The object, or undefined when it does not exist. */
+  async get<T = KubeObject>(ref: ObjectRef, opts: WriteOptions = {}): Promise<T | undefined> {
     try {
-      return await this.call<T>(what, { method: 'GET', path });
+      return await this.call<T>(describe(ref), { method: 'GET', path: resourcePath(ref) }, opts);
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
     }
   }
 
-  /** Read-modify-write rounds until one is not beaten by another writer. */
+  /** One page of a collection (a read the writers need: what to repair). */
+  async list<T = KubeObject>(ref: CollectionRef, query: Record<string, string>, opts: WriteOptions = {}): Promise<{ resourceVersion: string; items: T[] }> {
+    const page = await this.call<{ metadata?: { resourceVersion?: string }; items?: T[] }>(describe(ref), { method: 'GET', path: resourcePath(ref), query }, opts);
+    return { resourceVersion: page.metadata?.resourceVersion ?? '', items: page.items ?? [] };
+  }
+
+  /** POST to the collection (a name in `ref` only names the call in logs). */
+  async create<T = KubeObject>(ref: CollectionRef & { name?: string }, body: unknown, opts: WriteOptions = {}): Promise<T> {
+    const { group, version, plural, namespace } = ref;
+    return this.call<T>(describe(ref), { method: 'POST', path: resourcePath({ group, version, plural, ...(namespace !== undefined ? { namespace } : {}) }), body }, opts);
+  }
+
+  /** PUT: the body's resourceVersion is the precondition (409 when another writer was first). */
+  async update<T = KubeObject>(ref: ObjectRef, body: unknown, opts: WriteOptions = {}): Promise<T> {
+    return this.call<T>(describe(ref), { method: 'PUT', path: resourcePath({ ...ref, ...(opts.status ? { subresource: 'status' } : {}) }), body }, opts);
+  }
+
+  async updateStatus<T = KubeObject>(ref: ObjectRef, body: unknown, opts: WriteOptions = {}): Promise<T> {
+    return this.update<T>(ref, body, { ...opts, status: true });
+  }
+
+  /** PATCH; a failed JSON patch `test` is a 422 and is not retried (the precondition is gone). */
+  async patch<T = KubeObject>(ref: ObjectRef, patch: Patch, opts: WriteOptions = {}): Promise<T> {
+    const path = resourcePath({ ...ref, ...(opts.status ? { subresource: 'status' } : {}) });
+    const body = patch.type === 'json' ? patch.ops : patch.body;
+    return this.call<T>(describe(ref), { method: 'PATCH', path, body, contentType: PATCH_CONTENT_TYPES[patch.type] }, opts);
+  }
+
+  /** Creates unless it exists; either way returns the object that won (another replica's, if it was first). */
+  async createIfAbsent<T = KubeObject>(ref: ObjectRef, body: unknown, opts: WriteOptions = {}): Promise<{ object: T; created: boolean }> {
+    try {
+      return { object: await this.create<T>(ref, body, opts), created: true };
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+      const winner = await this.get<T>(ref, opts);
+      if (winner === undefined) throw new Error(`${describe(ref)} was reported as existing but cannot be read`);
+      return { object: winner, created: false };
+    }
+  }
+
+  /**
+   * Read-modify-write: applies `mutate` to a copy of the current object and writes it back,
+   * from a fresh read after each 409. `mutate` returns undefined when nothing needs to change.
+   * Undefined when the object does not exist.
+   */
+  async modify<T extends { metadata: object } = KubeObject>(ref: ObjectRef, mutate: (current: T) => T | undefined, opts: WriteOptions = {}): Promise<{ object: T; changed: boolean } | undefined> {
+    return this.withConflictRetries(describe(ref), async () => {
+      const current = await this.get<T>(ref, opts);
+      if (current === undefined) return undefined;
+      const next = mutate(structuredClone(current));
+      if (next === undefined) return { object: current, changed: false };
+      return { object: await this.update<T>(ref, next, opts), changed: true };
+    });
+  }
+
+  /** Rounds until one is not beaten by another writer, with jittered backoff between rounds. */
   private async withConflictRetries<T>(what: string, round: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await round();
       } catch (err) {
         if (!isConflict(err) || attempt >= this.policy.conflictAttempts) throw err;
-        log.debug({ what, attempt }, 'conflict; retrying from a fresh read');
+        const delay = backoffDelay(attempt, this.policy.backoff);
+        log.debug({ what, attempt, delay }, 'conflict; retrying from a fresh read');
+        await sleep(delay);
       }
     }
   }
 
   /** Makes ConfigMap namespace/name hold exactly `data` (labels are added, never removed). */
   async createOrUpdateConfigMap(namespace: string, name: string, data: Record<string, string>, labels: Record<string, string> = {}): Promise<{ configMap: KubeObject; action: ConfigMapAction }> {
-    const what = `ConfigMap ${namespace}/${name}`;
-    const path = resourcePath({ ...CONFIGMAPS, namespace, name });
-    return this.withConflictRetries(what, async () => {
-      const current = await this.getOrUndefined<KubeObject>(what, path);
+    const ref = { ...CONFIGMAPS, namespace, name };
+    return this.withConflictRetries(describe(ref), async () => {
+      const current = await this.get(ref);
       if (!current) {
         const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels }, data };
-        const created = await this.call<KubeObject>(what, { method: 'POST', path: resourcePath({ ...CONFIGMAPS, namespace }), body });
-        return { configMap: created, action: 'created' as const };
+        // A 409 here (another writer created it first) starts a new round that updates theirs.
+        return { configMap: await this.create(ref, body), action: 'created' as const };
       }
       const mergedLabels = { ...(current.metadata.labels ?? {}), ...labels };
       if (sameStrings(current.data, data) && sameStrings(current.metadata.labels, mergedLabels)) return { configMap: current, action: 'unchanged' as const };
       const body = { ...current, metadata: { ...current.metadata, labels: mergedLabels }, data };
-      const updated = await this.call<KubeObject>(what, { method: 'PUT', path, body });
-      return { configMap: updated, action: 'updated' as const };
+      return { configMap: await this.update(ref, body), action: 'updated' as const };
     });
   }
 
@@ -136,20 +245,13 @@ export class KubeWriter {
   async createSecretIfAbsent(secret: KubeObject): Promise<{ secret: KubeObject; created: boolean }> {
     const { name, namespace } = secret.metadata;
     if (!namespace) throw new Error(`Secret ${name}: metadata.namespace is required`);
-    const what = `Secret ${namespace}/${name}`;
-    try {
-      const created = await this.call<KubeObject>(what, { method: 'POST', path: resourcePath({ ...SECRETS, namespace }), body: { apiVersion: 'v1', kind: 'Secret', ...secret } });
-      return { secret: created, created: true };
-    } catch (err) {
-      if (!(err instanceof KubeApiError && err.status === 409 && err.reason === 'AlreadyExists')) throw err;
-      // Another replica created it first: its content is the one every replica must use.
-      const winner = await this.call<KubeObject>(what, { method: 'GET', path: resourcePath({ ...SECRETS, namespace, name }) });
-      return { secret: winner, created: false };
-    }
+    // Another replica may create it first: its content is the one every replica must use.
+    const { object, created } = await this.createIfAbsent({ ...SECRETS, namespace, name }, { apiVersion: 'v1', kind: 'Secret', ...secret });
+    return { secret: object, created };
   }
 
   async getSecret(namespace: string, name: string): Promise<KubeObject | undefined> {
-    return this.getOrUndefined<KubeObject>(`Secret ${namespace}/${name}`, resourcePath({ ...SECRETS, namespace, name }));
+    return this.get({ ...SECRETS, namespace, name });
   }
 
   /**
@@ -158,15 +260,7 @@ export class KubeWriter {
    * does not exist (it is installed by the chart, not by us).
    */
   async updateValidatingWebhookConfiguration(name: string, mutate: (current: KubeObject) => KubeObject | undefined): Promise<KubeObject | undefined> {
-    const what = `ValidatingWebhookConfiguration ${name}`;
-    const path = resourcePath({ ...WEBHOOKS, name });
-    return this.withConflictRetries(what, async () => {
-      const current = await this.getOrUndefined<KubeObject>(what, path);
-      if (!current) return undefined;
-      const next = mutate(structuredClone(current));
-      if (next === undefined) return current;
-      return this.call<KubeObject>(what, { method: 'PUT', path, body: next });
-    });
+    return (await this.modify({ ...WEBHOOKS, name }, mutate))?.object;
   }
 
   /** Sets every webhook's caBundle (base64 PEM) and, when given, failurePolicy. */
@@ -190,9 +284,9 @@ export class KubeWriter {
       kind: 'TokenReview',
       spec: { token, ...(audiences.length > 0 ? { audiences: [...audiences] } : {}) },
     };
-    const review = await this.call<{ status?: { authenticated?: boolean; user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> }; audiences?: string[]; error?: string } }>(
-      'TokenReview',
-      { method: 'POST', path: resourcePath(TOKEN_REVIEWS), body },
+    const review = await this.create<{ status?: { authenticated?: boolean; user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> }; audiences?: string[]; error?: string } }>(
+      TOKEN_REVIEWS,
+      body,
     );
     const status = review.status ?? {};
     const extra = status.user?.extra ?? {};
@@ -221,7 +315,6 @@ export class KubeWriter {
     const plural = info?.plural ?? `${(object.kind ?? '').toLowerCase()}s`;
     if (!object.kind || !apiVersion) throw new Error('dry-run create: the object needs apiVersion and kind');
     const namespaced = info ? info.namespaced : object.metadata.namespace !== undefined;
-    const path = resourcePath({ group, version, plural, ...(namespaced ? { namespace: object.metadata.namespace ?? 'default' } : {}) });
-    return this.call<KubeObject>(`dry-run ${object.kind} ${object.metadata.name}`, { method: 'POST', path, query: { dryRun: 'All' }, body: object });
+    return this.create({ group, version, plural, ...(namespaced ? { namespace: object.metadata.namespace ?? 'default' } : {}) }, object, { dryRun: true });
   }
 }
