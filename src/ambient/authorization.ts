@@ -1,6 +1,7 @@
 // AuthorizationPolicy -> istio.security.Authorization, as istiod's convertAuthorizationPolicy:
 // L4 attributes only; ALLOW rules with HTTP attributes are dropped, DENY rules lose them.
 
+import { parseGoBool } from '../config/bool';
 import type { KubeObject } from '../store/types';
 import { ANNOTATION } from './constants';
 import { parseCidr } from './ip';
@@ -41,7 +42,7 @@ export function policyDisposition(ap: KubeObject, enableDryRun = false): PolicyD
 }
 
 /** Go's strconv.ParseBool on the dry-run annotation; an unparsable value is false. */
-const isDryRun = (ap: KubeObject) => ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(ap.metadata.annotations?.[ANNOTATION.dryRun] ?? '');
+const isDryRun = (ap: KubeObject) => parseGoBool(ap.metadata.annotations?.[ANNOTATION.dryRun] ?? '') === true;
 
 /** `*` is presence, a leading `*` a suffix, a trailing `*` a prefix, anything else exact. */
 export function stringMatches(values: readonly string[] | undefined): StringMatch[] {

@@ -1,6 +1,7 @@
 // Services from Kubernetes Services and ServiceEntries (amb/services.go), and the resolution of
 // one hostname claimed by several objects (selectWorkloadServices).
 
+import { parseGoBool } from '../config/bool';
 import type { KubeObject } from '../store/types';
 import { ANNOTATION, LABEL } from './constants';
 import { maskCidr, parseCidr, parseIp } from './ip';
@@ -77,10 +78,8 @@ function ipFamilies(families: string[] | undefined): IPFamilies {
   return families[0] === 'IPv4' ? IPFamilies.IPV4_ONLY : IPFamilies.IPV6_ONLY;
 }
 
-/** Go's strconv.ParseBool, true values only. */
-function parseBool(v: string | undefined): boolean {
-  return v !== undefined && ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(v);
-}
+/** True only for Go's true spellings; absent or unparsable is false. */
+const parseBool = (v: string | undefined): boolean => v !== undefined && parseGoBool(v) === true;
 
 /** ingress-use-waypoint from the object's labels, else its namespace's. */
 function ingressUseWaypoint(o: KubeObject, namespace: KubeObject | undefined): boolean {

@@ -1,6 +1,7 @@
 // The grammar of a setting: its kind, how a text value becomes a typed one, and how a table of
 // settings is parsed from argv or the environment. The tables themselves live in options.ts.
 
+import { parseGoBool } from './bool';
 import { parseDuration } from './duration';
 import { ListenAddress, parseListenAddress } from './address';
 
@@ -45,10 +46,10 @@ export function parseValue(kind: SettingKind, text: string): unknown {
       return Number(text.trim());
     }
     case 'bool': {
-      const t = text.trim().toLowerCase();
-      // Go's strconv.ParseBool spellings, since istiod's env vars accept them.
-      if (['1', 't', 'true'].includes(t)) return true;
-      if (['0', 'f', 'false', ''].includes(t)) return false;
+      // Go's strconv.ParseBool spellings, since istiod's env vars accept them; empty is false.
+      const t = text.trim();
+      const value = t === '' ? false : parseGoBool(t);
+      if (value !== undefined) return value;
       throw new Error(`"${text}" is not a boolean (true or false)`);
     }
     case 'duration':

@@ -1,6 +1,7 @@
 // Checks on every kind's metadata, before its spec: internal annotations users may not set,
 // and the dry-run annotation that only AuthorizationPolicy understands.
 
+import { parseGoBool } from '../../config/bool';
 import { isObject, JsonObject, quote } from './common/fields';
 import { Report } from './common/report';
 import { AUTHZ_ACTIONS } from './authorization-policy';
@@ -11,8 +12,6 @@ export const ALWAYS_REJECT_ANNOTATION = 'internal.istio.io/webhook-always-reject
 export const PARENT_NAMESPACE_ANNOTATION = 'internal.istio.io/parent-namespace';
 export const PARENTS_ANNOTATION = 'internal.istio.io/parents';
 export const DRY_RUN_ANNOTATION = 'istio.io/dry-run';
-
-const GO_BOOLS = ['1', 't', 'T', 'TRUE', 'true', 'True', '0', 'f', 'F', 'FALSE', 'false', 'False'];
 
 /** Returns false when validation must stop here (istiod returns at the first metadata error). */
 export function checkMetadata(r: Report, kind: string, meta: ObjectMeta, spec: JsonObject): boolean {
@@ -31,7 +30,7 @@ export function checkMetadata(r: Report, kind: string, meta: ObjectMeta, spec: J
       r.error(path, `the annotation ${DRY_RUN_ANNOTATION} currently only supports action ALLOW/DENY, found action ${shown} in ${meta.namespace}/${meta.name}`);
       return false;
     }
-    if (!GO_BOOLS.includes(value)) {
+    if (parseGoBool(value) === undefined) {
       r.error(path, `${meta.namespace}/${meta.name} has annotation ${DRY_RUN_ANNOTATION} with invalid value (${value}): must be true or false`);
       return false;
     }
