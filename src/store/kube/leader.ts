@@ -9,7 +9,8 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { LeaderElector } from '../../contract/leader';
 import { scopedLogger } from '../../log/logger';
-import { KubeApiError, resourcePath, type KubeClient } from './client';
+import type { KubeClient } from './client';
+import { KubeWriter, unlessConflict, type ObjectRef, type WriteOptions } from './writes';
 
 const log = scopedLogger('leader');
 
@@ -76,14 +77,19 @@ class LeaseElection {
 
   constructor(
     private readonly name: string,
-    private readonly client: KubeClient,
+    private readonly writer: KubeWriter,
     private readonly namespace: string,
     private readonly identity: string,
     private readonly timing: LeaderTiming,
   ) {}
 
-  private get path(): string {
-    return resourcePath({ group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace: this.namespace, name: this.name });
+  private get ref(): ObjectRef {
+    return { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace: this.namespace, name: this.name };
+  }
+
+  /** One try per call: the retry period is the retry loop, and a renewal must not outlast it. */
+  private get callOptions(): WriteOptions {
+    return { timeoutMs: this.timing.retryPeriodMs, maxAttempts: 1 };
   }
 
   add(run: () => StopFn): void {
@@ -163,22 +169,17 @@ class LeaseElection {
   }
 
   private async tryAcquireOrRenew(): Promise<boolean> {
-    const timeoutMs = this.timing.retryPeriodMs;
     const now = Date.now();
     const spec: LeaseSpec = {
       holderIdentity: this.identity,
       leaseDurationSeconds: Math.max(1, Math.ceil(this.timing.leaseDurationMs / 1000)),
       renewTime: microTime(now),
     };
-    let current: Lease | undefined;
-    try {
-      current = await this.client.call<Lease>({ method: 'GET', path: this.path, timeoutMs });
-    } catch (err) {
-      if (!(err instanceof KubeApiError && err.status === 404)) throw err;
-    }
+    const current = await this.writer.get<Lease>(this.ref, this.callOptions);
     if (!current) {
       const body: Lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.name, namespace: this.namespace }, spec: { ...spec, acquireTime: spec.renewTime!, leaseTransitions: 0 } };
-      const created = await this.writeOrLose({ method: 'POST', path: resourcePath({ group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace: this.namespace }), body, timeoutMs });
+      // A 409 means another replica wrote first: not an error, just not ours.
+      const created = await unlessConflict(this.writer.create<Lease>(this.ref, body, this.callOptions));
       if (created) this.observe(created);
       return created !== undefined;
     }
@@ -193,19 +194,9 @@ class LeaseElection {
         ...(holder !== this.identity ? { acquireTime: spec.renewTime!, leaseTransitions: (current.spec?.leaseTransitions ?? 0) + 1 } : {}),
       },
     };
-    const updated = await this.writeOrLose({ method: 'PUT', path: this.path, body: next, timeoutMs });
+    const updated = await unlessConflict(this.writer.update<Lease>(this.ref, next, this.callOptions));
     if (updated) this.observe(updated);
     return updated !== undefined;
-  }
-
-  /** A 409 means another replica wrote first: not an error, just not ours. */
-  private async writeOrLose(req: Parameters<KubeClient['call']>[0]): Promise<Lease | undefined> {
-    try {
-      return await this.client.call<Lease>(req);
-    } catch (err) {
-      if (err instanceof KubeApiError && err.status === 409) return undefined;
-      throw err;
-    }
   }
 
   /** Stops trying, stops the controllers, and releases the lease if this replica holds it. */
@@ -220,7 +211,7 @@ class LeaseElection {
     const now = microTime(Date.now());
     const released: Lease = { ...last, spec: { ...last.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now } };
     try {
-      await this.client.call<Lease>({ method: 'PUT', path: this.path, body: released, timeoutMs: this.timing.retryPeriodMs });
+      await this.writer.update<Lease>(this.ref, released, this.callOptions);
       log.info({ lease: this.name }, 'lease released');
     } catch (err) {
       log.warn({ lease: this.name, err: (err as Error).message }, 'could not release the lease; it expires on its own');
@@ -232,19 +223,21 @@ export class LeaseLeaderElector implements LeaderElector {
   readonly identity: string;
   private readonly timing: LeaderTiming;
   private readonly elections = new Map<string, LeaseElection>();
+  private readonly writer: KubeWriter;
   private stopped = false;
 
   constructor(private readonly options: LeaseLeaderElectorOptions) {
     this.identity = options.identity || `${hostname()}-${randomBytes(4).toString('hex')}`;
     this.timing = { ...DEFAULT_LEADER_TIMING, ...options.timing };
     validateTiming(this.timing);
+    this.writer = new KubeWriter(options.client);
   }
 
   runWhileLeader(lease: string, run: () => StopFn): void {
     if (this.stopped) throw new Error(`leader election for ${lease}: the elector is stopped`);
     let election = this.elections.get(lease);
     if (!election) {
-      election = new LeaseElection(lease, this.options.client, this.options.namespace, this.identity, this.timing);
+      election = new LeaseElection(lease, this.writer, this.options.namespace, this.identity, this.timing);
       this.elections.set(lease, election);
       election.start();
     }
