@@ -108,8 +108,8 @@ function weightedWaypoints(primary: Waypoint | undefined, o: KubeObject, view: M
   return [entry(primary.address, 100 - canary.weight), entry(canary.waypoint.address, canary.weight)];
 }
 
-/** The cluster IPs, without "" and None. */
-function vips(svc: KubeObject): string[] {
+/** A Service's cluster IPs (clusterIPs, else clusterIP), without "" and None (headless). */
+export function serviceClusterIps(svc: KubeObject): string[] {
   const ips: string[] = svc.spec?.clusterIPs?.length ? svc.spec.clusterIPs : [svc.spec?.clusterIP ?? ''];
   return ips.filter((ip) => ip !== '' && ip !== 'None');
 }
@@ -120,7 +120,7 @@ export function kubeService(svc: KubeObject, view: MeshView): Service | undefine
   const ns = svc.metadata.namespace!;
   const s = view.settings;
   const addresses: NetworkAddress[] = [];
-  for (const text of vips(svc)) {
+  for (const text of serviceClusterIps(svc)) {
     const ip = parseIp(text);
     if (!ip) return undefined;
     addresses.push(networkAddress(s.network, ip));

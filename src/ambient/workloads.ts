@@ -10,7 +10,7 @@ import { workloadPolicyName } from './authorization';
 import { kubeServicePortsForPod, podTcpPorts, serviceEntryPortsForPod, servicePortsForEntry } from './service-ports';
 import { workloadTrustDomain } from './settings';
 import type { MeshView } from './view';
-import { kubeServiceHostname, serviceEntryWinningHosts } from './services';
+import { kubeServiceHostname, serviceClusterIps, serviceEntryWinningHosts } from './services';
 import { computeWorkloadWaypoint } from './waypoints';
 import { canonicalService, localityOfNode, localityOfText, podIpTexts, podIsReady, podIsTerminal, podWorkloadName, tunnelOf } from './workload-meta';
 
@@ -55,8 +55,7 @@ function sortedMap(entries: Map<string, PortList>): Record<string, PortList> | u
 /** A Kubernetes Service that yields a Service resource (not ExternalName, every cluster IP parses). */
 export function isServedKubeService(svc: KubeObject): boolean {
   if (svc.spec?.type === 'ExternalName') return false;
-  const ips: string[] = svc.spec?.clusterIPs?.length ? svc.spec.clusterIPs : [svc.spec?.clusterIP ?? ''];
-  return ips.every((ip) => ip === '' || ip === 'None' || parseIp(ip) !== undefined);
+  return serviceClusterIps(svc).every((ip) => parseIp(ip) !== undefined);
 }
 
 interface SliceTargetRef {
