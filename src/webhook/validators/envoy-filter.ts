@@ -110,7 +110,7 @@ export const validateEnvoyFilter: SpecValidator = (r, spec) => {
     if (version.length > MAX_PROXY_VERSION_LENGTH) {
       r.warn(at(p, 'match.proxy.proxyVersion'), `Envoy filter: proxyVersion match exceeds ${MAX_PROXY_VERSION_LENGTH} characters and will be ignored`);
     } else if (version !== '') {
-      const err = re2Error(version);
+      const err = re2Error(version, r);
       if (err) return r.error(at(p, 'match.proxy.proxyVersion'), `Envoy filter: invalid regex for proxy version, [${err}]`);
     }
     if (match && !checkMatch(r, applyTo, match, at(p, 'match'))) return;

@@ -206,7 +206,7 @@ function checkRewrite(r: Report, v: unknown, path: string): void {
     const match = str(r, regex['match'], at(path, 'uriRegexRewrite.match')) ?? '';
     const rewrite = str(r, regex['rewrite'], at(path, 'uriRegexRewrite.rewrite')) ?? '';
     if (match === '' || rewrite === '') return r.error(at(path, 'uriRegexRewrite'), 'UriRegexRewrite requires both Rewrite and Match fields to be specified');
-    const err = re2Error(match);
+    const err = re2Error(match, r);
     if (err) r.error(at(path, 'uriRegexRewrite.match'), err);
   }
 }

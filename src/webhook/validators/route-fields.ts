@@ -112,7 +112,7 @@ export function checkStringMatch(r: Report, v: unknown, path: string, opts: { re
     const re = str(r, sm['regex'], at(path, 'regex')) ?? '';
     if (re === '') r.error(at(path, 'regex'), 'regex string match should not be empty');
     else {
-      const err = re2Error(re);
+      const err = re2Error(re, r);
       if (err) r.error(at(path, 'regex'), err);
     }
   }

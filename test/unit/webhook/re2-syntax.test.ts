@@ -1,6 +1,6 @@
 // Regexes are checked with RE2's syntax (as istiod compiles them with Go's regexp and Envoy runs
 // them with RE2), not JavaScript's, with istiod's messages.
-import { MAX_REGEX_LENGTH, MAX_REGEX_PROGRAM_SIZE, re2Error } from '../../../src/webhook/validators/common/re2';
+import { MAX_OBJECT_REGEX_PROGRAM_SIZE, MAX_REGEX_LENGTH, MAX_REGEX_PROGRAM_SIZE, re2Error } from '../../../src/webhook/validators/common/re2';
 import { validateConfig } from '../../../src/webhook/validators/registry';
 
 const RE2_HINT = '; Istio uses RE2 style regex-based match (https://github.com/google/re2/wiki/Syntax)';
@@ -50,6 +50,29 @@ describe('regex cost is bounded before it is compiled', () => {
     expect(re2Error('a{1000}'.repeat(33))).toMatch(/^regex program is too large: at least 33000 instructions, more than 32768/);
     expect(re2Error('(a{100}b){400}')).toMatch(/regex program is too large/);
     expect(re2Error('((a{10}){10}){10}')).toBeUndefined();
+  });
+});
+
+describe('the regexes of one object are bounded together', () => {
+  const big = '(a|b|c){1000}'.repeat(4); // 28,000 instructions, under the per-regex limit
+  const vs = (n: number) => ({
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'VirtualService',
+    metadata: { name: 'v', namespace: 'd' },
+    spec: { hosts: ['a'], http: [{ match: Array.from({ length: n }, (_, i) => ({ uri: { regex: `${big}${i}` } })), route: [{ destination: { host: 'a' } }] }] },
+  });
+  const errors = (o: unknown) => {
+    const v = validateConfig(o);
+    return v.outcome === 'validated' ? v.result.errors.map((e) => `${e.path}: ${e.message}`) : [v.message];
+  };
+  it('up to the limit every regex is compiled and accepted', () => {
+    expect(MAX_OBJECT_REGEX_PROGRAM_SIZE).toBe(262144);
+    expect(errors(vs(9))).toEqual([]);
+  });
+  it('past it the next regex is refused naming the limit, and the rest are not compiled', () => {
+    const errs = errors(vs(12));
+    expect(errs[0]).toBe('spec.http[0].match[9].uri.regex: the regexes of this object need more than 262144 RE2 instructions together, the most one object may use');
+    expect(errs).toHaveLength(3);
   });
 });
 

@@ -19,6 +19,17 @@ export const MAX_REGEX_LENGTH = 1024;
  */
 export const MAX_REGEX_PROGRAM_SIZE = 32768;
 
+/**
+ * Most RE2 instructions (as counted for MAX_REGEX_PROGRAM_SIZE) that the regexes of one object may
+ * need together: eight regexes at the per-regex limit, about half a second of compiling here,
+ * where a real VirtualService with hundreds of routes needs a few thousand. Without it one object
+ * under the API server's size limit could hold thousands of 1 KiB regexes and take minutes.
+ */
+export const MAX_OBJECT_REGEX_PROGRAM_SIZE = 262144;
+
+/** Instructions spent so far by each validation (keyed by its Report, or whatever the caller passes). */
+const spentByOwner = new WeakMap<object, number>();
+
 const RE2_STYLE = '; Istio uses RE2 style regex-based match (https://github.com/google/re2/wiki/Syntax)';
 
 /** Why a refused regex is refused, for the two Perl features people most often reach for. */
@@ -115,12 +126,23 @@ export function regexProgramSize(re: string): number {
   return stack[0]!.total;
 }
 
-/** Returns why `re` is not a valid RE2 expression (istiod's message, without the field), or undefined. */
-export function re2Error(re: string): string | undefined {
+/**
+ * Returns why `re` is not a valid RE2 expression (istiod's message, without the field), or
+ * undefined. `owner` (the validation's Report) shares MAX_OBJECT_REGEX_PROGRAM_SIZE among the
+ * regexes of one object.
+ */
+export function re2Error(re: string, owner?: object): string | undefined {
   if (Buffer.byteLength(re, 'utf8') > MAX_REGEX_LENGTH) return `regex is too large, max length allowed is ${MAX_REGEX_LENGTH}`;
   const size = regexProgramSize(re);
   if (size > MAX_REGEX_PROGRAM_SIZE) {
     return `regex program is too large: at least ${size} instructions, more than ${MAX_REGEX_PROGRAM_SIZE} (the largest Envoy accepts as istiod configures it)`;
+  }
+  if (owner) {
+    const spent = (spentByOwner.get(owner) ?? 0) + size;
+    if (spent > MAX_OBJECT_REGEX_PROGRAM_SIZE) {
+      return `the regexes of this object need more than ${MAX_OBJECT_REGEX_PROGRAM_SIZE} RE2 instructions together, the most one object may use`;
+    }
+    spentByOwner.set(owner, spent);
   }
   try {
     RE2JS.compile(re);
