@@ -1,6 +1,6 @@
 // Regexes are checked with RE2's syntax (as istiod compiles them with Go's regexp and Envoy runs
 // them with RE2), not JavaScript's, with istiod's messages.
-import { MAX_OBJECT_REGEX_PROGRAM_SIZE, MAX_REGEX_LENGTH, MAX_REGEX_PROGRAM_SIZE, re2Error } from '../../../src/webhook/validators/common/re2';
+import { MAX_OBJECT_REGEX_PROGRAM_SIZE, MAX_REGEX_LENGTH, MAX_REGEX_PROGRAM_SIZE, re2Error, regexProgramSize } from '../../../src/webhook/validators/common/re2';
 import { validateConfig } from '../../../src/webhook/validators/registry';
 
 const RE2_HINT = '; Istio uses RE2 style regex-based match (https://github.com/google/re2/wiki/Syntax)';
@@ -50,6 +50,13 @@ describe('regex cost is bounded before it is compiled', () => {
     expect(re2Error('a{1000}'.repeat(33))).toMatch(/^regex program is too large: at least 33000 instructions, more than 32768/);
     expect(re2Error('(a{100}b){400}')).toMatch(/regex program is too large/);
     expect(re2Error('((a{10}){10}){10}')).toBeUndefined();
+  });
+  it('the size counts what the program runs, not how groups are spelled', () => {
+    expect(regexProgramSize('(?P<a_long_group_name>a)')).toBe(regexProgramSize('(a)'));
+    expect(regexProgramSize('(?i:ab)')).toBe(regexProgramSize('(ab)'));
+    expect(regexProgramSize('(?i)ab')).toBe(regexProgramSize('ab'));
+    expect(regexProgramSize('[a-z0-9]{10}')).toBe(10);
+    expect(regexProgramSize('\\p{Greek}{10}')).toBe(regexProgramSize('\\pL{10}'));
   });
 });
 

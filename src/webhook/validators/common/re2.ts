@@ -87,7 +87,9 @@ export function regexProgramSize(re: string): number {
       }
       top = { total: 0, last: 0 };
       stack.push(top);
-      i++;
+      // The group's own syntax, (?P<name>, (?<name> or (?flags:, is not part of the program.
+      const opener = /^\(\?(?:P?<[^>]*>|[imsU-]*:)/.exec(re.slice(i, i + MAX_REGEX_LENGTH));
+      i += opener ? opener[0].length : 1;
     } else if (c === ')') {
       if (stack.length > 1) {
         const inner = stack.pop()!;
