@@ -8,7 +8,6 @@ import {
   CaptureMode,
   ClientTLSSettings_TLSmode,
   CorsPolicy_UnmatchedPreflights,
-  enumValueError,
   EnumType,
   EnvValueSource,
   EnvoyFilter_ApplyTo,
@@ -36,8 +35,24 @@ import {
   TrafficExtension_ExecutionPhase,
   TypeWorkloadMode,
 } from './enum-types';
-import { isObject, JsonObject } from './fields';
+import { isObject, JsonObject, quote } from './fields';
 import { at, idx, key, Report } from './report';
+
+/** The most negative and most positive enum numbers: protobuf enums are int32. */
+const ENUM_NUMBER_MIN = -2147483648;
+const ENUM_NUMBER_MAX = 2147483647;
+
+/**
+ * Why istiod's JSON decoder refuses `v` for an enum field, or undefined: a value is written by
+ * name (exactly, case included) or by number; proto3 enums are open, so any int32 number decodes.
+ * Null is unset.
+ */
+export function enumValueError(type: EnumType, v: unknown): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'string') return (type.values as readonly string[]).includes(v) ? undefined : `unknown value ${quote(v)} for enum ${type.fullName}`;
+  if (typeof v === 'number' && Number.isInteger(v) && v >= ENUM_NUMBER_MIN && v <= ENUM_NUMBER_MAX) return undefined;
+  return `invalid value ${quote(v)} for enum ${type.fullName}`;
+}
 
 /** A field's type: an enum, or the name of a message (without the `istio.` prefix). */
 type FieldType = EnumType | string;

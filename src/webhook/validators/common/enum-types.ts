@@ -3,28 +3,10 @@
 // decoder check (enum-fields.ts) and the validators read enum values from here. Source:
 // istio/api b8f8791d9653b2edc77a071d48887e582cfe84bf (2026-07-21).
 
-import { quote } from './fields';
-
 /** A protobuf enum: its full name (as istiod's decoder names it in errors) and its value names by number. */
 export interface EnumType<T extends string = string> {
   readonly fullName: string;
   readonly values: readonly T[];
-}
-
-/** The most negative and most positive enum numbers: protobuf enums are int32. */
-const ENUM_NUMBER_MIN = -2147483648;
-const ENUM_NUMBER_MAX = 2147483647;
-
-/**
- * Why istiod's JSON decoder refuses `v` for an enum field, or undefined: a value is written by
- * name (exactly, case included) or by number; proto3 enums are open, so any int32 number decodes.
- * Null is unset.
- */
-export function enumValueError(type: EnumType, v: unknown): string | undefined {
-  if (v === undefined || v === null) return undefined;
-  if (typeof v === 'string') return (type.values as readonly string[]).includes(v) ? undefined : `unknown value ${quote(v)} for enum ${type.fullName}`;
-  if (typeof v === 'number' && Number.isInteger(v) && v >= ENUM_NUMBER_MIN && v <= ENUM_NUMBER_MAX) return undefined;
-  return `invalid value ${quote(v)} for enum ${type.fullName}`;
 }
 
 function protoEnum<const T extends string>(fullName: string, values: readonly T[]): EnumType<T> {
