@@ -81,6 +81,21 @@ describe('enum values by name or by number are accepted, as protojson decodes th
   });
 });
 
+describe('enum numbers decode as protobuf int32 values', () => {
+  const check = (simple: unknown) => {
+    const r = new Report();
+    checkEnumFields(r, 'DestinationRule', { trafficPolicy: { loadBalancer: { simple } } });
+    return r.result().errors.map((e) => e.message);
+  };
+  it('any int32, named or not, decodes (proto3 enums are open)', () => {
+    expect(check(99)).toEqual([]);
+    expect(check(-1)).toEqual([]);
+  });
+  it.each([2147483648, 1.5, '4'])('%j does not', (v) => {
+    expect(check(v)[0]).toMatch(/ for enum istio\.networking\.v1alpha3\.LoadBalancerSettings\.SimpleLB$/);
+  });
+});
+
 /** Every path from a kind's spec to an enum field, and a spec that sets it to `value`. */
 function enumPaths(kind: string): { path: string; type: EnumType; spec: (value: unknown) => unknown }[] {
   const out: { path: string; type: EnumType; spec: (value: unknown) => unknown }[] = [];
