@@ -1,41 +1,91 @@
 // The self-signed root in Kubernetes: Secret istio-ca-secret (type istio.io/ca-root) in istiod's
 // namespace, with istiod's key layout so either control plane can read the other's root.
+// Reads and the create-if-absent race go through the one write path (KubeWriter).
 
 import type { CoreV1Api, V1Secret } from '@kubernetes/client-node';
+import type { KubeObject } from '../store/types';
 import type { CaSecretData, CaSecretStore } from './ca-secret-store';
 
 export const CA_SECRET_NAME = 'istio-ca-secret';
 export const CA_SECRET_TYPE = 'istio.io/ca-root';
 
-type SecretApi = Pick<CoreV1Api, 'readNamespacedSecret' | 'createNamespacedSecret'>;
+/** What the store needs from the API server; KubeWriter provides it. */
+export interface CaSecretApi {
+  getSecret(namespace: string, name: string): Promise<KubeObject | undefined>;
+  /** Creates unless it exists; either way the Secret that won. */
+  createSecretIfAbsent(secret: KubeObject): Promise<{ secret: KubeObject; created: boolean }>;
+}
+
+type ClientNodeSecretApi = Pick<CoreV1Api, 'readNamespacedSecret' | 'createNamespacedSecret'>;
+
+function isClientNodeApi(api: CaSecretApi | ClientNodeSecretApi): api is ClientNodeSecretApi {
+  return typeof (api as Partial<ClientNodeSecretApi>).readNamespacedSecret === 'function';
+}
 
 /** HTTP status of a client-node ApiException (or undefined for other errors). */
-export function httpStatusOf(err: unknown): number | undefined {
+function httpStatusOf(err: unknown): number | undefined {
   const code = (err as { code?: unknown }).code;
   return typeof code === 'number' ? code : undefined;
+}
+
+/**
+ * For a caller that holds a client-node CoreV1Api rather than a KubeWriter (the integration test
+ * of two racing replicas builds its stores that way): the same two calls, with 404 as absent
+ * and 409 as "read the winner".
+ */
+function secretsFromClientNode(api: ClientNodeSecretApi): CaSecretApi {
+  const getSecret = async (namespace: string, name: string): Promise<KubeObject | undefined> => {
+    try {
+      return (await api.readNamespacedSecret({ name, namespace })) as KubeObject;
+    } catch (err) {
+      if (httpStatusOf(err) === 404) return undefined;
+      throw err;
+    }
+  };
+  return {
+    getSecret,
+    async createSecretIfAbsent(secret) {
+      const { name, namespace = '' } = secret.metadata;
+      try {
+        return { secret: (await api.createNamespacedSecret({ namespace, body: secret as V1Secret })) as KubeObject, created: true };
+      } catch (err) {
+        if (httpStatusOf(err) !== 409) throw err;
+      }
+      const winner = await getSecret(namespace, name);
+      if (!winner) throw new Error(`Secret ${namespace}/${name} was reported as existing but cannot be read`);
+      return { secret: winner, created: false };
+    },
+  };
 }
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 const unb64 = (s: string | undefined) => (s === undefined ? undefined : Buffer.from(s, 'base64').toString('utf8'));
 
 export class KubeCaSecretStore implements CaSecretStore {
+  private readonly api: CaSecretApi;
+
   constructor(
-    private readonly api: SecretApi,
+    api: CaSecretApi | ClientNodeSecretApi,
     private readonly namespace: string,
-  ) {}
+  ) {
+    this.api = isClientNodeApi(api) ? secretsFromClientNode(api) : api;
+  }
 
   describe(): string {
     return `Secret ${this.namespace}/${CA_SECRET_NAME}`;
   }
 
   async get(): Promise<CaSecretData | undefined> {
-    let secret: V1Secret;
+    let secret: KubeObject | undefined;
     try {
-      secret = await this.api.readNamespacedSecret({ name: CA_SECRET_NAME, namespace: this.namespace });
+      secret = await this.api.getSecret(this.namespace, CA_SECRET_NAME);
     } catch (err) {
-      if (httpStatusOf(err) === 404) return undefined;
       throw new Error(`reading ${this.describe()} failed: ${(err as Error).message}`);
     }
+    return secret === undefined ? undefined : this.decode(secret);
+  }
+
+  private decode(secret: KubeObject): CaSecretData {
     const caCertPem = unb64(secret.data?.['ca-cert.pem']);
     const caKeyPem = unb64(secret.data?.['ca-key.pem']);
     if (!caCertPem || !caKeyPem) throw new Error(`${this.describe()} lacks ca-cert.pem or ca-key.pem`);
@@ -43,7 +93,7 @@ export class KubeCaSecretStore implements CaSecretStore {
   }
 
   async createIfAbsent(data: CaSecretData): Promise<CaSecretData> {
-    const body: V1Secret = {
+    const body: KubeObject = {
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: { name: CA_SECRET_NAME, namespace: this.namespace },
@@ -56,15 +106,13 @@ export class KubeCaSecretStore implements CaSecretStore {
         'key.pem': '',
       },
     };
+    let outcome: { secret: KubeObject; created: boolean };
     try {
-      await this.api.createNamespacedSecret({ namespace: this.namespace, body });
-      return data;
+      outcome = await this.api.createSecretIfAbsent(body);
     } catch (err) {
-      // 409: another replica won the race; its root is the one everybody uses.
-      if (httpStatusOf(err) !== 409) throw new Error(`creating ${this.describe()} failed: ${(err as Error).message}`);
+      throw new Error(`creating ${this.describe()} failed: ${(err as Error).message}`);
     }
-    const winner = await this.get();
-    if (!winner) throw new Error(`${this.describe()} was reported as existing but cannot be read`);
-    return winner;
+    // Not created: another replica won the race; its root is the one everybody uses.
+    return outcome.created ? data : this.decode(outcome.secret);
   }
 }

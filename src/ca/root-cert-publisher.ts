@@ -6,11 +6,10 @@
 // ROOT_CERT_RESYNC_MS. Local mode writes <stateDir>/root-cert.pem.
 
 import * as path from 'node:path';
-import type { CoreV1Api, V1ConfigMap } from '@kubernetes/client-node';
 import { scopedLogger } from '../log/logger';
 import type { ObjectStore } from '../store/types';
 import { PUBLIC_FILE_MODE, writeFileAtomicSync } from '../config/atomic-file';
-import { httpStatusOf } from './kube-ca-secret-store';
+import type { KubeWriter } from '../store/kube/writes';
 
 const log = scopedLogger('ca');
 
@@ -39,22 +38,17 @@ export interface RootConfigMapApi {
   put(namespace: string, name: string, data: Record<string, string>, labels: Record<string, string>): Promise<void>;
 }
 
+/** The root ConfigMaps through the one write path (create, or update from a fresh read on conflict). */
 export class KubeRootConfigMapApi implements RootConfigMapApi {
-  constructor(private readonly api: Pick<CoreV1Api, 'listConfigMapForAllNamespaces' | 'createNamespacedConfigMap' | 'replaceNamespacedConfigMap'>) {}
+  constructor(private readonly writer: Pick<KubeWriter, 'list' | 'createOrUpdateConfigMap'>) {}
 
   async list(name: string): Promise<RootConfigMap[]> {
-    const res = await this.api.listConfigMapForAllNamespaces({ fieldSelector: `metadata.name=${name}` });
-    return res.items.map((cm) => ({ namespace: cm.metadata?.namespace ?? '', data: cm.data ?? {}, labels: cm.metadata?.labels ?? {} }));
+    const { items } = await this.writer.list({ group: '', version: 'v1', plural: 'configmaps' }, { fieldSelector: `metadata.name=${name}` });
+    return items.map((cm) => ({ namespace: cm.metadata.namespace ?? '', data: cm.data ?? {}, labels: cm.metadata.labels ?? {} }));
   }
 
   async put(namespace: string, name: string, data: Record<string, string>, labels: Record<string, string>): Promise<void> {
-    const body: V1ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels }, data };
-    try {
-      await this.api.createNamespacedConfigMap({ namespace, body });
-    } catch (err) {
-      if (httpStatusOf(err) !== 409) throw err;
-      await this.api.replaceNamespacedConfigMap({ name, namespace, body });
-    }
+    await this.writer.createOrUpdateConfigMap(namespace, name, data, labels);
   }
 }
 
