@@ -11,7 +11,8 @@ import type { ServingCertSource } from '../contract/serving-cert';
 import { LEASE_NAMES } from '../contract/leader';
 import type { KubeObject } from '../store/types';
 import { backoffDelay, type BackoffPolicy } from '../store/kube/backoff';
-import { KubeApiError, resourcePath, type KubeClient } from '../store/kube/client';
+import { resourcePath, type KubeClient } from '../store/kube/client';
+import { KubeWriter, type WriteOptions } from '../store/kube/writes';
 import { webhookRejectsInvalidConfig } from './readiness-probe';
 
 const log = scopedLogger('webhook');
@@ -21,6 +22,8 @@ export const WEBHOOK_CONFIG_BACKOFF: BackoffPolicy = { initialMs: 100, maxMs: 60
 /** istiod's leader-election lease for this controller. */
 export const VALIDATION_LEASE = LEASE_NAMES.validationController;
 const WEBHOOKS = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingwebhookconfigurations' };
+/** The relist and per-configuration backoffs are this controller's retry loops. */
+const ONE_TRY: WriteOptions = { maxAttempts: 1 };
 
 interface Webhook {
   clientConfig?: { caBundle?: string };
@@ -86,9 +89,11 @@ export class WebhookConfigController {
   private relistTimer?: NodeJS.Timeout;
   private relistAttempts = 0;
   private unsubscribe?: () => void;
+  private readonly writer: KubeWriter;
 
   constructor(private readonly opts: WebhookConfigControllerOptions) {
     this.backoff = opts.backoff ?? WEBHOOK_CONFIG_BACKOFF;
+    this.writer = new KubeWriter(opts.client);
     this.probe = opts.probe ?? (() => webhookRejectsInvalidConfig(opts.client, opts.namespace, opts.revision));
   }
 
@@ -120,16 +125,12 @@ export class WebhookConfigController {
   private async listAndWatch(): Promise<void> {
     if (this.stopped) return;
     try {
-      const list = await this.opts.client.call<{ metadata?: { resourceVersion?: string }; items?: KubeObject[] }>({
-        method: 'GET',
-        path: resourcePath(WEBHOOKS),
-        query: { labelSelector: this.selector },
-      });
-      for (const item of list.items ?? []) this.schedule(item.metadata.name, false);
+      const list = await this.writer.list(WEBHOOKS, { labelSelector: this.selector }, ONE_TRY);
+      for (const item of list.items) this.schedule(item.metadata.name, false);
       const watch = new Watch(this.opts.client.kubeConfig);
       this.watchAbort = await watch.watch(
         resourcePath(WEBHOOKS),
-        { labelSelector: this.selector, resourceVersion: list.metadata?.resourceVersion, allowWatchBookmarks: true },
+        { labelSelector: this.selector, resourceVersion: list.resourceVersion, allowWatchBookmarks: true },
         (phase: string, obj: KubeObject) => {
           if ((phase === 'ADDED' || phase === 'MODIFIED') && obj?.metadata?.name) this.schedule(obj.metadata.name, false);
         },
@@ -203,16 +204,11 @@ export class WebhookConfigController {
       return false;
     }
     const caBundle = Buffer.from(roots).toString('base64');
-    const path = resourcePath({ ...WEBHOOKS, name });
-    let current: KubeObject;
-    try {
-      current = await this.opts.client.call<KubeObject>({ method: 'GET', path });
-    } catch (err) {
-      if (err instanceof KubeApiError && err.status === 404) {
-        this.items.delete(name);
-        return false;
-      }
-      throw err;
+    const ref = { ...WEBHOOKS, name };
+    const current = await this.writer.get(ref, ONE_TRY);
+    if (!current) {
+      this.items.delete(name);
+      return false;
     }
     if (current.metadata.labels?.[REVISION_LABEL] !== this.opts.revision) return false;
     if (!this.failClose) {
@@ -226,7 +222,8 @@ export class WebhookConfigController {
     }
     const next = desiredWebhookConfig(current, caBundle, this.failClose);
     if (next) {
-      await this.opts.client.call({ method: 'PUT', path, body: next });
+      // A 409 (changed since the read) fails this pass; the item's backoff retries from a fresh read.
+      await this.writer.update(ref, next, ONE_TRY);
       s.lastWriteAt = Date.now();
       s.attempts++;
       log.info({ webhookConfiguration: name, failurePolicy: this.failClose ? 'Fail' : 'unchanged' }, 'webhook configuration updated');
