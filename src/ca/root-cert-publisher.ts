@@ -38,17 +38,20 @@ export interface RootConfigMapApi {
   put(namespace: string, name: string, data: Record<string, string>, labels: Record<string, string>): Promise<void>;
 }
 
-/** The root ConfigMaps through the one write path (create, or update from a fresh read on conflict). */
+const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps' };
+
+/** The root ConfigMaps through the one write path: one LIST, then create or replace (no GET: the chart grants none). */
 export class KubeRootConfigMapApi implements RootConfigMapApi {
-  constructor(private readonly writer: Pick<KubeWriter, 'list' | 'createOrUpdateConfigMap'>) {}
+  constructor(private readonly writer: Pick<KubeWriter, 'list' | 'createOrReplace'>) {}
 
   async list(name: string): Promise<RootConfigMap[]> {
-    const { items } = await this.writer.list({ group: '', version: 'v1', plural: 'configmaps' }, { fieldSelector: `metadata.name=${name}` });
+    const { items } = await this.writer.list(CONFIGMAPS, { fieldSelector: `metadata.name=${name}` });
     return items.map((cm) => ({ namespace: cm.metadata.namespace ?? '', data: cm.data ?? {}, labels: cm.metadata.labels ?? {} }));
   }
 
   async put(namespace: string, name: string, data: Record<string, string>, labels: Record<string, string>): Promise<void> {
-    await this.writer.createOrUpdateConfigMap(namespace, name, data, labels);
+    const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels }, data };
+    await this.writer.createOrReplace({ ...CONFIGMAPS, namespace, name }, body);
   }
 }
 

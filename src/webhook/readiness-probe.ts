@@ -3,7 +3,8 @@
 // by the webhook (or a cluster without the Gateway CRD, or without dry-run support) proves it.
 
 import type { KubeObject } from '../store/types';
-import { KubeApiError, resourcePath, type KubeClient } from '../store/kube/client';
+import { KubeApiError, type KubeClient } from '../store/kube/client';
+import { KubeWriter, isAlreadyExists } from '../store/kube/writes';
 import { ALWAYS_REJECT_ANNOTATION } from './validators/metadata';
 
 export const PROBE_GATEWAY_NAME = 'invalid-gateway';
@@ -32,16 +33,17 @@ export function probeOutcomeReady(err: unknown): boolean {
 /** Runs the dry-run create (an update if the Gateway exists) and classifies the answer. */
 export async function webhookRejectsInvalidConfig(client: KubeClient, namespace: string, revision: string): Promise<{ ready: boolean; detail: string }> {
   const gateway = probeGateway(namespace, revision);
-  const collection = resourcePath({ ...GATEWAYS, namespace });
+  // One try: a webhook that cannot be called is an answer here, and the controller probes again.
+  const writer = new KubeWriter(client, { maxAttempts: 1 });
+  const ref = { ...GATEWAYS, namespace, name: PROBE_GATEWAY_NAME };
   try {
-    await client.call({ method: 'POST', path: collection, query: { dryRun: 'All' }, body: gateway });
+    await writer.create(ref, gateway, { dryRun: true });
     return { ready: false, detail: 'the always-reject Gateway was accepted: the webhook is not called yet' };
   } catch (err) {
-    if (err instanceof KubeApiError && err.status === 409 && err.reason === 'AlreadyExists') {
+    if (isAlreadyExists(err)) {
       try {
-        const path = resourcePath({ ...GATEWAYS, namespace, name: PROBE_GATEWAY_NAME });
-        const current = await client.call<KubeObject>({ method: 'GET', path });
-        await client.call({ method: 'PUT', path, query: { dryRun: 'All' }, body: { ...gateway, metadata: { ...gateway.metadata, resourceVersion: current.metadata.resourceVersion } } });
+        const current = await writer.get(ref);
+        await writer.update(ref, { ...gateway, metadata: { ...gateway.metadata, resourceVersion: current?.metadata.resourceVersion } }, { dryRun: true });
         return { ready: false, detail: 'the always-reject Gateway update was accepted: the webhook is not called yet' };
       } catch (updateErr) {
         return { ready: probeOutcomeReady(updateErr), detail: (updateErr as Error).message };

@@ -196,6 +196,19 @@ export class KubeWriter {
   }
 
   /**
+   * Creates, or replaces what exists without a resourceVersion (last writer wins): for objects
+   * whose whole content is ours, written without a read (the caller may hold no get permission).
+   */
+  async createOrReplace<T = KubeObject>(ref: ObjectRef, body: unknown, opts: WriteOptions = {}): Promise<{ object: T; created: boolean }> {
+    try {
+      return { object: await this.create<T>(ref, body, opts), created: true };
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+      return { object: await this.update<T>(ref, body, opts), created: false };
+    }
+  }
+
+  /**
    * Read-modify-write: applies `mutate` to a copy of the current object and writes it back,
    * from a fresh read after each 409. `mutate` returns undefined when nothing needs to change.
    * Undefined when the object does not exist.

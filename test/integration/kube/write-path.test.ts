@@ -122,6 +122,14 @@ test('createIfAbsent: of two racing creators one creates, and both end with the 
   expect(a!.object.data).toEqual(b!.object.data);
 });
 
+test('createOrReplace creates, then overwrites without reading (no GET, last writer wins)', async () => {
+  const ref = { ...CONFIGMAPS, name: 'cm' };
+  expect(await writer.createOrReplace(ref, configMap('cm', { k: '1' }))).toMatchObject({ created: true });
+  expect(await writer.createOrReplace(ref, configMap('cm', { k: '2' }))).toMatchObject({ created: false, object: { data: { k: '2' } } });
+  expect(count('get', 'configmaps')).toBe(0);
+  expect(server.get('v1', 'ConfigMap', 'default', 'cm')?.['data']).toEqual({ k: '2' });
+});
+
 test('a dry-run update validates without storing', async () => {
   const ref = { ...CONFIGMAPS, name: 'cm' };
   const created = await writer.create<KubeObject>(ref, configMap('cm', { k: '1' }));
