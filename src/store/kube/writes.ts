@@ -11,6 +11,11 @@ import type { KubeObject } from '../types';
 import { backoffDelay, sleep, type BackoffPolicy } from './backoff';
 import { KubeApiError, resourcePath, type KubeClient, type KubeRequest, type ResourcePath } from './client';
 import { kindOf } from '../kinds';
+import { isAlreadyExists, isConflict, isNotFound, isTransient } from './api-errors';
+import { tokenReviewResult, type TokenReviewAnswer, type TokenReviewResult } from './token-review';
+
+export { isAlreadyExists, isConflict, isNotFound, unlessConflict } from './api-errors';
+export type { TokenReviewResult } from './token-review';
 
 const log = scopedLogger('kube');
 
@@ -30,19 +35,6 @@ export const DEFAULT_WRITE_POLICY: WritePolicy = {
   conflictAttempts: 5,
   backoff: { initialMs: 200, maxMs: 5_000 },
 };
-
-export interface TokenReviewResult {
-  authenticated: boolean;
-  username: string;
-  uid: string;
-  groups: string[];
-  extra: Record<string, string[]>;
-  /** From user.extra authentication.kubernetes.io/pod-name (bound service account tokens). */
-  podName?: string;
-  podUid?: string;
-  audiences: string[];
-  error?: string;
-}
 
 export type ConfigMapAction = 'created' | 'updated' | 'unchanged';
 
@@ -80,34 +72,6 @@ const PATCH_CONTENT_TYPES = {
   merge: 'application/merge-patch+json',
   strategic: 'application/strategic-merge-patch+json',
 } as const;
-
-function isTransient(err: unknown): boolean {
-  if (err instanceof KubeApiError) return err.status === 429 || err.status >= 500;
-  return true; // connection refused or reset, timeouts
-}
-
-/** 409: another writer changed the object since it was read, or created it first. */
-export function isConflict(err: unknown): boolean {
-  return err instanceof KubeApiError && err.status === 409;
-}
-
-export function isNotFound(err: unknown): boolean {
-  return err instanceof KubeApiError && err.status === 404;
-}
-
-export function isAlreadyExists(err: unknown): boolean {
-  return err instanceof KubeApiError && err.status === 409 && err.reason === 'AlreadyExists';
-}
-
-/** For writers that compete (a lease): a 409 is a round lost to another writer, not an error. */
-export async function unlessConflict<T>(write: Promise<T>): Promise<T | undefined> {
-  try {
-    return await write;
-  } catch (err) {
-    if (isConflict(err)) return undefined;
-    throw err;
-  }
-}
 
 function sameStrings(a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean {
   const ka = Object.keys(a ?? {});
@@ -297,25 +261,8 @@ export class KubeWriter {
       kind: 'TokenReview',
       spec: { token, ...(audiences.length > 0 ? { audiences: [...audiences] } : {}) },
     };
-    const review = await this.create<{ status?: { authenticated?: boolean; user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> }; audiences?: string[]; error?: string } }>(
-      TOKEN_REVIEWS,
-      body,
-    );
-    const status = review.status ?? {};
-    const extra = status.user?.extra ?? {};
-    const podName = extra['authentication.kubernetes.io/pod-name']?.[0];
-    const podUid = extra['authentication.kubernetes.io/pod-uid']?.[0];
-    return {
-      authenticated: status.authenticated === true,
-      username: status.user?.username ?? '',
-      uid: status.user?.uid ?? '',
-      groups: status.user?.groups ?? [],
-      extra,
-      ...(podName !== undefined ? { podName } : {}),
-      ...(podUid !== undefined ? { podUid } : {}),
-      audiences: status.audiences ?? [],
-      ...(status.error ? { error: status.error } : {}),
-    };
+    const review = await this.create<TokenReviewAnswer>(TOKEN_REVIEWS, body);
+    return tokenReviewResult(review);
   }
 
   /** Creates with dryRun=All: the server validates (and runs admission) but stores nothing. */
