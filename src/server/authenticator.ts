@@ -1,7 +1,8 @@
 // The call authenticator the CA and the xDS server share, built here in the composition root:
 // local mode verifies tokens signed by the server's own key, Kubernetes mode asks TokenReview.
 // The CA supplies only the mesh issuers (its roots change on rotation), so the CA knows nothing
-// of how tokens are verified.
+// of how tokens are verified. The CA calls the factory once its key material is loaded, so a CA
+// that cannot start leaves no token key behind.
 
 import * as crypto from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -13,7 +14,7 @@ import { loadOrCreateTokenKey } from '../security/local-jwt';
 import { CachedTokenVerifier, KubeTokenReviewer, type TokenReviewer } from '../security/token-review';
 
 /** Given the CA's current issuers, the authenticator for gRPC calls (the CA takes one of these). */
-export type CallAuthenticatorFactory = (meshIssuers: () => readonly crypto.X509Certificate[]) => CallAuthenticator;
+export type CallAuthenticatorFactory = (meshIssuers: () => readonly crypto.X509Certificate[]) => Promise<CallAuthenticator>;
 
 export interface AuthenticatorSources {
   /** Kubernetes mode: TokenReview through this config, unless `tokenReviewer` is given. */
@@ -37,17 +38,12 @@ async function tokenVerifier(options: ServeOptions, sources: AuthenticatorSource
 }
 
 /** Client certificate first, then a bearer token, for the trust domain and cluster of this server. */
-export async function callAuthenticatorFactory(
-  options: ServeOptions,
-  mesh: MeshConfigSource,
-  sources: AuthenticatorSources = {},
-): Promise<CallAuthenticatorFactory> {
-  const tokens = await tokenVerifier(options, sources);
-  return (meshIssuers) =>
+export function callAuthenticatorFactory(options: ServeOptions, mesh: MeshConfigSource, sources: AuthenticatorSources = {}): CallAuthenticatorFactory {
+  return async (meshIssuers) =>
     createCallAuthenticator({
       trustDomain: () => mesh.current().trustDomain,
       clusterId: options.env.CLUSTER_ID,
       meshIssuers,
-      tokens,
+      tokens: await tokenVerifier(options, sources),
     });
 }

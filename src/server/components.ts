@@ -13,7 +13,7 @@ import { callAuthenticatorFactory } from './authenticator';
 
 export async function startComponents(ctx: ServerContext, kube: KubeClient | undefined): Promise<void> {
   const sources = kube ? { kubeConfig: kube.kubeConfig } : {};
-  const authenticator = await callAuthenticatorFactory(ctx.options, ctx.mesh, sources);
+  const authenticator = callAuthenticatorFactory(ctx.options, ctx.mesh, sources);
   const ca = await startCertificateAuthority(ctx, { ...sources, authenticator });
   const index = new AmbientIndex({
     store: ctx.store,

@@ -77,7 +77,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     leader: alwaysLeader,
     onShutdown: (hook) => void shutdown.push(hook),
   };
-  const authenticator = opts.deps?.authenticator ?? (await callAuthenticatorFactory(options, ctx.mesh, opts.deps?.kubeConfig ? { kubeConfig: opts.deps.kubeConfig } : {}));
+  const authenticator = opts.deps?.authenticator ?? callAuthenticatorFactory(options, ctx.mesh, opts.deps?.kubeConfig ? { kubeConfig: opts.deps.kubeConfig } : {});
   const ca = await startCertificateAuthority(ctx, { ...opts.deps, authenticator });
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', servingCertCredentials(holder), (err, p) => (err ? reject(err) : resolve(p))),
