@@ -2,7 +2,9 @@
 // certificate, root distribution, metrics and readiness, wired onto what its host gives it.
 
 import type * as crypto from 'node:crypto';
-import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient } from '../store/kube/client';
+import { KubeWriter } from '../store/kube/writes';
 import { scopedLogger } from '../log/logger';
 import type { CallAuthenticator } from '../security/identity';
 import { NodeAuthorizer } from '../security/node-authorizer';
@@ -47,10 +49,9 @@ export interface CaHandle {
   stop(): Promise<void>;
 }
 
-async function kubeApis(deps: CaDeps): Promise<{ core: CoreV1Api } | undefined> {
-  if (!deps.kubeConfig) return undefined;
-  const k8s = await import('@kubernetes/client-node');
-  return { core: deps.kubeConfig.makeApiClient(k8s.CoreV1Api) };
+/** The CA's writes (CA Secret, root ConfigMaps) go through the one write path. */
+function kubeWriter(deps: CaDeps): KubeWriter | undefined {
+  return deps.kubeConfig ? new KubeWriter(new KubeClient(deps.kubeConfig)) : undefined;
 }
 
 async function loadKeyMaterial(ctx: CaHostDeps, secretStore: CaSecretStore): Promise<CaKeyMaterial> {
@@ -73,9 +74,9 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
   const local = ctx.options.mode === 'local';
   const setReady = ctx.readiness.register('ca');
   const stops: (() => void | Promise<void>)[] = [];
-  const apis = local ? undefined : await kubeApis(deps);
+  const writer = local ? undefined : kubeWriter(deps);
 
-  const secretStore = deps.secretStore ?? (local ? new LocalCaSecretStore(flags.stateDir) : apis ? new KubeCaSecretStore(apis.core, env.POD_NAMESPACE) : undefined);
+  const secretStore = deps.secretStore ?? (local ? new LocalCaSecretStore(flags.stateDir) : writer ? new KubeCaSecretStore(writer, env.POD_NAMESPACE) : undefined);
   if (!secretStore) throw new Error('Kubernetes mode needs a kubeConfig (or a secretStore) for the CA');
   const authority = new CertificateAuthority(await loadKeyMaterial(ctx, secretStore));
   if (authority.current().source === 'plugged-in') {
@@ -138,7 +139,7 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
     rootCertFile = writeRootCertFile(flags.stateDir, authority.rootBundlePem());
     stops.push(authority.onChange((m) => writeRootCertFile(flags.stateDir, m.rootBundlePem)));
   } else {
-    const api = deps.rootConfigMaps ?? (apis ? new KubeRootConfigMapApi(apis.core) : undefined);
+    const api = deps.rootConfigMaps ?? (writer ? new KubeRootConfigMapApi(writer) : undefined);
     if (api) {
       const publisher = new RootCertPublisher(ctx.store, api, env.PILOT_CA_CERT_CONFIGMAP, () => authority.rootBundlePem(), deps.rootCertResyncMs);
       let stopPublisher: (() => void) | undefined;
