@@ -89,7 +89,10 @@ export async function measureFairness(workerSource: string): Promise<Measurement
   const flooded = latencySummary(bFlooded);
   const transport = latencySummary(floorFlooded);
   const ratio = flooded.p99 / alone.p99;
-  const kept = median(aWithB) / median(aAlone);
+  // Each run's rate beside node B over the rate alone just before it: the host's speed drifts
+  // within minutes, so only neighbouring runs compare.
+  const keptRuns = aWithB.map((x, i) => x / aAlone[i]!);
+  const kept = median(keptRuns);
   const label = `node B sequential, node A ${FLOOD} in flight, RSA-2048 root`;
   return [
     { metric: 'node B p99 alone (1 in flight)', value: alone.p99, unit: 'ms', runs: alone.p99s },
@@ -103,6 +106,12 @@ export async function measureFairness(workerSource: string): Promise<Measurement
       met: ratio <= TARGET_P99_RATIO,
     },
     { metric: `fairness: node B p50 under node A's flood (${label})`, value: flooded.p50, unit: 'ms', runs: flooded.p50s, reference: { metric: 'node B p50 alone', value: alone.p50, ratio: flooded.p50 / alone.p50 } },
+    {
+      metric: "transport floor: the same sequential caller against the bare canned HTTP/2 TLS server beside node A's flood, p50",
+      value: transport.p50,
+      unit: 'ms',
+      runs: transport.p50s,
+    },
     {
       metric: `transport floor: the same sequential caller against the bare canned HTTP/2 TLS server beside node A's flood, p99`,
       value: transport.p99,
@@ -122,7 +131,7 @@ export async function measureFairness(workerSource: string): Promise<Measurement
       value: median(aWithB),
       unit: 'CSR/s',
       runs: aWithB,
-      reference: { metric: 'node A alone, same run', value: median(aAlone), ratio: kept },
+      reference: { metric: 'node A alone, just before each run (ratio: median of per-run ratios)', value: median(aAlone), ratio: kept },
       target: `>= ${TARGET_RATE_KEPT * 100}% of alone`,
       met: kept >= TARGET_RATE_KEPT,
     },
