@@ -3,7 +3,6 @@
 // expiry or SUCCESS_TTL, failures for FAILURE_TTL.
 
 import * as crypto from 'node:crypto';
-import type { AuthenticationV1Api } from '@kubernetes/client-node';
 import { AuthError } from './auth-error';
 import { peekJwtPayload, VerifiedToken } from './local-jwt';
 import { parseServiceAccountUsername } from './spiffe';
@@ -28,20 +27,23 @@ export interface TokenReviewer {
   review(token: string, audiences: readonly string[]): Promise<TokenReviewResult>;
 }
 
-/** TokenReview through @kubernetes/client-node. */
+/** What the reviewer needs of the API server: one TokenReview create (store/kube's KubeWriter). */
+export interface TokenReviewApi {
+  createTokenReview(token: string, audiences: readonly string[]): Promise<{ authenticated: boolean; username: string; audiences?: string[]; extra: Record<string, string[]>; error?: string }>;
+}
+
+/** TokenReview through the one writer to the API server. */
 export class KubeTokenReviewer implements TokenReviewer {
-  constructor(private readonly api: Pick<AuthenticationV1Api, 'createTokenReview'>) {}
+  constructor(private readonly api: TokenReviewApi) {}
 
   async review(token: string, audiences: readonly string[]): Promise<TokenReviewResult> {
-    const res = await this.api.createTokenReview({
-      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token, audiences: [...audiences] } },
-    });
-    const s = res.status ?? {};
+    const s = await this.api.createTokenReview(token, audiences);
     return {
-      authenticated: s.authenticated === true,
-      ...(s.user?.username ? { username: s.user.username } : {}),
+      authenticated: s.authenticated,
+      ...(s.username ? { username: s.username } : {}),
+      // Only audiences the server named: an absent list means the requested ones were checked.
       ...(s.audiences ? { audiences: s.audiences } : {}),
-      ...(s.user?.extra ? { extra: s.user.extra } : {}),
+      ...(Object.keys(s.extra).length > 0 ? { extra: s.extra } : {}),
       ...(s.error ? { error: s.error } : {}),
     };
   }

@@ -12,6 +12,7 @@ import { createCallAuthenticator, LocalTokenVerifier, type TokenVerifier } from 
 import type { CallAuthenticator } from '../security/identity';
 import { loadOrCreateTokenKey } from '../security/local-jwt';
 import { CachedTokenVerifier, KubeTokenReviewer, type TokenReviewer } from '../security/token-review';
+import { KubeClient, KubeWriter } from '../store/kube';
 
 /** Given the CA's current issuers, the authenticator for gRPC calls (the CA takes one of these). */
 export type CallAuthenticatorFactory = (meshIssuers: () => readonly crypto.X509Certificate[]) => Promise<CallAuthenticator>;
@@ -30,8 +31,7 @@ async function tokenVerifier(options: ServeOptions, sources: AuthenticatorSource
   }
   let reviewer = sources.tokenReviewer;
   if (!reviewer && sources.kubeConfig) {
-    const k8s = await import('@kubernetes/client-node');
-    reviewer = new KubeTokenReviewer(sources.kubeConfig.makeApiClient(k8s.AuthenticationV1Api));
+    reviewer = new KubeTokenReviewer(new KubeWriter(new KubeClient(sources.kubeConfig)));
   }
   if (!reviewer) throw new Error('Kubernetes mode needs a kubeConfig (or a tokenReviewer) for the CA');
   return new CachedTokenVerifier(reviewer, () => env.TOKEN_AUDIENCES);

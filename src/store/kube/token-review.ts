@@ -9,7 +9,8 @@ export interface TokenReviewResult {
   /** From user.extra authentication.kubernetes.io/pod-name (bound service account tokens). */
   podName?: string;
   podUid?: string;
-  audiences: string[];
+  /** As the API server answered them; absent when it did not say (then the requested ones held). */
+  audiences?: string[];
   error?: string;
 }
 
@@ -31,7 +32,7 @@ export function tokenReviewResult(review: TokenReviewAnswer): TokenReviewResult 
     extra,
     ...(podName !== undefined ? { podName } : {}),
     ...(podUid !== undefined ? { podUid } : {}),
-    audiences: status.audiences ?? [],
+    ...(status.audiences ? { audiences: status.audiences } : {}),
     ...(status.error ? { error: status.error } : {}),
   };
 }

@@ -1,6 +1,7 @@
 import { AuthError } from '../../../src/security/auth-error';
 import {
   CachedTokenVerifier,
+  KubeTokenReviewer,
   POD_NAME_EXTRA,
   POD_UID_EXTRA,
   TOKEN_REVIEW_CACHE_MAX_ENTRIES,
@@ -108,5 +109,22 @@ describe('the TokenReview cache', () => {
     const v = new CachedTokenVerifier(new CountingReviewer(ok), () => ['istio-ca'], clock);
     for (let i = 0; i < TOKEN_REVIEW_CACHE_MAX_ENTRIES + 10; i++) await v.verify(jwtWithExp(now / 1000 + 3600, String(i)));
     expect(v.size).toBe(TOKEN_REVIEW_CACHE_MAX_ENTRIES);
+  });
+});
+
+describe('TokenReview through the API writer', () => {
+  const answer = { authenticated: true, username: 'system:serviceaccount:istio-system:ztunnel', extra: { [POD_NAME_EXTRA]: ['ztunnel-1'] } };
+
+  test('a review whose answer names no audiences is checked against the requested ones, not refused as wrong_audience', async () => {
+    const reviewer = new KubeTokenReviewer({ createTokenReview: async () => answer });
+    const review = await reviewer.review('t', ['istio-ca']);
+    expect(review.audiences).toBeUndefined();
+    expect(identityFromReview(review, ['istio-ca'])).toMatchObject({ namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-1', audiences: ['istio-ca'] });
+  });
+
+  test('audiences the server names are kept, so a token for another audience is refused', async () => {
+    const reviewer = new KubeTokenReviewer({ createTokenReview: async () => ({ ...answer, audiences: ['other'] }) });
+    const review = await reviewer.review('t', ['istio-ca']);
+    expect(() => identityFromReview(review, ['istio-ca'])).toThrow(expect.objectContaining({ reason: 'wrong_audience' }));
   });
 });
