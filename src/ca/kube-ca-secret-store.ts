@@ -2,7 +2,6 @@
 // namespace, with istiod's key layout so either control plane can read the other's root.
 // Reads and the create-if-absent race go through the one write path (KubeWriter).
 
-import type { CoreV1Api, V1Secret } from '@kubernetes/client-node';
 import type { KubeObject } from '../store/types';
 import type { CaSecretData, CaSecretStore } from './ca-secret-store';
 
@@ -16,60 +15,14 @@ export interface CaSecretApi {
   createSecretIfAbsent(secret: KubeObject): Promise<{ secret: KubeObject; created: boolean }>;
 }
 
-type ClientNodeSecretApi = Pick<CoreV1Api, 'readNamespacedSecret' | 'createNamespacedSecret'>;
-
-function isClientNodeApi(api: CaSecretApi | ClientNodeSecretApi): api is ClientNodeSecretApi {
-  return typeof (api as Partial<ClientNodeSecretApi>).readNamespacedSecret === 'function';
-}
-
-/** HTTP status of a client-node ApiException (or undefined for other errors). */
-function httpStatusOf(err: unknown): number | undefined {
-  const code = (err as { code?: unknown }).code;
-  return typeof code === 'number' ? code : undefined;
-}
-
-/**
- * For a caller that holds a client-node CoreV1Api rather than a KubeWriter (the integration test
- * of two racing replicas builds its stores that way): the same two calls, with 404 as absent
- * and 409 as "read the winner".
- */
-function secretsFromClientNode(api: ClientNodeSecretApi): CaSecretApi {
-  const getSecret = async (namespace: string, name: string): Promise<KubeObject | undefined> => {
-    try {
-      return (await api.readNamespacedSecret({ name, namespace })) as KubeObject;
-    } catch (err) {
-      if (httpStatusOf(err) === 404) return undefined;
-      throw err;
-    }
-  };
-  return {
-    getSecret,
-    async createSecretIfAbsent(secret) {
-      const { name, namespace = '' } = secret.metadata;
-      try {
-        return { secret: (await api.createNamespacedSecret({ namespace, body: secret as V1Secret })) as KubeObject, created: true };
-      } catch (err) {
-        if (httpStatusOf(err) !== 409) throw err;
-      }
-      const winner = await getSecret(namespace, name);
-      if (!winner) throw new Error(`Secret ${namespace}/${name} was reported as existing but cannot be read`);
-      return { secret: winner, created: false };
-    },
-  };
-}
-
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 const unb64 = (s: string | undefined) => (s === undefined ? undefined : Buffer.from(s, 'base64').toString('utf8'));
 
 export class KubeCaSecretStore implements CaSecretStore {
-  private readonly api: CaSecretApi;
-
   constructor(
-    api: CaSecretApi | ClientNodeSecretApi,
+    private readonly api: CaSecretApi,
     private readonly namespace: string,
-  ) {
-    this.api = isClientNodeApi(api) ? secretsFromClientNode(api) : api;
-  }
+  ) {}
 
   describe(): string {
     return `Secret ${this.namespace}/${CA_SECRET_NAME}`;

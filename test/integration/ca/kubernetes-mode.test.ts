@@ -7,6 +7,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeCaSecretStore, CA_SECRET_NAME, CA_SECRET_TYPE } from '../../../src/ca/kube-ca-secret-store';
 import { ensureSelfSignedCa } from '../../../src/ca/self-signed';
 import { KubeClient } from '../../../src/store/kube/client';
+import { KubeWriter } from '../../../src/store/kube/writes';
 import { loadKubeConfig } from '../../../src/store/kube/config';
 import { KubeSource } from '../../../src/store/kube/source';
 import { MemoryStore } from '../../../src/store/memory-store';
@@ -72,7 +73,7 @@ describe('the CA in Kubernetes mode (test API server)', () => {
   });
 
   test('two replicas starting together end with one root', async () => {
-    const stores = [new KubeCaSecretStore(makeCore(kubeConfig), 'race'), new KubeCaSecretStore(makeCore(kubeConfig), 'race')];
+    const stores = [new KubeCaSecretStore(new KubeWriter(new KubeClient(kubeConfig)), 'race'), new KubeCaSecretStore(new KubeWriter(new KubeClient(kubeConfig)), 'race')];
     api.put(namespace('race'));
     const opts = { trustDomain: 'cluster.local', keyType: 'ECDSA' as const, rsaBits: 2048, ttlMs: 3600_000 };
     const [a, b] = await Promise.all(stores.map((s) => ensureSelfSignedCa(s, opts)));
@@ -137,9 +138,3 @@ describe('the CA in Kubernetes mode (test API server)', () => {
     await eventually('a new namespace gets the root', () => rootIn('new-ns') === root);
   });
 });
-
-function makeCore(kc: KubeConfig) {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const k8s = require('@kubernetes/client-node') as typeof import('@kubernetes/client-node');
-  return kc.makeApiClient(k8s.CoreV1Api);
-}
