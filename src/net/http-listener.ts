@@ -9,6 +9,7 @@ import type * as net from 'node:net';
 import { Counter, Registry } from 'prom-client';
 import type { ListenAddress } from '../config/address';
 import { Logger, scopedLogger } from '../log/logger';
+import { CloseDeadline } from './close-deadline';
 
 const log = scopedLogger('server');
 
@@ -150,8 +151,6 @@ function httpCloser(server: http.Server, stopReporting: () => void): Pick<BoundL
   const inFlight = new Set<http.ServerResponse>();
   const served = new WeakMap<net.Socket, number>();
   let closing: Promise<void> | undefined;
-  let forceAt = Infinity;
-  let forceTimer: NodeJS.Timeout | undefined;
   server.prependListener('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     // Node answers the last request under maxRequestsPerSocket with `Connection: close` but leaves
     // the connection open; without keep-alive it closes the connection after the answer.
@@ -166,10 +165,11 @@ function httpCloser(server: http.Server, stopReporting: () => void): Pick<BoundL
     server.close();
     server.closeAllConnections();
   };
+  const deadline = new CloseDeadline(forceClose);
   const close = (deadlineMs = LISTENER_CLOSE_DEADLINE_MS) => {
     closing ??= new Promise<void>((resolve) => {
       server.close(() => {
-        clearTimeout(forceTimer);
+        deadline.cancel();
         stopReporting();
         resolve();
       });
@@ -182,12 +182,7 @@ function httpCloser(server: http.Server, stopReporting: () => void): Pick<BoundL
         }
       }
     });
-    const at = performance.now() + deadlineMs;
-    if (at < forceAt) {
-      forceAt = at;
-      clearTimeout(forceTimer);
-      forceTimer = setTimeout(forceClose, deadlineMs);
-    }
+    deadline.shorten(deadlineMs);
     return closing;
   };
   return { close, forceClose };

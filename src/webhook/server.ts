@@ -19,6 +19,7 @@ import { Answer, WebhookConnection } from './connection';
 import type { HttpProtocolError, HttpRequest } from './http1';
 import { WebhookLimits, webhookLimits } from './limits';
 import { webhookMetrics, WebhookMetrics } from './metrics';
+import { CloseDeadline } from '../net/close-deadline';
 
 export { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, type WebhookLimits } from './limits';
 
@@ -183,15 +184,14 @@ export async function startWebhookServer(ctx: WebhookServerDeps, overrides: Part
     server.close();
     for (const socket of sockets) socket.destroy();
   };
-  let forceAt = Infinity;
-  let forceTimer: NodeJS.Timeout | undefined;
+  const deadline = new CloseDeadline(forceClose);
   const close = (deadlineMs = LISTENER_CLOSE_DEADLINE_MS) => {
     closing ??= new Promise<void>((resolve) => {
       unsubscribe();
       ready(false);
       server.close(() => {
         clearInterval(deadlines);
-        clearTimeout(forceTimer);
+        deadline.cancel();
         resolve();
       });
       const peer = (s: Socket) => `${s.remoteAddress}|${s.remotePort}`;
@@ -204,12 +204,7 @@ export async function startWebhookServer(ctx: WebhookServerDeps, overrides: Part
       // Still in the TLS handshake: nothing asked yet, nothing to answer.
       for (const socket of sockets) if (!served.has(peer(socket))) socket.destroy();
     });
-    const at = performance.now() + deadlineMs;
-    if (at < forceAt) {
-      forceAt = at;
-      clearTimeout(forceTimer);
-      forceTimer = setTimeout(forceClose, deadlineMs);
-    }
+    deadline.shorten(deadlineMs);
     return closing;
   };
   // The same deadline the process drains everything else by; close()'s own default is shorter
