@@ -146,7 +146,10 @@ export function reviewAdmission(body: Buffer, contentType: string | undefined): 
   if (verdict.outcome === 'not-an-object') return fail(FAILURE_REASONS.decodeError, verdict.message);
   const { result, meta } = verdict;
   if (result.errors.length > 0) {
-    return fail(FAILURE_REASONS.invalidConfig, `configuration is invalid: ${result.errors.map(formatError).join('; ')}`);
+    // istiod's two outcomes: the spec does not convert to its proto (crd_conversion_error, "error
+    // decoding configuration"), or it converts and fails validation (invalid_config).
+    const what = verdict.decodeError ? 'error decoding configuration' : 'configuration is invalid';
+    return fail(verdict.decodeError ? FAILURE_REASONS.conversionError : FAILURE_REASONS.invalidConfig, `${what}: ${result.errors.map(formatError).join('; ')}`);
   }
   const extra = unknownTopLevelKeys(obj);
   if (extra.length > 0) {

@@ -56,6 +56,14 @@ describe('AdmissionReview handling', () => {
     expect(reply.outcome).toMatchObject({ type: 'failed', reason: 'invalid_config' });
   });
 
+  test('a value the decoder cannot read (an unknown enum name) is denied as istiod denies a failed conversion', () => {
+    const bad = gateway({ spec: { servers: [{ port: { number: 443, protocol: 'HTTPS', name: 'https' }, hosts: ['*.example.com'], tls: { mode: 'SIMPLER' } }] } });
+    const { json, reply } = answer(review(bad));
+    expect(json.response.allowed).toBe(false);
+    expect(json.response.status.message).toMatch(/^error decoding configuration: spec\.servers\[0\]\.tls\.mode: unknown value "SIMPLER" for enum /);
+    expect(reply.outcome).toMatchObject({ type: 'failed', reason: 'crd_conversion_error' });
+  });
+
   test('the always-reject annotation is denied (istiod readiness probe)', () => {
     const { json } = answer(review(gateway({ metadata: { name: 'invalid-gateway', namespace: 'istio-system', annotations: { 'internal.istio.io/webhook-always-reject': 'true' } } }), { dryRun: true }));
     expect(json.response.allowed).toBe(false);

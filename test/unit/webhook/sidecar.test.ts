@@ -24,7 +24,8 @@ const invalid: InvalidCase[] = [
   ['an egress host with a bad namespace', { egress: [{ hosts: ['Bad_NS/a.example.com'] }] }, 'invalid namespace value "Bad_NS" in sidecar'],
   ['a catch-all listener that is not last', { egress: [{ hosts: ['*/*'] }, { port: { number: 80, protocol: 'HTTP', name: 'a' }, hosts: ['*/*'] }] }, 'the egress listener with empty port should be the last listener in the list'],
   ['a port 0 egress without a unix bind', { egress: [{ port: { number: 0, protocol: 'HTTP', name: 'a' }, hosts: ['*/*'] }] }, 'sidecar: ports with 0 value must have a unix domain socket bind address'],
-  ['ALLOW_ANY_DYNAMIC_DNS', { outboundTrafficPolicy: { mode: 'ALLOW_ANY_DYNAMIC_DNS' } }, 'ALLOW_ANY_DYNAMIC_DNS mode is only supported in MeshConfig'],
+  // Not a Sidecar enum name (the decoder refuses the name); istiod reaches this rule through the number 3.
+  ['ALLOW_ANY_DYNAMIC_DNS', { outboundTrafficPolicy: { mode: 3 } }, 'ALLOW_ANY_DYNAMIC_DNS mode is only supported in MeshConfig'],
   ['egressProxy with REGISTRY_ONLY', { outboundTrafficPolicy: { mode: 'REGISTRY_ONLY', egressProxy: { host: 'p.example.com', port: { number: 1 } } } }, 'egress_proxy must be set only with ALLOW_ANY'],
   ['an empty connection pool', { inboundConnectionPool: {} }, 'spec.inboundConnectionPool: connection pool must have at least one field'],
   ['a wildcard in the workload selector', { workloadSelector: { labels: { app: '*' } }, egress: [{ hosts: ['*/*'] }] }, 'wildcard is not supported in selector'],
