@@ -9,28 +9,28 @@ type Work = { text: string } | { value: unknown };
 export function canonicalJson(value: unknown): string {
   const out: string[] = [];
   // Items are pushed in reverse so that they pop in the order they are written.
-  const todo: Work[] = [{ value }];
-  for (let item = todo.pop(); item !== undefined; item = todo.pop()) {
+  const pending: Work[] = [{ value }];
+  for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
     if ('text' in item) {
       out.push(item.text);
       continue;
     }
     const v = item.value;
     if (Array.isArray(v)) {
-      todo.push({ text: ']' });
+      pending.push({ text: ']' });
       for (let i = v.length - 1; i >= 0; i--) {
-        todo.push({ value: v[i] });
-        if (i > 0) todo.push({ text: ',' });
+        pending.push({ value: v[i] });
+        if (i > 0) pending.push({ text: ',' });
       }
-      todo.push({ text: '[' });
+      pending.push({ text: '[' });
     } else if (isObject(v)) {
       const keys = Object.keys(v).sort();
-      todo.push({ text: '}' });
+      pending.push({ text: '}' });
       for (let i = keys.length - 1; i >= 0; i--) {
-        todo.push({ value: v[keys[i]!] });
-        todo.push({ text: `${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:` });
+        pending.push({ value: v[keys[i]!] });
+        pending.push({ text: `${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:` });
       }
-      todo.push({ text: '{' });
+      pending.push({ text: '{' });
     } else {
       out.push(JSON.stringify(v) ?? 'null');
     }
