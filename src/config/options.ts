@@ -1,10 +1,38 @@
 // Every flag and environment variable of `istiod-ts serve`, with its default and meaning.
 // Names follow istiod's where istiod has one, so operators can reuse what they know.
 
+import * as fs from 'node:fs';
+import { parseLogLevels } from '../log/logger';
 import { describe, parseEnv, parseFlags, SettingSpec, SettingValues, UsageError } from './settings';
 
 const atLeast = (min: number) => (v: number) => (v < min ? `must be at least ${min}` : undefined);
 const positive = (v: number) => (v <= 0 ? 'must be greater than 0' : undefined);
+
+/** Scope levels are checked while the flags are read, so a typo exits 2 before anything starts. */
+const logLevels = (v: string): string | undefined => {
+  try {
+    parseLogLevels(v);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+};
+
+/**
+ * The folder is checked while the flags are read, before the CA writes anything to --stateDir:
+ * a mistyped --configDir must not leave a new root behind it.
+ */
+const readableFolder = (v: string): string | undefined => {
+  if (v === '') return undefined;
+  try {
+    if (!fs.statSync(v).isDirectory()) return `${v} is not a folder`;
+    fs.accessSync(v, fs.constants.R_OK | fs.constants.X_OK);
+    return undefined;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? `${v} does not exist` : `${v} cannot be read (${code ?? 'error'})`;
+  }
+};
 
 /**
  * istiod's default drain window: long enough for an admission review or a CSR in flight to be
@@ -20,11 +48,11 @@ export const SERVE_FLAGS = {
   monitoringAddr: { kind: 'addr', default: ':15014', help: 'HTTP listener for /metrics and /version' },
   httpAddr: { kind: 'addr', default: ':8080', help: 'HTTP listener for /ready and /debug/' },
   meshConfig: { kind: 'string', default: './etc/istio/config/mesh', help: 'meshConfig file; when absent, ConfigMap istio[-<rev>] key "mesh" is watched' },
-  configDir: { kind: 'string', default: '', help: 'local mode: read Kubernetes YAML manifests from this folder instead of a cluster' },
+  configDir: { kind: 'string', default: '', help: 'local mode: read Kubernetes YAML manifests from this folder instead of a cluster', check: readableFolder },
   stateDir: { kind: 'string', default: './.istiod-ts', help: "local mode: the CA's key material, root cert and token key" },
   kubeconfig: { kind: 'string', default: '', help: 'kubeconfig file; default is in-cluster config, then $KUBECONFIG, then ~/.kube/config' },
   domain: { kind: 'string', default: 'cluster.local', help: 'DNS domain suffix of the cluster' },
-  log_output_level: { kind: 'string', default: 'default:info', help: 'levels per scope, e.g. "default:info,ca:debug"' },
+  log_output_level: { kind: 'string', default: 'default:info', help: 'levels per scope, e.g. "default:info,ca:debug"', check: logLevels },
   keepaliveMaxServerConnectionAge: { kind: 'duration', default: '30m', help: 'close gRPC connections after this age (with jitter) so clients rebalance', check: positive },
   shutdownDuration: { kind: 'duration', default: DEFAULT_SHUTDOWN_DURATION, help: 'on SIGTERM/SIGINT, how long in-flight requests and streams get to finish before what is left is closed', check: positive },
   debugAllowRemote: { kind: 'bool', default: 'false', help: 'serve /debug/ to non-loopback callers too' },
