@@ -2,6 +2,7 @@
 // Names follow istiod's where istiod has one, so operators can reuse what they know.
 
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { parseLogLevels } from '../log/logger';
 import { describe, parseEnv, parseFlags, SettingSpec, SettingValues, UsageError } from './settings';
 
@@ -104,6 +105,35 @@ export interface ServeOptions {
   given: ReadonlySet<string>;
 }
 
+/**
+ * Local mode keeps its CA and token key in --stateDir: the folder, or the nearest folder above it
+ * that exists (it is created), must be a writable folder. Checked before anything is written.
+ */
+function stateDirProblem(dir: string): string | undefined {
+  let at = path.resolve(dir);
+  for (;;) {
+    let st: fs.Stats | undefined;
+    try {
+      st = fs.statSync(at);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') return `${at} cannot be read (${code ?? 'error'})`;
+    }
+    if (st) {
+      if (!st.isDirectory()) return at === path.resolve(dir) ? `${dir} is not a folder` : `${at} is not a folder, so ${dir} cannot be created`;
+      try {
+        fs.accessSync(at, fs.constants.W_OK | fs.constants.X_OK);
+      } catch {
+        return `${at} is not writable`;
+      }
+      return undefined;
+    }
+    const parent = path.dirname(at);
+    if (parent === at) return undefined;
+    at = parent;
+  }
+}
+
 export function parseServeOptions(argv: string[], env: Record<string, string | undefined>): ServeOptions {
   const { values, given, positional } = parseFlags(SERVE_FLAGS, argv);
   if (positional.length > 0) throw new UsageError(`unexpected argument: ${positional[0]}`);
@@ -112,6 +142,10 @@ export function parseServeOptions(argv: string[], env: Record<string, string | u
     // istiod's chart always sets <ns>/ztunnel; we make that the default so a bare binary behaves
     // like a charted one. Setting the variable to "" disables impersonation.
     envValues.CA_TRUSTED_NODE_ACCOUNTS = [`${envValues.POD_NAMESPACE}/ztunnel`];
+  }
+  if (values.configDir !== '') {
+    const problem = stateDirProblem(values.stateDir);
+    if (problem) throw new UsageError(`invalid value for --stateDir: ${problem}`);
   }
   return {
     flags: values,

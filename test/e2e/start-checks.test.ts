@@ -51,4 +51,20 @@ describe('start-up checks', () => {
     expect(r.status).toBe(2);
     expect(oneLine(r.stderr)).toBe('istiod-ts: invalid value for --log_output_level: invalid log scope "c a"');
   });
+
+  test('a --stateDir that cannot be created (a file where a folder should be) exits 2 naming both', () => {
+    const file = path.join(path.dirname(stateDir), 'file');
+    fs.writeFileSync(file, '');
+    const r = runCli(['--configDir', DEMO, '--stateDir', path.join(file, 'state'), ...QUIET]);
+    expect(r.status).toBe(2);
+    expect(oneLine(r.stderr)).toMatch(/^istiod-ts: invalid value for --stateDir: .*file is not a folder, so .*file\/state cannot be created$/);
+  });
+
+  test('a --stateDir that is a file exits 2 naming it', () => {
+    fs.mkdirSync(path.dirname(stateDir), { recursive: true });
+    fs.writeFileSync(stateDir, '');
+    const r = runCli(['--configDir', DEMO, '--stateDir', stateDir, ...QUIET]);
+    expect(r.status).toBe(2);
+    expect(oneLine(r.stderr)).toMatch(/--stateDir: .*state is not a folder$/);
+  });
 });
