@@ -4,6 +4,7 @@
 import { parseServeOptions, serveHelp } from './config/options';
 import { UsageError } from './config/settings';
 import { scopedLogger } from './log/logger';
+import { ListenError } from './net/listen-error';
 import { versionInfo } from './server/version';
 import { startServer } from './server/server';
 import { runTokenCommand } from './cli/token';
@@ -35,13 +36,25 @@ async function serve(argv: string[]): Promise<number> {
   }
   const server = await startServer(options);
   printListeners(server.listeners, options.mode, options.flags.configDir);
-  server.secureStarted.then(() => {
-    for (const name of ['secure-grpc', 'webhook']) {
-      const l = server.listeners.get(name);
-      if (l) process.stdout.write(`  ${LISTENER_LABELS[name]!.padEnd(24)} ${l.address}\n`);
-    }
-  }, () => undefined);
   return new Promise<number>((resolve) => {
+    server.secureStarted.then(
+      () => {
+        for (const name of ['secure-grpc', 'webhook']) {
+          const l = server.listeners.get(name);
+          if (l) process.stdout.write(`  ${LISTENER_LABELS[name]!.padEnd(24)} ${l.address}\n`);
+        }
+      },
+      (err: unknown) => {
+        // The TLS listeners bind once the serving certificate exists, after start-up returned; a
+        // port that is taken then must still end the process, not leave /ready at 503 forever.
+        if (!(err instanceof ListenError)) return;
+        process.stderr.write(`istiod-ts: ${listenErrorLine(err)}\n`);
+        server.stop().then(
+          () => resolve(1),
+          () => resolve(1),
+        );
+      },
+    );
     // The first SIGTERM or SIGINT starts a drain bounded by --shutdownDuration; both handlers go
     // so that a second signal gets Node's default action, the usual "press Ctrl-C again to quit now".
     const onSignal = (signal: NodeJS.Signals) => {
@@ -60,6 +73,19 @@ async function serve(argv: string[]): Promise<number> {
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
+}
+
+/** The flag that sets each listener's address, so a bind failure names what to change. */
+const LISTENER_FLAGS: Record<string, string> = {
+  grpc: '--grpcAddr',
+  'secure-grpc': '--secureGRPCAddr',
+  webhook: '--httpsAddr',
+  monitoring: '--monitoringAddr',
+  http: '--httpAddr',
+};
+
+function listenErrorLine(err: ListenError): string {
+  return `${LISTENER_FLAGS[err.listener] ?? err.listener} ${err.message}`;
 }
 
 const LISTENER_LABELS: Record<string, string> = {
@@ -95,6 +121,9 @@ export async function main(argv: string[]): Promise<void> {
       if (err instanceof UsageError) {
         process.stderr.write(`istiod-ts: ${err.message}\n`);
         code = 2;
+      } else if (err instanceof ListenError) {
+        process.stderr.write(`istiod-ts: ${listenErrorLine(err)}\n`);
+        code = 1;
       } else {
         log.error({ err }, 'failed');
         process.stderr.write(`istiod-ts: ${(err as Error).message}\n`);

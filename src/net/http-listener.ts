@@ -7,9 +7,10 @@
 import * as http from 'node:http';
 import type * as net from 'node:net';
 import { Counter, Registry } from 'prom-client';
-import type { ListenAddress } from '../config/address';
+import { formatAddress, type ListenAddress } from '../config/address';
 import { Logger, scopedLogger } from '../log/logger';
 import { CloseDeadline } from './close-deadline';
+import { bindErrorCode, ListenError } from './listen-error';
 
 const log = scopedLogger('server');
 
@@ -205,9 +206,10 @@ export function listen(name: string, server: net.Server, addr: ListenAddress, lo
     ? httpCloser(server, stopReporting)
     : { close: () => new Promise<void>((done) => server.close(() => (stopReporting(), done()))) };
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (err: Error) => reject(new ListenError(name, formatAddress(addr.host === '' ? '::' : addr.host, addr.port), bindErrorCode(err), err.message));
+    server.once('error', failed);
     const onListening = () => {
-      server.off('error', reject);
+      server.off('error', failed);
       const a = server.address();
       const port = typeof a === 'object' && a ? a.port : addr.port;
       const host = typeof a === 'object' && a ? a.address : addr.host;

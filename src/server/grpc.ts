@@ -6,6 +6,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { ListenAddress } from '../config/address';
 import { formatAddress } from '../config/address';
 import { scopedLogger } from '../log/logger';
+import { bindErrorCode, ListenError } from '../net/listen-error';
 import type { GrpcPorts, GrpcRegistrar } from '../contract/host';
 import type { ServingCertSink } from '../contract/serving-cert';
 import type { BoundListener } from './http';
@@ -13,10 +14,25 @@ import { servingCertCredentials } from '../ca/grpc-credentials';
 
 const log = scopedLogger('server');
 
-async function bind(server: grpc.Server, addr: ListenAddress, creds: grpc.ServerCredentials): Promise<number> {
+/**
+ * grpc-js writes its own errors to stderr in a format of its own, which breaks the JSON log
+ * stream. They go through our logger instead; a failed bind is reported by the process as one
+ * line naming the flag (ListenError), so grpc-js's own line about it is only debug detail.
+ */
+grpc.setLogger({
+  error: (...args: unknown[]) => {
+    const message = args.map(String).join(' ');
+    if (/No address added/.test(message)) log.debug({ grpc: message }, 'grpc-js');
+    else log.warn({ grpc: message }, 'grpc-js');
+  },
+});
+
+async function bind(name: string, server: grpc.Server, addr: ListenAddress, creds: grpc.ServerCredentials): Promise<number> {
   const tryBind = (host: string) =>
     new Promise<number>((resolve, reject) =>
-      server.bindAsync(formatAddress(host, addr.port), creds, (err, port) => (err ? reject(err) : resolve(port))),
+      server.bindAsync(formatAddress(host, addr.port), creds, (err, port) =>
+        err ? reject(new ListenError(name, formatAddress(host, addr.port), bindErrorCode(err), err.message)) : resolve(port),
+      ),
     );
   if (addr.host !== '') return tryBind(addr.host);
   // ":15010" means every interface; prefer dual-stack, fall back where IPv6 is off.
@@ -70,7 +86,7 @@ export class GrpcServers implements GrpcRegistrar {
 
   async startPlaintext(): Promise<GrpcListener | undefined> {
     if (!this.plaintext || !this.plaintextAddr || this.shuttingDown) return undefined;
-    const port = await bind(this.plaintext, this.plaintextAddr, grpc.ServerCredentials.createInsecure());
+    const port = await bind('grpc', this.plaintext, this.plaintextAddr, grpc.ServerCredentials.createInsecure());
     return this.listener('grpc', this.plaintextAddr, port, this.plaintext);
   }
 
@@ -79,7 +95,7 @@ export class GrpcServers implements GrpcRegistrar {
     if (!this.secure || !this.secureAddr) return undefined;
     await certs.whenAvailable();
     if (this.shuttingDown) return undefined;
-    const port = await bind(this.secure, this.secureAddr, servingCertCredentials(certs));
+    const port = await bind('secure-grpc', this.secure, this.secureAddr, servingCertCredentials(certs));
     return this.listener('secure-grpc', this.secureAddr, port, this.secure);
   }
 

@@ -20,6 +20,7 @@ import { createSource } from './source';
 import { startComponents } from './components';
 import { startWebhookServer } from '../webhook';
 import { drainWithin, ShutdownPart } from './shutdown';
+import { ListenError } from '../net/listen-error';
 
 const log = scopedLogger('server');
 
@@ -105,12 +106,13 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     if (secure) listeners.set('secure-grpc', secure);
     secureReady?.(true);
   })();
-  secureStarted.catch((err) => log.error({ err }, 'secure gRPC listener failed'));
+  // A port that cannot bind is the caller's to report (one line naming the flag); anything else is logged here.
+  secureStarted.catch((err) => err instanceof ListenError || log.error({ err }, 'secure gRPC listener failed'));
   // The webhook listens once the CA has issued the serving certificate.
   const webhookStarted = startWebhookServer(ctx).then((h) => {
     if (h.enabled) listeners.set('webhook', { name: 'webhook', address: h.address!, port: h.port!, close: h.close, forceClose: h.forceClose });
   });
-  webhookStarted.catch((err) => log.error({ err }, 'webhook listener failed'));
+  webhookStarted.catch((err) => err instanceof ListenError || log.error({ err }, 'webhook listener failed'));
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
