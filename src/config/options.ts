@@ -134,6 +134,11 @@ function stateDirProblem(dir: string): string | undefined {
   }
 }
 
+/** Where local mode's listeners bind unless their flag is given. */
+export const LOCAL_MODE_HOST = '127.0.0.1';
+
+const LISTENER_FLAGS = ['grpcAddr', 'secureGRPCAddr', 'httpsAddr', 'monitoringAddr', 'httpAddr'] as const;
+
 export function parseServeOptions(argv: string[], env: Record<string, string | undefined>): ServeOptions {
   const { values, given, positional } = parseFlags(SERVE_FLAGS, argv);
   if (positional.length > 0) throw new UsageError(`unexpected argument: ${positional[0]}`);
@@ -146,6 +151,13 @@ export function parseServeOptions(argv: string[], env: Record<string, string | u
   if (values.configDir !== '') {
     const problem = stateDirProblem(values.stateDir);
     if (problem) throw new UsageError(`invalid value for --stateDir: ${problem}`);
+    // Local mode is a laptop or a test: its CA signs for anyone holding a token from --stateDir and
+    // its debug pages are open, so listeners not set explicitly bind loopback only. Kubernetes
+    // mode keeps istiod's ":port" (every interface), which the Service in front of it needs.
+    for (const name of LISTENER_FLAGS) {
+      const addr = values[name];
+      if (!given.has(name) && addr && addr.host === '') values[name] = { host: LOCAL_MODE_HOST, port: addr.port };
+    }
   }
   return {
     flags: values,

@@ -1,4 +1,4 @@
-import { parseServeOptions, serveHelp, SERVE_ENV, SERVE_FLAGS } from '../../../src/config/options';
+import { LOCAL_MODE_HOST, parseServeOptions, serveHelp, SERVE_ENV, SERVE_FLAGS } from '../../../src/config/options';
 import { UsageError } from '../../../src/config/settings';
 
 describe('serve flags', () => {
@@ -13,6 +13,16 @@ describe('serve flags', () => {
     expect(o.flags.stateDir).toBe('./.istiod-ts');
     expect(o.flags.domain).toBe('cluster.local');
     expect(o.flags.keepaliveMaxServerConnectionAge).toBe(30 * 60 * 1000);
+  });
+
+  it('local mode binds loopback unless a listener flag is given; Kubernetes mode keeps every interface', () => {
+    const local = parseServeOptions(['--configDir', 'examples/demo', '--httpAddr', ':9090', '--monitoringAddr', ''], {});
+    expect(local.flags.grpcAddr).toEqual({ host: LOCAL_MODE_HOST, port: 15010 });
+    expect(local.flags.secureGRPCAddr).toEqual({ host: LOCAL_MODE_HOST, port: 15012 });
+    expect(local.flags.httpsAddr).toEqual({ host: LOCAL_MODE_HOST, port: 15017 });
+    expect(local.flags.httpAddr).toEqual({ host: '', port: 9090 });
+    expect(local.flags.monitoringAddr).toBeNull();
+    expect(parseServeOptions([], {}).flags.grpcAddr).toEqual({ host: '', port: 15010 });
   });
 
   it('--configDir selects local mode, its absence Kubernetes mode', () => {
