@@ -6,9 +6,8 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawn } from 'node:child_process';
-import { BIN } from '../support/cli';
+import { BIN, DEMO } from '../support/cli';
 
-const DEMO = path.join(__dirname, '..', '..', 'examples', 'demo');
 const FLAGS = ['--grpcAddr', '--secureGRPCAddr', '--httpsAddr', '--monitoringAddr', '--httpAddr'] as const;
 
 function run(args: string[]): Promise<{ code: number | null; stderr: string }> {

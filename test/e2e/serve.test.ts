@@ -3,9 +3,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli, ServerProcess, waitForStatus } from '../support/cli';
+import { DEMO, localServeArgs, runCli, ServerProcess, waitForStatus } from '../support/cli';
 
-const DEMO = join(__dirname, '..', '..', 'examples', 'demo');
 
 describe('istiod-ts command line', () => {
   it('--help lists flags and env vars and exits 0', () => {
@@ -64,16 +63,7 @@ describe('local mode end to end', () => {
 
   beforeAll(() => {
     state = mkdtempSync(join(tmpdir(), 'istiod-ts-state-'));
-    server = ServerProcess.start([
-      '--configDir', DEMO,
-      '--stateDir', state,
-      '--meshConfig', join(state, 'no-such-mesh-file'),
-      '--grpcAddr', '127.0.0.1:0',
-      '--secureGRPCAddr', '127.0.0.1:0',
-      '--httpsAddr', '127.0.0.1:0',
-      '--monitoringAddr', '127.0.0.1:0',
-      '--httpAddr', '127.0.0.1:0',
-    ]);
+    server = ServerProcess.start(localServeArgs(state));
   });
 
   afterAll(async () => {

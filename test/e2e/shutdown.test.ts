@@ -8,9 +8,8 @@ import { join } from 'node:path';
 import * as tls from 'node:tls';
 import { AdsClient, ztunnelNodeId } from '../../src/xds/ads-client';
 import { ADDRESS_TYPE_URL } from '../../src/contract/xds-resources';
-import { runCli, ServerProcess } from '../support/cli';
+import { localServeArgs, runCli, ServerProcess } from '../support/cli';
 
-const DEMO = join(__dirname, '..', '..', 'examples', 'demo');
 
 /** A deadline far below the default 10 s, so a test that waits for it still ends quickly. */
 const SHORT_DEADLINE = '1s';
@@ -45,14 +44,7 @@ function startServer(extraArgs: string[]): Started {
   const state = mkdtempSync(join(tmpdir(), 'istiod-ts-shutdown-'));
   const server = ServerProcess.start(
     [
-      '--configDir', DEMO,
-      '--stateDir', state,
-      '--meshConfig', join(state, 'no-such-mesh-file'),
-      '--grpcAddr', '127.0.0.1:0',
-      '--secureGRPCAddr', '127.0.0.1:0',
-      '--httpsAddr', '127.0.0.1:0',
-      '--monitoringAddr', '127.0.0.1:0',
-      '--httpAddr', '127.0.0.1:0',
+      ...localServeArgs(state),
       ...extraArgs,
     ],
     // The plaintext port without authentication, so the test can connect as a ztunnel without a token.

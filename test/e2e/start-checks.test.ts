@@ -3,9 +3,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runCli } from '../support/cli';
+import { DEMO, runCli } from '../support/cli';
 
-const DEMO = path.join(__dirname, '..', '..', 'examples', 'demo');
 // Every listener off but none needed: the process must exit before binding anything anyway.
 const QUIET = ['--grpcAddr', '', '--secureGRPCAddr', '', '--httpsAddr', '', '--monitoringAddr', '', '--httpAddr', ''];
 

@@ -6,22 +6,9 @@ import * as crypto from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli } from '../support/cli';
+import { localServeArgs, runCli } from '../support/cli';
 
-const DEMO = join(__dirname, '..', '..', 'examples', 'demo');
 
-function serveArgs(state: string): string[] {
-  return [
-    '--configDir', DEMO,
-    '--stateDir', state,
-    '--meshConfig', join(state, 'no-such-mesh-file'),
-    '--grpcAddr', '127.0.0.1:0',
-    '--secureGRPCAddr', '127.0.0.1:0',
-    '--httpsAddr', '127.0.0.1:0',
-    '--monitoringAddr', '127.0.0.1:0',
-    '--httpAddr', '127.0.0.1:0',
-  ];
-}
 
 /** stderr without the structured (JSON) log lines: what a person reads. */
 function humanLines(stderr: string): string[] {
@@ -48,7 +35,7 @@ describe('a half-present CA key pair in --stateDir', () => {
 
   it('a key without its certificate exits 1 with one line naming both files and what to do, and creates no new root', () => {
     writeFileSync(join(state, 'ca-key.pem'), PEM_KEY, { mode: 0o600 });
-    const r = runCli(serveArgs(state), env());
+    const r = runCli(localServeArgs(state), env());
     expect(r.status).toBe(1);
     expect(humanLines(r.stderr)).toEqual([
       `istiod-ts: ${join(state, 'ca-key.pem')} has no certificate beside it: restore ${join(state, 'ca-cert.pem')} from a backup, or delete ca-key.pem to create a new root (every workload then needs a new certificate)`,
@@ -59,7 +46,7 @@ describe('a half-present CA key pair in --stateDir', () => {
 
   it('a certificate without its key exits 1 with one line naming both files and what to do, and creates no new root', () => {
     writeFileSync(join(state, 'ca-cert.pem'), PEM_CERT);
-    const r = runCli(serveArgs(state), env());
+    const r = runCli(localServeArgs(state), env());
     expect(r.status).toBe(1);
     expect(humanLines(r.stderr)).toEqual([
       `istiod-ts: ${join(state, 'ca-cert.pem')} has no private key beside it: restore ${join(state, 'ca-key.pem')} from a backup, or delete ca-cert.pem to create a new root (every workload then needs a new certificate)`,

@@ -5,6 +5,21 @@ import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 
 export const BIN = join(__dirname, '..', '..', 'bin', 'istiod-ts.js');
+export const DEMO = join(__dirname, '..', '..', 'examples', 'demo');
+
+/** `serve` on the demo mesh with its state in `state`, no meshConfig file, every listener on a free loopback port. */
+export function localServeArgs(state: string): string[] {
+  return [
+    '--configDir', DEMO,
+    '--stateDir', state,
+    '--meshConfig', join(state, 'no-such-mesh-file'),
+    '--grpcAddr', '127.0.0.1:0',
+    '--secureGRPCAddr', '127.0.0.1:0',
+    '--httpsAddr', '127.0.0.1:0',
+    '--monitoringAddr', '127.0.0.1:0',
+    '--httpAddr', '127.0.0.1:0',
+  ];
+}
 
 export interface RunResult {
   status: number | null;
