@@ -86,7 +86,12 @@ function runIsolated(s: Scenario): Promise<Result> {
       try {
         resolve(JSON.parse(readFileSync(file, 'utf8')) as Result);
       } catch {
-        resolve({ scenario: s.name, description: s.description, measurements: [], error: `scenario process exited with ${signal ?? `code ${code}`} before reporting` });
+        resolve({
+          scenario: s.name,
+          description: s.description,
+          measurements: [],
+          error: `scenario process exited with ${signal ?? `code ${code}`} before reporting`,
+        });
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
@@ -107,7 +112,9 @@ async function main(): Promise<void> {
   const all = loadScenarios();
   const unknown = wanted.filter((w) => !all.some((s) => s.name === w));
   if (unknown.length > 0) {
-    process.stderr.write(`unknown scenario(s): ${unknown.join(', ')}; available: ${all.map((s) => s.name).join(', ')}\n`);
+    process.stderr.write(
+      `unknown scenario(s): ${unknown.join(', ')}; available: ${all.map((s) => s.name).join(', ')}\n`,
+    );
     process.exit(2);
   }
   const chosen = wanted.length > 0 ? all.filter((s) => wanted.includes(s.name)) : all;
@@ -116,12 +123,19 @@ async function main(): Promise<void> {
     process.stderr.write(`running ${s.name}: ${s.description}\n`);
     results.push(await runIsolated(s));
   }
-  const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
+  const machine = {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+  };
   const out = { date: new Date().toISOString(), command: `npm run bench ${wanted.join(' ')}`.trim(), machine, results };
   const dir = join(__dirname, '..', '..', 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'latest.json'), JSON.stringify(out, null, 2) + '\n');
-  process.stdout.write(`${table(results)}\n\nmachine: ${machine.cpus} cores (${machine.cpuModel}), ${machine.memoryGiB} GiB, node ${machine.node}\n`);
+  process.stdout.write(
+    `${table(results)}\n\nmachine: ${machine.cpus} cores (${machine.cpuModel}), ${machine.memoryGiB} GiB, node ${machine.node}\n`,
+  );
   if (results.some((r) => r.error)) process.exitCode = 1;
 }
 

@@ -50,7 +50,13 @@ export interface LoadResult {
  * run's own, so one run caught in a burst of noise on a shared machine does not decide them; the
  * p99 of all runs' latencies pooled is given too.
  */
-export function latencySummary(runs: readonly LoadResult[]): { p50s: number[]; p99s: number[]; p50: number; p99: number; pooledP99: number } {
+export function latencySummary(runs: readonly LoadResult[]): {
+  p50s: number[];
+  p99s: number[];
+  p50: number;
+  p99: number;
+  pooledP99: number;
+} {
   const of = (p: number) => runs.map((r) => (r.latencies.length ? percentile(r.latencies, p) : NaN));
   const p50s = of(50);
   const p99s = of(99);

@@ -28,7 +28,11 @@ export function ask<T>(worker: Worker, message: unknown): Promise<T> {
 export function caRequestFrames(csrs: readonly string[], impersonate: string): Buffer[] {
   const serialize = certificateServiceDefinition()['CreateCertificate']!.requestSerialize;
   return csrs.map((csr) => {
-    const message = serialize({ csr, validity_duration: '86400', metadata: { fields: { ImpersonatedIdentity: { kind: 'stringValue', stringValue: impersonate } } } });
+    const message = serialize({
+      csr,
+      validity_duration: '86400',
+      metadata: { fields: { ImpersonatedIdentity: { kind: 'stringValue', stringValue: impersonate } } },
+    });
     const frame = Buffer.alloc(5 + message.length);
     frame.writeUInt32BE(message.length, 1);
     message.copy(frame, 5);

@@ -189,7 +189,13 @@ function frame(message: Buffer): Buffer {
 function ztunnelNode(index: number): Record<string, unknown> {
   return {
     id: ztunnelNodeId(`10.200.${(index >> 8) & 255}.${index & 255}`, `ztunnel-${index}`, 'istio-system'),
-    metadata: { fields: { NAMESPACE: { stringValue: 'istio-system' }, NODE_NAME: { stringValue: `node-${index % 1000}` }, CLUSTER_ID: { stringValue: 'Kubernetes' } } },
+    metadata: {
+      fields: {
+        NAMESPACE: { stringValue: 'istio-system' },
+        NODE_NAME: { stringValue: `node-${index % 1000}` },
+        CLUSTER_ID: { stringValue: 'Kubernetes' },
+      },
+    },
   };
 }
 
@@ -197,9 +203,16 @@ function sendRaw(config: WorkerConfig, ca: string, index: number, frames: Buffer
   const body = Buffer.concat(frames);
   const count = Buffer.alloc(4);
   count.writeUInt32BE(body.length);
-  const socket = tls.connect({ host: '127.0.0.1', port: config.port, ca, servername: config.serverName, minVersion: 'TLSv1.3' }, () => socket.write(Buffer.concat([count, body])));
-  socket.on('error', (err) => process.send!({ t: 'error', message: `raw stream ${index}: ${err.message}` } satisfies WorkerMessage));
-  socket.once('data', () => process.send!({ t: 'synced', stream: index, at: now(), resources: 0, bytes: body.length } satisfies WorkerMessage));
+  const socket = tls.connect(
+    { host: '127.0.0.1', port: config.port, ca, servername: config.serverName, minVersion: 'TLSv1.3' },
+    () => socket.write(Buffer.concat([count, body])),
+  );
+  socket.on('error', (err) =>
+    process.send!({ t: 'error', message: `raw stream ${index}: ${err.message}` } satisfies WorkerMessage),
+  );
+  socket.once('data', () =>
+    process.send!({ t: 'synced', stream: index, at: now(), resources: 0, bytes: body.length } satisfies WorkerMessage),
+  );
 }
 
 function main(): void {
@@ -214,9 +227,11 @@ function main(): void {
 
 function start(config: WorkerConfig): void {
   const method = (loadProtos(['xds.proto'])[ADS_SERVICE] as grpc.ServiceDefinition)[DELTA_METHOD]!;
-  const encode = (req: Record<string, unknown>) => frame(method.requestSerialize(req) as Buffer);
+  const encode = (req: Record<string, unknown>) => frame(method.requestSerialize(req));
   const ca = fs.readFileSync(config.caFile, 'utf8');
-  const irv: Record<string, string> = config.irvFile ? (JSON.parse(fs.readFileSync(config.irvFile, 'utf8')) as Record<string, string>) : {};
+  const irv: Record<string, string> = config.irvFile
+    ? (JSON.parse(fs.readFileSync(config.irvFile, 'utf8')) as Record<string, string>)
+    : {};
 
   let pending: [string, number][] = [];
   setInterval(() => {
@@ -228,7 +243,10 @@ function start(config: WorkerConfig): void {
   for (let s = 0; s < config.streams; s++) {
     const index = config.firstIndex + s;
     if (config.rawTls) {
-      sendRaw(config, ca, index, [encode({ type_url: ADDRESS_TYPE_URL, node: ztunnelNode(index), initial_resource_versions: irv }), encode({ type_url: AUTHORIZATION_TYPE_URL, node: ztunnelNode(index) })]);
+      sendRaw(config, ca, index, [
+        encode({ type_url: ADDRESS_TYPE_URL, node: ztunnelNode(index), initial_resource_versions: irv }),
+        encode({ type_url: AUTHORIZATION_TYPE_URL, node: ztunnelNode(index) }),
+      ]);
       continue;
     }
     const session = http2.connect(`https://127.0.0.1:${config.port}`, {
@@ -238,7 +256,9 @@ function start(config: WorkerConfig): void {
       settings: { initialWindowSize: WINDOW_BYTES },
     });
     session.on('connect', () => session.setLocalWindowSize(WINDOW_BYTES));
-    session.on('error', (err) => process.send!({ t: 'error', message: `stream ${index}: ${err.message}` } satisfies WorkerMessage));
+    session.on('error', (err) =>
+      process.send!({ t: 'error', message: `stream ${index}: ${err.message}` } satisfies WorkerMessage),
+    );
     const stream = session.request({
       ':method': 'POST',
       ':path': PATH,
@@ -247,9 +267,15 @@ function start(config: WorkerConfig): void {
       authorization: `Bearer ${config.token}`,
       clusterid: 'Kubernetes',
     });
-    stream.on('error', (err) => process.send!({ t: 'error', message: `stream ${index}: ${err.message}` } satisfies WorkerMessage));
+    stream.on('error', (err) =>
+      process.send!({ t: 'error', message: `stream ${index}: ${err.message}` } satisfies WorkerMessage),
+    );
     stream.on('trailers', (t) => {
-      if (t['grpc-status'] !== '0') process.send!({ t: 'error', message: `stream ${index}: grpc-status ${String(t['grpc-status'])} ${String(t['grpc-message'])}` } satisfies WorkerMessage);
+      if (t['grpc-status'] !== '0')
+        process.send!({
+          t: 'error',
+          message: `stream ${index}: grpc-status ${String(t['grpc-status'])} ${String(t['grpc-message'])}`,
+        } satisfies WorkerMessage);
     });
     const node = ztunnelNode(index);
     const firsts = new Set<string>();
@@ -263,7 +289,8 @@ function start(config: WorkerConfig): void {
         firsts.add(r.typeUrl);
         resources += r.resources;
         bytes += r.bytes;
-        if (firsts.size === 2) process.send!({ t: 'synced', stream: index, at, resources, bytes } satisfies WorkerMessage);
+        if (firsts.size === 2)
+          process.send!({ t: 'synced', stream: index, at, resources, bytes } satisfies WorkerMessage);
         return;
       }
       for (const v of r.versions) pending.push([v, at]);

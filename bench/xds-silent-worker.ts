@@ -64,12 +64,18 @@ function frame(message: Buffer): Buffer {
 function main(): void {
   const config = JSON.parse(process.argv[2]!) as SilentWorkerConfig;
   const method = (loadProtos(['xds.proto'])[ADS_SERVICE] as grpc.ServiceDefinition)[DELTA_METHOD]!;
-  const encode = (req: Record<string, unknown>) => frame(method.requestSerialize(req) as Buffer);
+  const encode = (req: Record<string, unknown>) => frame(method.requestSerialize(req));
   const ca = fs.readFileSync(config.caFile, 'utf8');
   for (let s = 0; s < config.streams; s++) {
     const index = config.firstIndex + s;
-    const session = http2.connect(`https://127.0.0.1:${config.port}`, { ca, servername: config.serverName, minVersion: 'TLSv1.3' });
-    session.on('error', (err) => process.send!({ t: 'error', message: `silent stream ${index}: ${err.message}` } satisfies WorkerMessage));
+    const session = http2.connect(`https://127.0.0.1:${config.port}`, {
+      ca,
+      servername: config.serverName,
+      minVersion: 'TLSv1.3',
+    });
+    session.on('error', (err) =>
+      process.send!({ t: 'error', message: `silent stream ${index}: ${err.message}` } satisfies WorkerMessage),
+    );
     const stream = session.request({
       ':method': 'POST',
       ':path': `/${ADS_SERVICE}/${DELTA_METHOD}`,
@@ -78,10 +84,21 @@ function main(): void {
       authorization: `Bearer ${config.token}`,
     });
     // A stream that never reads is expected to be reset by the server.
-    stream.on('error', (err) => config.read !== false && process.send!({ t: 'error', message: `silent stream ${index}: ${err.message}` } satisfies WorkerMessage));
+    stream.on(
+      'error',
+      (err) =>
+        config.read !== false &&
+        process.send!({ t: 'error', message: `silent stream ${index}: ${err.message}` } satisfies WorkerMessage),
+    );
     const node = {
-      id: ztunnelNodeId(`10.202.${(index >> 8) & 255}.${index & 255}`, `ztunnel-${config.read === false ? 'deaf' : 'silent'}-${index}`, 'istio-system'),
-      metadata: { fields: { NAMESPACE: { stringValue: 'istio-system' }, NODE_NAME: { stringValue: `node-${index % 1000}` } } },
+      id: ztunnelNodeId(
+        `10.202.${(index >> 8) & 255}.${index & 255}`,
+        `ztunnel-${config.read === false ? 'deaf' : 'silent'}-${index}`,
+        'istio-system',
+      ),
+      metadata: {
+        fields: { NAMESPACE: { stringValue: 'istio-system' }, NODE_NAME: { stringValue: `node-${index % 1000}` } },
+      },
     };
     if (config.read === false) {
       stream.pause();

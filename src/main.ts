@@ -18,7 +18,7 @@ type Command = (argv: string[]) => Promise<number>;
 const COMMANDS: Record<string, { description: string; run: Command }> = {
   serve: { description: 'run the control plane (default)', run: serve },
   token: { description: 'mint a local-mode service-account token, as the kubelet would', run: runTokenCommand },
-  'xds-client': { description: "connect as a ztunnel and print what it is told", run: runXdsClientCommand },
+  'xds-client': { description: 'connect as a ztunnel and print what it is told', run: runXdsClientCommand },
   validate: { description: 'validate Istio YAML offline with the webhook rules', run: runValidateCommand },
   version: { description: 'print the version', run: printVersion },
 };
@@ -97,8 +97,12 @@ const LISTENER_LABELS: Record<string, string> = {
 };
 
 function printListeners(listeners: Map<string, { address: string }>, mode: string, dir: string): void {
-  const lines = [`istiod-ts ${versionInfo().version} started in ${mode} mode${mode === 'local' ? ` (config from ${dir})` : ''}`];
-  for (const [name, l] of listeners) if (name !== 'secure-grpc' && name !== 'webhook') lines.push(`  ${(LISTENER_LABELS[name] ?? name).padEnd(24)} ${l.address}`);
+  const lines = [
+    `istiod-ts ${versionInfo().version} started in ${mode} mode${mode === 'local' ? ` (config from ${dir})` : ''}`,
+  ];
+  for (const [name, l] of listeners)
+    if (name !== 'secure-grpc' && name !== 'webhook')
+      lines.push(`  ${(LISTENER_LABELS[name] ?? name).padEnd(24)} ${l.address}`);
   process.stdout.write(lines.join('\n') + '\n');
 }
 

@@ -33,7 +33,11 @@ export interface FolderIndex {
 }
 
 /** Loads `dir` once into a new store and derives the ambient index, with the server's settings when given. */
-export async function buildFolderIndex(dir: string, options?: ServeOptions, mesh: MeshConfigSource = staticMesh()): Promise<FolderIndex> {
+export async function buildFolderIndex(
+  dir: string,
+  options?: ServeOptions,
+  mesh: MeshConfigSource = staticMesh(),
+): Promise<FolderIndex> {
   const store = new MemoryStore();
   const source = new LocalSource({ dir, writer: store, watch: false });
   await source.start();
@@ -42,7 +46,13 @@ export async function buildFolderIndex(dir: string, options?: ServeOptions, mesh
     mesh,
     clusterId: options?.env.CLUSTER_ID ?? 'Kubernetes',
     domain: options?.flags.domain ?? 'cluster.local',
-    ...(options ? { systemNamespace: options.env.POD_NAMESPACE, revision: options.env.REVISION, enableDryRun: options.env.AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY } : {}),
+    ...(options
+      ? {
+          systemNamespace: options.env.POD_NAMESPACE,
+          revision: options.env.REVISION,
+          enableDryRun: options.env.AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY,
+        }
+      : {}),
   });
   return {
     index,
@@ -58,7 +68,9 @@ export async function buildFolderIndex(dir: string, options?: ServeOptions, mesh
 export function stateOf(index: AmbientIndex): Record<string, Record<string, string>> {
   const out: Record<string, Record<string, string>> = {};
   for (const type of [ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL] as XdsTypeUrl[]) {
-    const entries = [...index.all(type)].map((r) => [r.name, r.version] as const).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = [...index.all(type)]
+      .map((r) => [r.name, r.version] as const)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     out[type] = Object.fromEntries(entries);
   }
   return out;

@@ -22,7 +22,12 @@ export function admissionTarget(): FuzzTarget {
       let review: Json;
       if (rng.chance(0.85)) {
         // Most mutations land in the object, where the validators work.
-        review = admissionReview(apiVersion, kind, mutateJson(rng, objects[k]!, objects), rng.chance(0.8) ? 'CREATE' : 'UPDATE');
+        review = admissionReview(
+          apiVersion,
+          kind,
+          mutateJson(rng, objects[k]!, objects),
+          rng.chance(0.8) ? 'CREATE' : 'UPDATE',
+        );
       } else {
         review = mutateJson(rng, reviews[k]!, reviews, 2);
       }
@@ -36,7 +41,8 @@ export function admissionTarget(): FuzzTarget {
         return 'refused';
       }
       const parsed = JSON.parse(reply.body) as { response?: { allowed?: unknown; uid?: unknown } };
-      if (typeof parsed.response?.allowed !== 'boolean') throw new FuzzFailure(`a 200 answer without response.allowed: ${reply.body.slice(0, 200)}`);
+      if (typeof parsed.response?.allowed !== 'boolean')
+        throw new FuzzFailure(`a 200 answer without response.allowed: ${reply.body.slice(0, 200)}`);
       count(tally, `${kind}: ${parsed.response.allowed ? 'allowed' : 'denied'}`);
       return parsed.response.allowed ? 'accepted' : 'refused';
     },

@@ -19,19 +19,29 @@ x509.cryptoProvider.set(crypto.webcrypto as never);
 const VERIFY_EVERY = 16;
 
 export async function makeCsr(key: 'P-256' | 'P-384' | 'RSA-2048'): Promise<Buffer> {
-  const alg: webcrypto.RsaHashedKeyGenParams | webcrypto.EcKeyGenParams = key === 'RSA-2048'
-    ? { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' }
-    : { name: 'ECDSA', namedCurve: key };
-  const keys = (await crypto.webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const alg: webcrypto.RsaHashedKeyGenParams | webcrypto.EcKeyGenParams =
+    key === 'RSA-2048'
+      ? { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' }
+      : { name: 'ECDSA', namedCurve: key };
+  const keys = await crypto.webcrypto.subtle.generateKey(alg, true, ['sign', 'verify']);
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
     keys,
-    signingAlgorithm: key === 'RSA-2048' ? alg : ({ name: 'ECDSA', hash: key === 'P-384' ? 'SHA-384' : 'SHA-256' } as webcrypto.EcdsaParams),
-    extensions: [new x509.SubjectAlternativeNameExtension([{ type: 'url', value: 'spiffe://cluster.local/ns/bookinfo/sa/reviews' }], true)],
+    signingAlgorithm:
+      key === 'RSA-2048'
+        ? alg
+        : ({ name: 'ECDSA', hash: key === 'P-384' ? 'SHA-384' : 'SHA-256' } as webcrypto.EcdsaParams),
+    extensions: [
+      new x509.SubjectAlternativeNameExtension(
+        [{ type: 'url', value: 'spiffe://cluster.local/ns/bookinfo/sa/reviews' }],
+        true,
+      ),
+    ],
   });
   return Buffer.from(csr.rawData);
 }
 
-export const pem = (der: Buffer): string => `-----BEGIN CERTIFICATE REQUEST-----\n${der.toString('base64').replace(/.{64}/g, '$&\n')}\n-----END CERTIFICATE REQUEST-----\n`;
+export const pem = (der: Buffer): string =>
+  `-----BEGIN CERTIFICATE REQUEST-----\n${der.toString('base64').replace(/.{64}/g, '$&\n')}\n-----END CERTIFICATE REQUEST-----\n`;
 
 export async function csrTarget(): Promise<FuzzTarget> {
   const seeds = [await makeCsr('P-256'), await makeCsr('P-384'), await makeCsr('RSA-2048')];
@@ -39,7 +49,8 @@ export async function csrTarget(): Promise<FuzzTarget> {
   let accepted = 0;
   return {
     name: 'csr',
-    describe: 'CSR DER (ECDSA P-256/P-384, RSA 2048) mutated by TLV into parseCsrDer()/parseCsr() (src/ca/csr.ts), every 16th accepted one verified',
+    describe:
+      'CSR DER (ECDSA P-256/P-384, RSA 2048) mutated by TLV into parseCsrDer()/parseCsr() (src/ca/csr.ts), every 16th accepted one verified',
     tally,
     async run(rng: Rng, record: CaseRecord): Promise<Verdict> {
       const der = rng.chance(0.97) ? mutateDer(rng, rng.pick(seeds)) : rng.pick(seeds);
@@ -57,7 +68,13 @@ export async function csrTarget(): Promise<FuzzTarget> {
         return 'accepted';
       } catch (err) {
         if (!(err instanceof CsrError)) throw err;
-        count(tally, `refused: ${err.message.replace(/\d+/g, 'N').replace(/ [0-9.]{6,}/g, ' OID').slice(0, 80)}`);
+        count(
+          tally,
+          `refused: ${err.message
+            .replace(/\d+/g, 'N')
+            .replace(/ [0-9.]{6,}/g, ' OID')
+            .slice(0, 80)}`,
+        );
         return 'refused';
       }
     },

@@ -65,7 +65,9 @@ class FakeCall extends EventEmitter {
   }
 }
 
-const noAuth: CallAuthenticator = { authenticate: () => Promise.reject(new Error('authentication is off in the fuzzer')) } as unknown as CallAuthenticator;
+const noAuth: CallAuthenticator = {
+  authenticate: () => Promise.reject(new Error('authentication is off in the fuzzer')),
+};
 
 function isStackOverflow(err: unknown): boolean {
   return err instanceof RangeError && /call stack/i.test(err.message);
@@ -73,7 +75,12 @@ function isStackOverflow(err: unknown): boolean {
 
 export async function deltaRequestTarget(): Promise<FuzzTarget> {
   const demo: FolderIndex = await buildFolderIndex(DEMO_DIR);
-  const server = new XdsServer(demo.index, noAuth, { debounce: { after: 100, max: 1000 }, auth: false, identityCheck: false }, new XdsMetrics(new Registry()));
+  const server = new XdsServer(
+    demo.index,
+    noAuth,
+    { debounce: { after: 100, max: 1000 }, auth: false, identityCheck: false },
+    new XdsMetrics(new Registry()),
+  );
   const accept = server.implementation()[DELTA_METHOD] as (call: DeltaCall) => void;
   const root = new protobuf.Root();
   root.loadSync(path.join(protoDir(), 'xds.proto'), { keepCase: true });
@@ -85,13 +92,20 @@ export async function deltaRequestTarget(): Promise<FuzzTarget> {
     enc({ node: NODE, type_url: AUTHORIZATION_TYPE_URL, resource_names_subscribe: ['*'] }),
     enc({ node: NODE, type_url: ADDRESS_TYPE_URL, resource_names_subscribe: ['*'], resource_names_unsubscribe: ['*'] }),
     enc({ node: NODE, type_url: ADDRESS_TYPE_URL, initial_resource_versions: held }),
-    enc({ node: NODE, type_url: ADDRESS_TYPE_URL, initial_resource_versions: { ...held, 'Kubernetes//Pod/bookinfo/gone': 'x' } }),
+    enc({
+      node: NODE,
+      type_url: ADDRESS_TYPE_URL,
+      initial_resource_versions: { ...held, 'Kubernetes//Pod/bookinfo/gone': 'x' },
+    }),
   ];
   const later = (nonce: string) => [
     enc({ type_url: ADDRESS_TYPE_URL, response_nonce: nonce }),
     enc({ type_url: AUTHORIZATION_TYPE_URL, response_nonce: nonce }),
     enc({ type_url: ADDRESS_TYPE_URL, response_nonce: nonce, error_detail: { code: 3, message: 'rejected' } }),
-    enc({ type_url: ADDRESS_TYPE_URL, resource_names_subscribe: ['bookinfo/reviews.bookinfo.svc.cluster.local', 'Kubernetes/10.244.1.10'] }),
+    enc({
+      type_url: ADDRESS_TYPE_URL,
+      resource_names_subscribe: ['bookinfo/reviews.bookinfo.svc.cluster.local', 'Kubernetes/10.244.1.10'],
+    }),
     enc({ type_url: ADDRESS_TYPE_URL, resource_names_unsubscribe: ['bookinfo/reviews.bookinfo.svc.cluster.local'] }),
     enc({ node: NODE, type_url: 'type.googleapis.com/istio.workload.Workload', resource_names_subscribe: ['*'] }),
   ];
@@ -99,7 +113,8 @@ export async function deltaRequestTarget(): Promise<FuzzTarget> {
 
   return {
     name: 'delta-request',
-    describe: 'DeltaDiscoveryRequest bytes through decodeDeltaRequest() (src/xds/request-wire.ts) into a DeltaStream of XdsServer over the demo mesh',
+    describe:
+      'DeltaDiscoveryRequest bytes through decodeDeltaRequest() (src/xds/request-wire.ts) into a DeltaStream of XdsServer over the demo mesh',
     tally,
     run(rng: Rng, record: CaseRecord): Verdict {
       const call = new FakeCall();
@@ -108,9 +123,14 @@ export async function deltaRequestTarget(): Promise<FuzzTarget> {
       try {
         const n = 1 + rng.int(3);
         for (let k = 0; k < n && !call.status; k++) {
-          let bytes: Buffer = k === 0 || rng.chance(0.2) ? rng.pick(firsts) : rng.pick(later(rng.chance(0.8) ? call.lastNonce : 'stale'));
+          let bytes: Buffer =
+            k === 0 || rng.chance(0.2) ? rng.pick(firsts) : rng.pick(later(rng.chance(0.8) ? call.lastNonce : 'stale'));
           if (rng.chance(0.95)) for (let m = 1 + rng.int(3); m > 0; m--) bytes = mutateProto(rng, bytes);
-          inputs.push(bytes.length > 4096 ? `${bytes.subarray(0, 4096).toString('base64')}… (${bytes.length} bytes)` : bytes.toString('base64'));
+          inputs.push(
+            bytes.length > 4096
+              ? `${bytes.subarray(0, 4096).toString('base64')}… (${bytes.length} bytes)`
+              : bytes.toString('base64'),
+          );
           record.input = `requests (base64): ${inputs.join(' | ')}`;
           if (bytes.length > MAX_RECEIVE_BYTES) {
             count(tally, 'refused by grpc-js: over max_receive_message_length');
@@ -120,7 +140,8 @@ export async function deltaRequestTarget(): Promise<FuzzTarget> {
           try {
             req = decodeDeltaRequest(bytes);
           } catch (err) {
-            if (isStackOverflow(err)) throw new FuzzFailure(`decoding overflowed the stack (unbounded recursion): ${(err as Error).message}`);
+            if (isStackOverflow(err))
+              throw new FuzzFailure(`decoding overflowed the stack (unbounded recursion): ${(err as Error).message}`);
             count(tally, 'decode error (grpc-js ends the call)');
             return 'refused';
           }
@@ -131,8 +152,15 @@ export async function deltaRequestTarget(): Promise<FuzzTarget> {
       }
       if (call.status) {
         const code = grpc.status[call.status.code] ?? String(call.status.code);
-        if (call.status.code === grpc.status.INTERNAL) throw new FuzzFailure(`the stream failed with INTERNAL (an exception in the server): ${call.status.details}`);
-        count(tally, `stream ended ${code}: ${call.status.details.replace(/"[^"]*"/g, '"…"').replace(/\d+/g, 'N').slice(0, 90)}`);
+        if (call.status.code === grpc.status.INTERNAL)
+          throw new FuzzFailure(`the stream failed with INTERNAL (an exception in the server): ${call.status.details}`);
+        count(
+          tally,
+          `stream ended ${code}: ${call.status.details
+            .replace(/"[^"]*"/g, '"…"')
+            .replace(/\d+/g, 'N')
+            .slice(0, 90)}`,
+        );
         return 'refused';
       }
       count(tally, call.responses > 0 ? 'answered' : 'no answer (no node yet or nothing to send)');

@@ -36,7 +36,8 @@ interface RequestModel {
   body: Buffer;
 }
 
-const REVIEW_BODY = '{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u","operation":"CREATE","object":{}}}';
+const REVIEW_BODY =
+  '{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u","operation":"CREATE","object":{}}}';
 
 function apiServerRequest(rng: Rng): RequestModel {
   const body = Buffer.from(rng.chance(0.8) ? REVIEW_BODY : rng.chance(0.5) ? '' : 'x'.repeat(rng.size(3000)));
@@ -64,10 +65,60 @@ function apiServerRequest(rng: Rng): RequestModel {
   };
 }
 
-const ODD_CHARS = ['\t', ' ', '\x00', '\x01', '\x0b', '\x0c', '\x7f', '\x80', '\xa0', '\xff', '"', '(', '@', '{', ':', ';', ',', '\r', '\n', '\r\n', '\r\n '];
+const ODD_CHARS = [
+  '\t',
+  ' ',
+  '\x00',
+  '\x01',
+  '\x0b',
+  '\x0c',
+  '\x7f',
+  '\x80',
+  '\xa0',
+  '\xff',
+  '"',
+  '(',
+  '@',
+  '{',
+  ':',
+  ';',
+  ',',
+  '\r',
+  '\n',
+  '\r\n',
+  '\r\n ',
+];
 const EOLS = ['\r\n', '\n', '\r', '\r\r\n', '\n\r', ' \r\n'];
-const HEADER_NAMES = ['Content-Length', 'Transfer-Encoding', 'Connection', 'Upgrade', 'Host', 'Expect', 'Content-Type', 'X-Forwarded-For', 'Trailer', 'TE', 'Content-length', 'content-length '];
-const CONTENT_LENGTHS = ['0', '00', '+1', '-1', ' 1', '1 ', '1,1', '0x10', '1e2', '18446744073709551616', '999999999999999', '9999999999999999', '', 'abc'];
+const HEADER_NAMES = [
+  'Content-Length',
+  'Transfer-Encoding',
+  'Connection',
+  'Upgrade',
+  'Host',
+  'Expect',
+  'Content-Type',
+  'X-Forwarded-For',
+  'Trailer',
+  'TE',
+  'Content-length',
+  'content-length ',
+];
+const CONTENT_LENGTHS = [
+  '0',
+  '00',
+  '+1',
+  '-1',
+  ' 1',
+  '1 ',
+  '1,1',
+  '0x10',
+  '1e2',
+  '18446744073709551616',
+  '999999999999999',
+  '9999999999999999',
+  '',
+  'abc',
+];
 
 const oddChar = (rng: Rng) => rng.pick(ODD_CHARS);
 const insertAt = (s: string, text: string, at: number) => s.slice(0, at) + text + s.slice(at);
@@ -75,41 +126,169 @@ const insertAt = (s: string, text: string, at: number) => s.slice(0, at) + text 
 function mutateModel(rng: Rng, m: RequestModel): void {
   const hi = () => rng.int(m.headers.length);
   switch (rng.int(20)) {
-    case 0: if (m.headers.length > 0) m.headers.splice(hi(), 1); break;
-    case 1: if (m.headers.length > 0) { const i = hi(); m.headers.splice(i, 0, { ...m.headers[i]! }); } break;
-    case 2: if (m.headers.length > 1) { const i = hi(), j = hi(); [m.headers[i], m.headers[j]] = [m.headers[j]!, m.headers[i]!]; } break;
-    case 3: if (m.headers.length > 0) { const x = m.headers[hi()]!; x.name = rng.chance(0.5) ? x.name.toUpperCase() : insertAt(x.name, oddChar(rng), rng.int(x.name.length + 1)); } break;
-    case 4: if (m.headers.length > 0) { const x = m.headers[hi()]!; x.value = insertAt(x.value, oddChar(rng), rng.int(x.value.length + 1)); } break;
-    case 5: if (m.headers.length > 0) m.headers[hi()]!.sep = rng.pick([':', ' :', ':\t', ': \t ', '::', '', ' : ', ':\x0b']); break;
-    case 6: if (m.headers.length > 0) m.headers[hi()]!.eol = rng.pick(EOLS); else m.lineEol = rng.pick(EOLS); break;
-    case 7: m.headers.splice(rng.int(m.headers.length + 1), 0, { name: rng.pick(HEADER_NAMES), sep: ': ', value: rng.pick(['chunked', 'gzip, chunked', 'identity', 'upgrade', 'close', 'keep-alive', 'h2c', '100-continue', String(m.body.length), boundaryStrings(rng)]), eol: '\r\n' }); break;
-    case 8: { const cl = m.headers.find((x) => x.name.toLowerCase() === 'content-length'); if (cl) cl.value = rng.pick(CONTENT_LENGTHS); else m.headers.push({ name: 'Content-Length', sep: ': ', value: rng.pick(CONTENT_LENGTHS), eol: '\r\n' }); break; }
-    case 9: m.headers.push({ name: 'Content-Length', sep: ': ', value: String(m.body.length + rng.pick([0, 0, 1, -1, 5])), eol: '\r\n' }); break;
-    case 10: m.method = rng.pick(['get', 'PUT', 'CONNECT', 'OPTIONS', 'PRI', 'SEARCH', 'QUERY', 'FOO', 'P\x00ST', 'POST ', '', 'M'.repeat(rng.size(200)), 'PROPFIND', 'M-SEARCH', 'LINK', 'ACL']); break;
-    case 11: m.target = rng.pick(['*', 'http://istiod/validate', 'istiod:443', '/a b', '/\x7f', '/é', '/\x80', '', '//', '/?', '/#f', '/' + 'a'.repeat(rng.scale([10, 1000, 8000], [16384, 20000])), insertAt(m.target, oddChar(rng), rng.int(m.target.length + 1))]); break;
-    case 12: m.version = rng.pick(['HTTP/1.2', 'HTTP/2.0', 'HTTP/1.', 'HTTP/1.10', 'http/1.1', 'HTTP/0.9', 'HTTP/1.1 ', 'HTTP/11', 'HTTP/3.0', 'HTTP/1.0']); break;
-    case 13: if (rng.chance(0.5)) m.sp1 = rng.pick(['  ', '\t', '', ' \t']); else m.sp2 = rng.pick(['  ', '\t', '', ' \t']); break;
-    case 14: m.leading = rng.pick(['\r\n', '\r\n\r\n', '\n', ' ', '\r\n'.repeat(rng.size(50))]); break;
-    case 15: { // obsolete line folding
-      if (m.headers.length > 0) { const x = m.headers[hi()]!; x.value += rng.pick(['\r\n continued', '\r\n\tcontinued', '\n continued']); }
+    case 0:
+      if (m.headers.length > 0) m.headers.splice(hi(), 1);
+      break;
+    case 1:
+      if (m.headers.length > 0) {
+        const i = hi();
+        m.headers.splice(i, 0, { ...m.headers[i]! });
+      }
+      break;
+    case 2:
+      if (m.headers.length > 1) {
+        const i = hi(),
+          j = hi();
+        [m.headers[i], m.headers[j]] = [m.headers[j]!, m.headers[i]!];
+      }
+      break;
+    case 3:
+      if (m.headers.length > 0) {
+        const x = m.headers[hi()]!;
+        x.name = rng.chance(0.5) ? x.name.toUpperCase() : insertAt(x.name, oddChar(rng), rng.int(x.name.length + 1));
+      }
+      break;
+    case 4:
+      if (m.headers.length > 0) {
+        const x = m.headers[hi()]!;
+        x.value = insertAt(x.value, oddChar(rng), rng.int(x.value.length + 1));
+      }
+      break;
+    case 5:
+      if (m.headers.length > 0) m.headers[hi()]!.sep = rng.pick([':', ' :', ':\t', ': \t ', '::', '', ' : ', ':\x0b']);
+      break;
+    case 6:
+      if (m.headers.length > 0) m.headers[hi()]!.eol = rng.pick(EOLS);
+      else m.lineEol = rng.pick(EOLS);
+      break;
+    case 7:
+      m.headers.splice(rng.int(m.headers.length + 1), 0, {
+        name: rng.pick(HEADER_NAMES),
+        sep: ': ',
+        value: rng.pick([
+          'chunked',
+          'gzip, chunked',
+          'identity',
+          'upgrade',
+          'close',
+          'keep-alive',
+          'h2c',
+          '100-continue',
+          String(m.body.length),
+          boundaryStrings(rng),
+        ]),
+        eol: '\r\n',
+      });
+      break;
+    case 8: {
+      const cl = m.headers.find((x) => x.name.toLowerCase() === 'content-length');
+      if (cl) cl.value = rng.pick(CONTENT_LENGTHS);
+      else m.headers.push({ name: 'Content-Length', sep: ': ', value: rng.pick(CONTENT_LENGTHS), eol: '\r\n' });
       break;
     }
-    case 16: m.headEnd = rng.pick(['\n', '\r', '\r\r\n', ' \r\n', '\r\n\r\n']); break;
-    case 17: { // a chunked body
+    case 9:
+      m.headers.push({
+        name: 'Content-Length',
+        sep: ': ',
+        value: String(m.body.length + rng.pick([0, 0, 1, -1, 5])),
+        eol: '\r\n',
+      });
+      break;
+    case 10:
+      m.method = rng.pick([
+        'get',
+        'PUT',
+        'CONNECT',
+        'OPTIONS',
+        'PRI',
+        'SEARCH',
+        'QUERY',
+        'FOO',
+        'P\x00ST',
+        'POST ',
+        '',
+        'M'.repeat(rng.size(200)),
+        'PROPFIND',
+        'M-SEARCH',
+        'LINK',
+        'ACL',
+      ]);
+      break;
+    case 11:
+      m.target = rng.pick([
+        '*',
+        'http://istiod/validate',
+        'istiod:443',
+        '/a b',
+        '/\x7f',
+        '/é',
+        '/\x80',
+        '',
+        '//',
+        '/?',
+        '/#f',
+        '/' + 'a'.repeat(rng.scale([10, 1000, 8000], [16384, 20000])),
+        insertAt(m.target, oddChar(rng), rng.int(m.target.length + 1)),
+      ]);
+      break;
+    case 12:
+      m.version = rng.pick([
+        'HTTP/1.2',
+        'HTTP/2.0',
+        'HTTP/1.',
+        'HTTP/1.10',
+        'http/1.1',
+        'HTTP/0.9',
+        'HTTP/1.1 ',
+        'HTTP/11',
+        'HTTP/3.0',
+        'HTTP/1.0',
+      ]);
+      break;
+    case 13:
+      if (rng.chance(0.5)) m.sp1 = rng.pick(['  ', '\t', '', ' \t']);
+      else m.sp2 = rng.pick(['  ', '\t', '', ' \t']);
+      break;
+    case 14:
+      m.leading = rng.pick(['\r\n', '\r\n\r\n', '\n', ' ', '\r\n'.repeat(rng.size(50))]);
+      break;
+    case 15: {
+      // obsolete line folding
+      if (m.headers.length > 0) {
+        const x = m.headers[hi()]!;
+        x.value += rng.pick(['\r\n continued', '\r\n\tcontinued', '\n continued']);
+      }
+      break;
+    }
+    case 16:
+      m.headEnd = rng.pick(['\n', '\r', '\r\r\n', ' \r\n', '\r\n\r\n']);
+      break;
+    case 17: {
+      // a chunked body
       m.headers.push({ name: 'Transfer-Encoding', sep: ': ', value: 'chunked', eol: '\r\n' });
       m.body = Buffer.from(`${m.body.length.toString(16)}\r\n${m.body.toString('latin1')}\r\n0\r\n\r\n`, 'latin1');
       if (rng.chance(0.5)) m.headers = m.headers.filter((x) => x.name !== 'Content-Length');
       break;
     }
-    case 18: { // many or large headers, around the 16 KiB and 100-line limits
+    case 18: {
+      // many or large headers, around the 16 KiB and 100-line limits
       const n = rng.pick([30, 33, 99, 100, 101, 200]);
       const width = rng.pick([1, 100, 160, 16300]);
-      for (let i = 0; i < n && m.headers.length < 400; i++) m.headers.push({ name: `X-H${i}`, sep: ': ', value: 'v'.repeat(Math.max(1, Math.floor(width / n))), eol: '\r\n' });
-      if (rng.chance(0.3)) m.headers.push({ name: 'X-Big', sep: ': ', value: 'b'.repeat(16384 - 200 + rng.int(400)), eol: '\r\n' });
+      for (let i = 0; i < n && m.headers.length < 400; i++)
+        m.headers.push({
+          name: `X-H${i}`,
+          sep: ': ',
+          value: 'v'.repeat(Math.max(1, Math.floor(width / n))),
+          eol: '\r\n',
+        });
+      if (rng.chance(0.3))
+        m.headers.push({ name: 'X-Big', sep: ': ', value: 'b'.repeat(16384 - 200 + rng.int(400)), eol: '\r\n' });
       break;
     }
     default: // body longer or shorter than declared
-      m.body = rng.chance(0.5) ? Buffer.concat([m.body, Buffer.from(boundaryStrings(rng), 'latin1')]) : m.body.subarray(0, rng.int(m.body.length + 1));
+      m.body = rng.chance(0.5)
+        ? Buffer.concat([m.body, Buffer.from(boundaryStrings(rng), 'latin1')])
+        : m.body.subarray(0, rng.int(m.body.length + 1));
   }
 }
 
@@ -130,7 +309,8 @@ function generate(rng: Rng): Buffer {
     parts.push(render(m));
   }
   let bytes = Buffer.concat(parts);
-  if (rng.chance(0.1)) { // raw byte noise after the structural mutations
+  if (rng.chance(0.1)) {
+    // raw byte noise after the structural mutations
     bytes = Buffer.from(bytes);
     for (let k = 1 + rng.int(3); k > 0 && bytes.length > 0; k--) bytes[rng.int(bytes.length)] = rng.int(256);
   }
@@ -166,7 +346,8 @@ function differences(ours: HttpRequest, ref: LlhttpRequest): string[] {
   const diff: string[] = [];
   if (ref.upgrade) diff.push('llhttp treats it as an upgrade (Node hands the socket over or closes it)');
   // llhttp knows a few methods Node's table does not name (QUERY); Node cannot serve those at all.
-  if (ours.method !== ref.method && !ref.method.startsWith('#')) diff.push(`method ${JSON.stringify(ours.method)} vs ${JSON.stringify(ref.method)}`);
+  if (ours.method !== ref.method && !ref.method.startsWith('#'))
+    diff.push(`method ${JSON.stringify(ours.method)} vs ${JSON.stringify(ref.method)}`);
   if (ours.target !== ref.target) diff.push(`target ${JSON.stringify(ours.target)} vs ${JSON.stringify(ref.target)}`);
   const theirs = headerMap(ref.rawHeaders);
   const names = new Set([...ours.headers.keys(), ...theirs.keys()]);
@@ -212,11 +393,19 @@ export function http1Target(): FuzzTarget {
       for (let i = 0; i < accepted.length; i++) {
         const theirs = ref.requests[i];
         if (!theirs) {
-          const why = ref.end.type === 'error' ? `${ref.end.code} (${ref.end.reason})` : ref.end.type === 'upgrade' ? 'an upgrade' : 'an incomplete request';
-          throw new FuzzFailure(`http1.ts accepted request #${i + 1} (${accepted[i]!.method} ${accepted[i]!.target}) where llhttp saw ${why}`);
+          const why =
+            ref.end.type === 'error'
+              ? `${ref.end.code} (${ref.end.reason})`
+              : ref.end.type === 'upgrade'
+                ? 'an upgrade'
+                : 'an incomplete request';
+          throw new FuzzFailure(
+            `http1.ts accepted request #${i + 1} (${accepted[i]!.method} ${accepted[i]!.target}) where llhttp saw ${why}`,
+          );
         }
         const diff = differences(accepted[i]!, theirs);
-        if (diff.length > 0) throw new FuzzFailure(`request #${i + 1} differs from llhttp's reading: ${diff.join('; ')}`);
+        if (diff.length > 0)
+          throw new FuzzFailure(`request #${i + 1} differs from llhttp's reading: ${diff.join('; ')}`);
       }
       if (refusal && ref.requests.length > accepted.length) count(tally, `stricter than llhttp: ${refusal}`);
       return accepted.length > 0 ? 'accepted' : 'refused';

@@ -15,9 +15,12 @@ import { CaseRecord, count, FuzzTarget, Verdict } from './target';
 
 const YAML_SNIPPETS = (rng: Rng): string =>
   rng.pick([
-    () => 'a: &a ["x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n',
-    () => `x: ${'['.repeat(rng.scale(DEEPEN_LEVELS, DEEPEN_LEVELS_EXTREME))}1${']'.repeat(rng.scale(DEEPEN_LEVELS, DEEPEN_LEVELS_EXTREME))}\n`,
-    () => `x: ${'{a: '.repeat(rng.scale(DEEPEN_LEVELS, DEEPEN_LEVELS_EXTREME))}1${'}'.repeat(rng.scale(DEEPEN_LEVELS, DEEPEN_LEVELS_EXTREME))}\n`,
+    () =>
+      'a: &a ["x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n',
+    () =>
+      `x: ${'['.repeat(rng.scale(DEEPEN_LEVELS, DEEPEN_LEVELS_EXTREME))}1${']'.repeat(rng.scale(DEEPEN_LEVELS, DEEPEN_LEVELS_EXTREME))}\n`,
+    () =>
+      `x: ${'{a: '.repeat(rng.scale(DEEPEN_LEVELS, DEEPEN_LEVELS_EXTREME))}1${'}'.repeat(rng.scale(DEEPEN_LEVELS, DEEPEN_LEVELS_EXTREME))}\n`,
     () => 'metadata: !!binary aGVsbG8=\n',
     () => 'spec: !!js/function "function(){}"\n',
     () => 'metadata:\n  name: a\n  name: b\n',
@@ -48,27 +51,43 @@ function toYaml(doc: Json): string {
 }
 
 export async function manifestTarget(): Promise<FuzzTarget> {
-  const files = fs.readdirSync(DEMO_DIR).filter((f) => f.endsWith('.yaml')).map((f) => ({ name: f, text: fs.readFileSync(path.join(DEMO_DIR, f), 'utf8') }));
+  const files = fs
+    .readdirSync(DEMO_DIR)
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => ({ name: f, text: fs.readFileSync(path.join(DEMO_DIR, f), 'utf8') }));
   // Single documents (as text) make most inputs: whole files cost the YAML parser milliseconds each.
   const docTexts = files.flatMap((f) => f.text.split(/^---$/m)).filter((t) => /kind:/.test(t));
-  const docs: Json[] = files.flatMap((f) => parseAllDocuments(f.text).flatMap((d) => (Array.isArray(d) ? [] : [d.toJS() as Json])));
+  const docs: Json[] = files.flatMap((f) =>
+    parseAllDocuments(f.text).flatMap((d) => (Array.isArray(d) ? [] : [d.toJS() as Json])),
+  );
   const demo = await buildFolderIndex(DEMO_DIR);
   const tally = new Map<string, number>();
 
   return {
     name: 'manifest',
-    describe: 'demo manifests mutated as trees and as YAML text into parseManifest() (src/store/local/manifest.ts), then applied to a store under a live ambient index',
+    describe:
+      'demo manifests mutated as trees and as YAML text into parseManifest() (src/store/local/manifest.ts), then applied to a store under a live ambient index',
     tally,
     run(rng: Rng, record: CaseRecord): Verdict {
       const asJson = rng.chance(0.4);
       const file = asJson ? 'fuzz.json' : 'fuzz.yaml';
       let text: string;
       if (rng.chance(0.7)) {
-        const picked = Array.from({ length: rng.chance(0.8) ? 1 : 2 + rng.int(2) }, () => mutateJson(rng, rng.pick(docs), docs));
-        text = asJson ? toJsonText(picked.length === 1 ? picked[0] : { apiVersion: 'v1', kind: 'List', items: picked }) : picked.map(toYaml).join('---\n');
+        const picked = Array.from({ length: rng.chance(0.8) ? 1 : 2 + rng.int(2) }, () =>
+          mutateJson(rng, rng.pick(docs), docs),
+        );
+        text = asJson
+          ? toJsonText(
+              picked.length === 1 && picked[0] !== undefined
+                ? picked[0]
+                : { apiVersion: 'v1', kind: 'List', items: picked },
+            )
+          : picked.map(toYaml).join('---\n');
       } else {
         const base = rng.chance(0.1) ? rng.pick(files).text : rng.pick(docTexts);
-        text = rng.chance(0.5) ? mutateText(rng, base) : base.slice(0, rng.int(base.length)) + YAML_SNIPPETS(rng) + base.slice(rng.int(base.length));
+        text = rng.chance(0.5)
+          ? mutateText(rng, base)
+          : base.slice(0, rng.int(base.length)) + YAML_SNIPPETS(rng) + base.slice(rng.int(base.length));
       }
       record.input = `${file}: ${JSON.stringify(text)}`;
       record.budgetMs = text.length / MIN_PARSE_BYTES_PER_MS;
@@ -85,7 +104,10 @@ export async function manifestTarget(): Promise<FuzzTarget> {
         return 'accepted';
       }
       // Apply, then restore the demo objects these replaced (same kind, namespace and name).
-      const replaced = parsed.objects.map((o) => ({ kind: o.kind, prior: demo.store.get(o.kind, o.object.metadata.namespace, o.object.metadata.name) }));
+      const replaced = parsed.objects.map((o) => ({
+        kind: o.kind,
+        prior: demo.store.get(o.kind, o.object.metadata.namespace, o.object.metadata.name),
+      }));
       demo.store.apply(parsed.objects.map((o) => ({ kind: o.kind, object: o.object })));
       demo.store.apply(
         parsed.objects.map((o, i) => {

@@ -64,7 +64,12 @@ export interface FuzzOptions {
 function where(e: Error | undefined): string {
   const frames = (e?.stack ?? '').split('\n').filter((l) => l.trimStart().startsWith('at '));
   const ours = frames.filter((l) => l.includes('/src/'));
-  const shown = (ours.length > 0 ? ours : frames).slice(0, 3).map((l) => l.trim().replace(/^at /, '').replace(/\(?\/.*\/(src|bench|node_modules)\//, '($1/'));
+  const shown = (ours.length > 0 ? ours : frames).slice(0, 3).map((l) =>
+    l
+      .trim()
+      .replace(/^at /, '')
+      .replace(/\(?\/.*\/(src|bench|node_modules)\//, '($1/'),
+  );
   return shown.length > 0 ? ` [at ${shown.join(' < ')}]` : '';
 }
 
@@ -75,14 +80,27 @@ export function replayCommand(f: Pick<Failure, 'target' | 'seed' | 'caseIndex'>)
 }
 
 export function formatFailure(f: Failure): string {
-  const input = f.input.length > FAILURE_INPUT_CHARS ? `${f.input.slice(0, FAILURE_INPUT_CHARS)}… (${f.input.length} chars)` : f.input;
+  const input =
+    f.input.length > FAILURE_INPUT_CHARS
+      ? `${f.input.slice(0, FAILURE_INPUT_CHARS)}… (${f.input.length} chars)`
+      : f.input;
   return `FAIL [${f.kind}] ${f.target} seed=${f.seed} case=${f.caseIndex}: ${f.message}\n  replay: ${replayCommand(f)}\n  input: ${input}`;
 }
 
 async function runTarget(target: FuzzTarget, opts: FuzzOptions, failures: Failure[]): Promise<TargetStats> {
-  const stats: TargetStats = { target: target.name, inputs: 0, accepted: 0, refused: 0, failures: 0, ms: 0, slowestMs: 0, heapAfterMiB: 0, tally: {} };
+  const stats: TargetStats = {
+    target: target.name,
+    inputs: 0,
+    accepted: 0,
+    refused: 0,
+    failures: 0,
+    ms: 0,
+    slowestMs: 0,
+    heapAfterMiB: 0,
+    tally: {},
+  };
   const first = opts.onlyCase ?? 0;
-  const end = opts.onlyCase !== undefined ? opts.onlyCase + 1 : opts.inputs.get(target.name) ?? 0;
+  const end = opts.onlyCase !== undefined ? opts.onlyCase + 1 : (opts.inputs.get(target.name) ?? 0);
   const started = performance.now();
   let kept = 0;
   for (let i = first; i < end; i++) {
@@ -96,11 +114,15 @@ async function runTarget(target: FuzzTarget, opts: FuzzOptions, failures: Failur
       else stats.refused++;
     } catch (err) {
       const e = err as Error;
-      failure = err instanceof FuzzFailure ? { kind: 'failure', message: e.message } : { kind: 'crash', message: `${e?.name ?? 'thrown'}: ${String(e?.message ?? err).slice(0, 300)}${where(e)}` };
+      failure =
+        err instanceof FuzzFailure
+          ? { kind: 'failure', message: e.message }
+          : { kind: 'crash', message: `${e?.name ?? 'thrown'}: ${String(e?.message ?? err).slice(0, 300)}${where(e)}` };
     }
     const ms = performance.now() - t0;
     const budget = Math.max(SLOW_CASE_MS, record.budgetMs ?? 0);
-    if (!failure && ms > budget) failure = { kind: 'slow', message: `took ${Math.round(ms)} ms (limit ${Math.round(budget)} ms)` };
+    if (!failure && ms > budget)
+      failure = { kind: 'slow', message: `took ${Math.round(ms)} ms (limit ${Math.round(budget)} ms)` };
     stats.slowestMs = Math.max(stats.slowestMs, ms);
     stats.inputs++;
     if (failure) {
@@ -125,7 +147,15 @@ export async function runFuzz(targets: readonly FuzzTarget[], opts: FuzzOptions)
   // Warm-up: a few hundred inputs per target with another seed, so code, caches and pools
   // exist before the heap is read; growth after that is what a long run would keep growing.
   if (opts.onlyCase === undefined) {
-    for (const t of targets) await runTarget(t, { seed: opts.seed ^ 0x5eed, inputs: new Map([[t.name, Math.min(WARM_UP_INPUTS, opts.inputs.get(t.name) ?? 0)]]) }, []);
+    for (const t of targets)
+      await runTarget(
+        t,
+        {
+          seed: opts.seed ^ 0x5eed,
+          inputs: new Map([[t.name, Math.min(WARM_UP_INPUTS, opts.inputs.get(t.name) ?? 0)]]),
+        },
+        [],
+      );
     for (const t of targets) t.tally?.clear();
   }
   const warm = await collectGarbage();
@@ -141,6 +171,11 @@ export async function runFuzz(targets: readonly FuzzTarget[], opts: FuzzOptions)
     seed: opts.seed,
     targets: stats,
     failures,
-    heap: { warmMiB: mib(warm), endMiB: mib(endHeap), growthMiB: mib(growth), bounded: growth <= MAX_HEAP_GROWTH_BYTES },
+    heap: {
+      warmMiB: mib(warm),
+      endMiB: mib(endHeap),
+      growthMiB: mib(growth),
+      bounded: growth <= MAX_HEAP_GROWTH_BYTES,
+    },
   };
 }

@@ -28,10 +28,12 @@ function parseArgs(argv: string[]): Args {
     else if (flag === '--seed') args.seed = Number(value);
     else if (flag === '--case') args.onlyCase = Number(value);
     else if (flag === '--target') {
-      if (!(TARGET_NAMES as readonly string[]).includes(value)) throw new Error(`unknown target "${value}" (one of ${TARGET_NAMES.join(', ')})`);
+      if (!(TARGET_NAMES as readonly string[]).includes(value))
+        throw new Error(`unknown target "${value}" (one of ${TARGET_NAMES.join(', ')})`);
       args.targets.push(value as TargetName);
     } else throw new Error(`unknown flag ${flag}`);
-    if (flag !== '--target' && !Number.isSafeInteger(Number(value.replace(/_/g, '')))) throw new Error(`${flag} must be an integer`);
+    if (flag !== '--target' && !Number.isSafeInteger(Number(value.replace(/_/g, ''))))
+      throw new Error(`${flag} must be an integer`);
   }
   if (args.targets.length === 0) args.targets = [...TARGET_NAMES];
   if (args.onlyCase !== undefined && args.targets.length !== 1) throw new Error('--case needs exactly one --target');
@@ -46,12 +48,19 @@ async function main(): Promise<number> {
   // a million of them on stderr would drown the report, so they are counted instead.
   const warnings = new Map<string, number>();
   process.removeAllListeners('warning');
-  process.on('warning', (w) => warnings.set(w.message.replace(/"[^"]*"/g, '"…"').slice(0, 120), (warnings.get(w.message.replace(/"[^"]*"/g, '"…"').slice(0, 120)) ?? 0) + 1));
+  process.on('warning', (w) =>
+    warnings.set(
+      w.message.replace(/"[^"]*"/g, '"…"').slice(0, 120),
+      (warnings.get(w.message.replace(/"[^"]*"/g, '"…"').slice(0, 120)) ?? 0) + 1,
+    ),
+  );
   const targets = [];
   for (const name of args.targets) targets.push(await createTarget(name));
   const inputs = splitInputs(args.inputs, args.targets);
   const plan = [...inputs].map(([t, n]) => `${t} ${n.toLocaleString('en-US')}`).join(', ');
-  console.log(`fuzz: seed ${args.seed}, ${args.onlyCase !== undefined ? `case ${args.onlyCase} of ${args.targets[0]}` : plan}`);
+  console.log(
+    `fuzz: seed ${args.seed}, ${args.onlyCase !== undefined ? `case ${args.onlyCase} of ${args.targets[0]}` : plan}`,
+  );
   const started = performance.now();
   const report = await runFuzz(targets, {
     seed: args.seed,
@@ -77,11 +86,15 @@ async function main(): Promise<number> {
     total += s.inputs;
     failures += s.failures;
     const rate = Math.round(s.inputs / (s.ms / 1000));
-    console.log(`${s.target.padEnd(13)} ${String(s.inputs).padStart(8)} ${String(s.accepted).padStart(10)} ${String(s.refused).padStart(9)} ${String(s.failures).padStart(9)} ${String(rate).padStart(9)} ${s.slowestMs.toFixed(1).padStart(11)} ${String(s.heapAfterMiB).padStart(15)}`);
+    console.log(
+      `${s.target.padEnd(13)} ${String(s.inputs).padStart(8)} ${String(s.accepted).padStart(10)} ${String(s.refused).padStart(9)} ${String(s.failures).padStart(9)} ${String(rate).padStart(9)} ${s.slowestMs.toFixed(1).padStart(11)} ${String(s.heapAfterMiB).padStart(15)}`,
+    );
     for (const [k, v] of Object.entries(s.tally).slice(0, 12)) console.log(`    ${String(v).padStart(7)}  ${k}`);
   }
   const { heap } = report;
-  console.log(`\n${total.toLocaleString('en-US')} inputs in ${seconds.toFixed(1)} s (${Math.round(total / seconds)}/s); heap after GC ${heap.warmMiB} MiB warm, ${heap.endMiB} MiB at the end (${heap.growthMiB >= 0 ? '+' : ''}${heap.growthMiB} MiB)${heap.bounded ? '' : ' - NOT BOUNDED'}`);
+  console.log(
+    `\n${total.toLocaleString('en-US')} inputs in ${seconds.toFixed(1)} s (${Math.round(total / seconds)}/s); heap after GC ${heap.warmMiB} MiB warm, ${heap.endMiB} MiB at the end (${heap.growthMiB >= 0 ? '+' : ''}${heap.growthMiB} MiB)${heap.bounded ? '' : ' - NOT BOUNDED'}`,
+  );
   for (const [w, n] of warnings) console.log(`process warnings (${n}x): ${w}`);
   console.log(`failures: ${failures}${failures > 0 ? ` (first: ${replayCommand(report.failures[0]!)})` : ''}`);
   return failures === 0 && heap.bounded ? 0 : 1;

@@ -22,7 +22,6 @@ interface HttpCommon {
   methods: string[];
 }
 
-// eslint-disable-next-line @typescript-eslint/no-var-requires
 const common = require('_http_common') as HttpCommon;
 const { HTTPParser, methods } = common;
 
@@ -57,8 +56,15 @@ export class Llhttp {
       this.pendingUrl += url;
     };
     p[HTTPParser.kOnHeadersComplete] = (
-      _major: number, _minor: number, headers: string[] | undefined, method: number, url: string | undefined,
-      _status: unknown, _message: unknown, upgrade: boolean, keepAlive: boolean,
+      _major: number,
+      _minor: number,
+      headers: string[] | undefined,
+      method: number,
+      url: string | undefined,
+      _status: unknown,
+      _message: unknown,
+      upgrade: boolean,
+      keepAlive: boolean,
     ) => {
       const raw = headers ?? this.pendingHeaders;
       this.current = {
@@ -98,10 +104,14 @@ export class Llhttp {
       // Not `instanceof Error`: under jest the binding's Error comes from another realm.
       if (typeof ret !== 'number') {
         const e = ret as Error & { code?: string; reason?: string };
-        return { requests: this.requests, end: { type: 'error', code: e.code ?? 'unknown', reason: e.reason ?? e.message } };
+        return {
+          requests: this.requests,
+          end: { type: 'error', code: e.code ?? 'unknown', reason: e.reason ?? e.message },
+        };
       }
       // Node's server stops parsing at an upgrade (or CONNECT) and hands the socket over.
-      if ((this.current as LlhttpRequest | undefined)?.upgrade || this.requests.some((r) => r.upgrade)) return { requests: this.requests, end: { type: 'upgrade' } };
+      if ((this.current as LlhttpRequest | undefined)?.upgrade || this.requests.some((r) => r.upgrade))
+        return { requests: this.requests, end: { type: 'upgrade' } };
     }
     return { requests: this.requests, end: { type: 'more' } };
   }

@@ -50,10 +50,14 @@ function parse(buf: Buffer): DerNode[] | undefined {
 function lengthBytes(rng: Rng | undefined, n: number): Buffer {
   if (rng?.chance(0.02)) {
     switch (rng.int(4)) {
-      case 0: return Buffer.from([0x81, n & 0xff]); // long form (non-minimal when short)
-      case 1: return Buffer.from([0x80]); // indefinite
-      case 2: return Buffer.from([0x84, 0, 0, (n >> 8) & 0xff, n & 0xff]); // leading zero bytes
-      default: return Buffer.from([0x82, 0xff, 0xff]); // a length that lies
+      case 0:
+        return Buffer.from([0x81, n & 0xff]); // long form (non-minimal when short)
+      case 1:
+        return Buffer.from([0x80]); // indefinite
+      case 2:
+        return Buffer.from([0x84, 0, 0, (n >> 8) & 0xff, n & 0xff]); // leading zero bytes
+      default:
+        return Buffer.from([0x82, 0xff, 0xff]); // a length that lies
     }
   }
   if (n < 0x80) return Buffer.from([n]);
@@ -63,7 +67,9 @@ function lengthBytes(rng: Rng | undefined, n: number): Buffer {
 }
 
 function encode(node: DerNode, rng?: Rng): Buffer {
-  const body = node.children ? Buffer.concat(node.children.map((c) => encode(c, rng))) : node.content ?? Buffer.alloc(0);
+  const body = node.children
+    ? Buffer.concat(node.children.map((c) => encode(c, rng)))
+    : (node.content ?? Buffer.alloc(0));
   return Buffer.concat([Buffer.from([node.tag]), lengthBytes(rng, body.length), body]);
 }
 
@@ -106,21 +112,46 @@ export function mutateDer(rng: Rng, der: Buffer): Buffer {
     const { parent, index } = rng.pick(slots);
     const node = parent[index]!;
     switch (rng.int(9)) {
-      case 0: if (parent.length > 1) parent.splice(index, 1); break;
-      case 1: parent.splice(index, 0, ...Array.from({ length: rng.scale([1, 1, 2], [4100]) }, () => node)); break;
-      case 2: { const j = rng.int(parent.length); parent[index] = parent[j]!; parent[j] = node; break; }
-      case 3: parent[index] = { ...node, tag: rng.pick(TAGS) }; break;
-      case 4: parent[index] = { tag: node.tag, content: CONTENTS(rng) }; break;
-      case 5: { let n: DerNode = node; for (let d = rng.scale(DEEPEN, DEEPEN_EXTREME); d > 0; d--) n = { tag: 0x30, children: [n] }; parent[index] = n; break; }
-      case 6: parent.splice(index + rng.int(2), 0, { tag: rng.pick(TAGS), content: CONTENTS(rng) }); break;
+      case 0:
+        if (parent.length > 1) parent.splice(index, 1);
+        break;
+      case 1:
+        parent.splice(index, 0, ...Array.from({ length: rng.scale([1, 1, 2], [4100]) }, () => node));
+        break;
+      case 2: {
+        const j = rng.int(parent.length);
+        parent[index] = parent[j]!;
+        parent[j] = node;
+        break;
+      }
+      case 3:
+        parent[index] = { ...node, tag: rng.pick(TAGS) };
+        break;
+      case 4:
+        parent[index] = { tag: node.tag, content: CONTENTS(rng) };
+        break;
+      case 5: {
+        let n: DerNode = node;
+        for (let d = rng.scale(DEEPEN, DEEPEN_EXTREME); d > 0; d--) n = { tag: 0x30, children: [n] };
+        parent[index] = n;
+        break;
+      }
+      case 6:
+        parent.splice(index + rng.int(2), 0, { tag: rng.pick(TAGS), content: CONTENTS(rng) });
+        break;
       case 7: // primitive content re-read as DER (BIT STRING keys, OCTET STRING extensions)
         if (node.content && node.content.length > 1) {
           const inner = node.tag === 0x03 ? node.content.subarray(1) : node.content;
           const mutated = mutateDer(rng, inner);
-          parent[index] = { tag: node.tag, content: node.tag === 0x03 ? Buffer.concat([Buffer.from([0]), mutated]) : mutated };
+          parent[index] = {
+            tag: node.tag,
+            content: node.tag === 0x03 ? Buffer.concat([Buffer.from([0]), mutated]) : mutated,
+          };
         }
         break;
-      default: if (node.content && node.content.length > 0) parent[index] = { tag: node.tag, content: node.content.subarray(0, rng.int(node.content.length)) };
+      default:
+        if (node.content && node.content.length > 0)
+          parent[index] = { tag: node.tag, content: node.content.subarray(0, rng.int(node.content.length)) };
     }
   }
   let out = Buffer.concat(roots.map((r) => encode(r, rng)));

@@ -19,44 +19,94 @@ export const WIDEN_COPIES = [2, 3, 16, 100] as const;
 export const WIDEN_COPIES_EXTREME = [1000, 5000, 10000] as const;
 
 export const BOUNDARY_NUMBERS: readonly number[] = [
-  0, -0, 1, -1, 0.5, 1.5, 255, 256, 1023, 1024, 65535, 65536, 2 ** 31 - 1, 2 ** 31, -(2 ** 31), 2 ** 32, 2 ** 53, 2 ** 53 + 2, -(2 ** 53), 1e21, 1e308, -1e308, 5e-324,
+  0,
+  -0,
+  1,
+  -1,
+  0.5,
+  1.5,
+  255,
+  256,
+  1023,
+  1024,
+  65535,
+  65536,
+  2 ** 31 - 1,
+  2 ** 31,
+  -(2 ** 31),
+  2 ** 32,
+  2 ** 53,
+  2 ** 53 + 2,
+  -(2 ** 53),
+  1e21,
+  1e308,
+  -1e308,
+  5e-324,
 ];
 
 export function boundaryStrings(rng: Rng): string {
   switch (rng.int(22)) {
-    case 0: return '';
-    case 1: return ' ';
-    case 2: return '*';
-    case 3: return '.';
-    case 4: return '..';
-    case 5: return '/';
-    case 6: return '~';
-    case 7: return 'a'.repeat(rng.scale([63, 64, 253, 254, 255, 256, 1024], [65536, 1_000_000]));
-    case 8: return '\u0000';
-    case 9: return '\ud800';
-    case 10: return 'é\u200b\ufeff';
-    case 11: return '(a+)+$';
-    case 12: return '[';
-    case 13: return '*.*.*';
-    case 14: return '0x10';
-    case 15: return '-1';
-    case 16: return '1e999';
-    case 17: return 'spiffe://cluster.local/ns/a/sa/b';
-    case 18: return 'type.googleapis.com/' + 'x'.repeat(rng.size(300));
-    case 19: return '10.0.0.1/33';
-    case 20: return '::ffff:1.2.3.4';
-    default: return 'x'.repeat(rng.size(1024));
+    case 0:
+      return '';
+    case 1:
+      return ' ';
+    case 2:
+      return '*';
+    case 3:
+      return '.';
+    case 4:
+      return '..';
+    case 5:
+      return '/';
+    case 6:
+      return '~';
+    case 7:
+      return 'a'.repeat(rng.scale([63, 64, 253, 254, 255, 256, 1024], [65536, 1_000_000]));
+    case 8:
+      return '\u0000';
+    case 9:
+      return '\ud800';
+    case 10:
+      return 'é\u200b\ufeff';
+    case 11:
+      return '(a+)+$';
+    case 12:
+      return '[';
+    case 13:
+      return '*.*.*';
+    case 14:
+      return '0x10';
+    case 15:
+      return '-1';
+    case 16:
+      return '1e999';
+    case 17:
+      return 'spiffe://cluster.local/ns/a/sa/b';
+    case 18:
+      return 'type.googleapis.com/' + 'x'.repeat(rng.size(300));
+    case 19:
+      return '10.0.0.1/33';
+    case 20:
+      return '::ffff:1.2.3.4';
+    default:
+      return 'x'.repeat(rng.size(1024));
   }
 }
 
 function randomScalar(rng: Rng): Json {
   switch (rng.int(6)) {
-    case 0: return null;
-    case 1: return rng.chance(0.5);
-    case 2: return rng.pick(BOUNDARY_NUMBERS);
-    case 3: return boundaryStrings(rng);
-    case 4: return [];
-    default: return {};
+    case 0:
+      return null;
+    case 1:
+      return rng.chance(0.5);
+    case 2:
+      return rng.pick(BOUNDARY_NUMBERS);
+    case 3:
+      return boundaryStrings(rng);
+    case 4:
+      return [];
+    default:
+      return {};
   }
 }
 
@@ -89,14 +139,14 @@ const set = (s: Slot, v: Json): void => void ((s.parent as Record<string | numbe
 export function cloneJson(value: Json): Json {
   if (value === null || typeof value !== 'object') return value;
   const root: Container = Array.isArray(value) ? [] : {};
-  const stack: [Container, Container][] = [[value as Container, root]];
+  const stack: [Container, Container][] = [[value, root]];
   while (stack.length > 0) {
     const [src, dst] = stack.pop()!;
     for (const [k, v] of Object.entries(src)) {
       let copy: Json = v;
       if (v !== null && typeof v === 'object') {
         copy = Array.isArray(v) ? [] : {};
-        stack.push([v, copy as Container]);
+        stack.push([v, copy]);
       }
       if (Array.isArray(dst)) dst.push(copy);
       else dst[k] = copy;
@@ -129,7 +179,8 @@ function mutateOnce(rng: Rng, root: Json, donors: readonly Json[]): Json {
       if (Array.isArray(s.parent)) s.parent.splice(s.key as number, 0, cloneJson(value));
       else s.parent[rng.chance(0.5) ? `${String(s.key)}_` : String(s.key).toUpperCase()] = cloneJson(value);
       break;
-    case 2: { // swap with a sibling
+    case 2: {
+      // swap with a sibling
       const keys: (string | number)[] = Array.isArray(s.parent) ? s.parent.map((_, i) => i) : Object.keys(s.parent);
       const other = rng.pick(keys);
       const tmp = (s.parent as Record<string | number, Json>)[other]!;
@@ -146,11 +197,23 @@ function mutateOnce(rng: Rng, root: Json, donors: readonly Json[]): Json {
         const n = rng.scale(WIDEN_COPIES, WIDEN_COPIES_EXTREME);
         for (let i = 0; i < n; i++) value.push(rng.chance(0.8) ? one : cloneJson(one));
       } else {
-        set(s, Array.from({ length: rng.scale(WIDEN_COPIES, WIDEN_COPIES_EXTREME) }, () => value));
+        set(
+          s,
+          Array.from({ length: rng.scale(WIDEN_COPIES, WIDEN_COPIES_EXTREME) }, () => value),
+        );
       }
       break;
     case 5: // type change: wrap a scalar, flatten a container
-      set(s, value !== null && typeof value === 'object' ? (Array.isArray(value) ? value[0] ?? null : String(Object.keys(value)[0] ?? '')) : rng.chance(0.5) ? [value] : { value });
+      set(
+        s,
+        value !== null && typeof value === 'object'
+          ? Array.isArray(value)
+            ? (value[0] ?? null)
+            : String(Object.keys(value)[0] ?? '')
+          : rng.chance(0.5)
+            ? [value]
+            : { value },
+      );
       break;
     case 6:
       set(s, rng.pick(BOUNDARY_NUMBERS));
@@ -161,7 +224,8 @@ function mutateOnce(rng: Rng, root: Json, donors: readonly Json[]): Json {
     case 8:
       set(s, randomScalar(rng));
       break;
-    case 9: { // graft a subtree of another valid input
+    case 9: {
+      // graft a subtree of another valid input
       const donor = rng.pick(donors);
       const donorSlots = slots(donor);
       set(s, donorSlots.length > 0 ? cloneJson(get(rng.pick(donorSlots))) : cloneJson(donor));
@@ -169,7 +233,9 @@ function mutateOnce(rng: Rng, root: Json, donors: readonly Json[]): Json {
     }
     default: // a new field with a boundary value
       if (Array.isArray(value)) value.push(randomScalar(rng));
-      else if (value !== null && typeof value === 'object') value[rng.pick(['name', 'namespace', 'hosts', 'port', 'value', '@type', boundaryStrings(rng)])] = randomScalar(rng);
+      else if (value !== null && typeof value === 'object')
+        value[rng.pick(['name', 'namespace', 'hosts', 'port', 'value', '@type', boundaryStrings(rng)])] =
+          randomScalar(rng);
       else set(s, boundaryStrings(rng));
   }
   return root;
@@ -206,12 +272,22 @@ export function mutateText(rng: Rng, text: string): string {
   if (text.length === 0) return boundaryStrings(rng);
   const at = rng.int(text.length);
   switch (rng.int(6)) {
-    case 0: return text.slice(0, at); // truncated
-    case 1: return text.slice(0, at) + text.slice(at + 1 + rng.int(16));
-    case 2: return text.slice(0, at) + rng.pick(['{', '}', '[', ']', '"', ',', ':', '\\', '\u0000', '1e999', '-0', '123456789012345678901234567890']) + text.slice(at);
-    case 3: return text.slice(0, at) + String.fromCharCode(rng.int(0x110)) + text.slice(at + 1);
-    case 4: return text + text.slice(at);
-    default: return '['.repeat(rng.scale(DEEPEN_LEVELS, DEEPEN_LEVELS_EXTREME)) + text;
+    case 0:
+      return text.slice(0, at); // truncated
+    case 1:
+      return text.slice(0, at) + text.slice(at + 1 + rng.int(16));
+    case 2:
+      return (
+        text.slice(0, at) +
+        rng.pick(['{', '}', '[', ']', '"', ',', ':', '\\', '\u0000', '1e999', '-0', '123456789012345678901234567890']) +
+        text.slice(at)
+      );
+    case 3:
+      return text.slice(0, at) + String.fromCharCode(rng.int(0x110)) + text.slice(at + 1);
+    case 4:
+      return text + text.slice(at);
+    default:
+      return '['.repeat(rng.scale(DEEPEN_LEVELS, DEEPEN_LEVELS_EXTREME)) + text;
   }
 }
 

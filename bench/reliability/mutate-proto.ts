@@ -90,10 +90,19 @@ function byteNoise(rng: Rng, buf: Buffer): Buffer {
   const out = Buffer.from(buf);
   if (out.length === 0) return rng.bytes(rng.size(16));
   switch (rng.int(4)) {
-    case 0: out[rng.int(out.length)] = rng.int(256); return out;
-    case 1: return out.subarray(0, rng.int(out.length));
-    case 2: return Buffer.concat([out, rng.bytes(rng.size(32))]);
-    default: return Buffer.concat([out.subarray(0, rng.int(out.length)), rng.bytes(rng.size(8)), out.subarray(rng.int(out.length))]);
+    case 0:
+      out[rng.int(out.length)] = rng.int(256);
+      return out;
+    case 1:
+      return out.subarray(0, rng.int(out.length));
+    case 2:
+      return Buffer.concat([out, rng.bytes(rng.size(32))]);
+    default:
+      return Buffer.concat([
+        out.subarray(0, rng.int(out.length)),
+        rng.bytes(rng.size(8)),
+        out.subarray(rng.int(out.length)),
+      ]);
   }
 }
 
@@ -105,33 +114,64 @@ export function mutateProto(rng: Rng, buf: Buffer, depth = 0): Buffer {
   const i = rng.int(fields.length);
   const f = fields[i]!;
   switch (rng.int(10)) {
-    case 0: fields.splice(i, 1); break;
-    case 1: { // repeat a field, up to many times (repeated names, map entries)
+    case 0:
+      fields.splice(i, 1);
+      break;
+    case 1: {
+      // repeat a field, up to many times (repeated names, map entries)
       const n = rng.scale([1, 1, 2, 10], [1000, 20000]);
       for (let k = 0; k < n; k++) fields.splice(i, 0, f);
       break;
     }
-    case 2: { const j = rng.int(fields.length); fields[i] = fields[j]!; fields[j] = f; break; }
+    case 2: {
+      const j = rng.int(fields.length);
+      fields[i] = fields[j]!;
+      fields[j] = f;
+      break;
+    }
     case 3: // another wire type under the same number
-      fields[i] = { field: f.field, wire: rng.pick([0, 1, 2, 5]), raw: rng.pick([varint(rng.pick(BOUNDARY_VARINTS)), Buffer.alloc(8), Buffer.alloc(4), lengthDelimited(Buffer.from('x'))]) };
+      fields[i] = {
+        field: f.field,
+        wire: rng.pick([0, 1, 2, 5]),
+        raw: rng.pick([
+          varint(rng.pick(BOUNDARY_VARINTS)),
+          Buffer.alloc(8),
+          Buffer.alloc(4),
+          lengthDelimited(Buffer.from('x')),
+        ]),
+      };
       break;
     case 4: // another field number
       fields[i] = { ...f, field: rng.pick([0, 1, 2, 3, 4, 5, 6, 7, 8, 15, 16, 2 ** 29 - 1]) };
       break;
     case 5: // a boundary string payload
-      fields[i] = { field: f.field, wire: 2, raw: lengthDelimited(Buffer.from(rng.chance(0.2) ? 'x'.repeat(rng.scale([256, 1024, 4096], [65536, 100_000, 1_000_000])) : boundaryStrings(rng))) };
+      fields[i] = {
+        field: f.field,
+        wire: 2,
+        raw: lengthDelimited(
+          Buffer.from(
+            rng.chance(0.2)
+              ? 'x'.repeat(rng.scale([256, 1024, 4096], [65536, 100_000, 1_000_000]))
+              : boundaryStrings(rng),
+          ),
+        ),
+      };
       break;
     case 6: // a length prefix that lies
       if (f.wire === 2) {
         const payload = payloadOf(f);
-        fields[i] = { ...f, raw: Buffer.concat([varint(Math.max(0, payload.length + rng.pick([-1, 1, 1000, 2 ** 31]))), payload]) };
+        fields[i] = {
+          ...f,
+          raw: Buffer.concat([varint(Math.max(0, payload.length + rng.pick([-1, 1, 1000, 2 ** 31]))), payload]),
+        };
       }
       break;
     case 7: // deep nesting: a message inside itself
       if (f.wire === 2) {
         let payload = payloadOf(f);
         const levels = rng.scale([2, 16, 100], [1000, 5000]);
-        for (let k = 0; k < levels && payload.length < 4_000_000; k++) payload = Buffer.concat([varint(f.field * 8 + 2), lengthDelimited(payload)]);
+        for (let k = 0; k < levels && payload.length < 4_000_000; k++)
+          payload = Buffer.concat([varint(f.field * 8 + 2), lengthDelimited(payload)]);
         fields[i] = { ...f, raw: lengthDelimited(payload) };
       }
       break;
@@ -141,7 +181,10 @@ export function mutateProto(rng: Rng, buf: Buffer, depth = 0): Buffer {
     default: // one level down when the payload parses as a message, else byte noise in the payload
       if (f.wire === 2) {
         const payload = payloadOf(f);
-        fields[i] = { ...f, raw: lengthDelimited(depth < MAX_NEST ? mutateProto(rng, payload, depth + 1) : byteNoise(rng, payload)) };
+        fields[i] = {
+          ...f,
+          raw: lengthDelimited(depth < MAX_NEST ? mutateProto(rng, payload, depth + 1) : byteNoise(rng, payload)),
+        };
       }
   }
   return joinFields(fields, tail);

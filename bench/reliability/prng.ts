@@ -66,7 +66,7 @@ export class Rng {
   /** Small sizes are likely, large ones possible: 1..max, roughly log-uniform. */
   size(max: number): number {
     const bits = Math.log2(Math.max(2, max));
-    return Math.min(max, Math.max(1, Math.floor(2 ** (this.u32() / 4294967296 * bits))));
+    return Math.min(max, Math.max(1, Math.floor(2 ** ((this.u32() / 4294967296) * bits))));
   }
 
   /**

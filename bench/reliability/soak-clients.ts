@@ -34,7 +34,13 @@ export class SoakZtunnel {
       clusterId: 'Kubernetes',
       node: {
         id: ztunnelNodeId(id.ip, id.pod, 'istio-system'),
-        metadata: { NAMESPACE: 'istio-system', NODE_NAME: id.nodeName, CLUSTER_ID: 'Kubernetes', INSTANCE_IPS: id.ip, NAME: id.pod },
+        metadata: {
+          NAMESPACE: 'istio-system',
+          NODE_NAME: id.nodeName,
+          CLUSTER_ID: 'Kubernetes',
+          INSTANCE_IPS: id.ip,
+          NAME: id.pod,
+        },
       },
     });
     this.client.onResponse((r) => {
@@ -54,14 +60,20 @@ export class SoakZtunnel {
   async synced(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (this.types.size < 2) {
-      if (Date.now() > deadline) throw new Error(`no full sync within ${timeoutMs} ms (types answered: ${[...this.types].join(', ') || 'none'})`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `no full sync within ${timeoutMs} ms (types answered: ${[...this.types].join(', ') || 'none'})`,
+        );
       await new Promise((r) => setTimeout(r, 20));
     }
   }
 
   /** name -> version per type, as a ztunnel would hold them now. */
   state(): Record<string, Record<string, string>> {
-    return { [ADDRESS_TYPE_URL]: this.held.versions(ADDRESS_TYPE_URL), [AUTHORIZATION_TYPE_URL]: this.held.versions(AUTHORIZATION_TYPE_URL) };
+    return {
+      [ADDRESS_TYPE_URL]: this.held.versions(ADDRESS_TYPE_URL),
+      [AUTHORIZATION_TYPE_URL]: this.held.versions(AUTHORIZATION_TYPE_URL),
+    };
   }
 
   close(): void {
@@ -73,9 +85,14 @@ export class CaCaller {
   private readonly client: grpc.Client & Record<string, unknown>;
 
   constructor(port: number, rootPem: string) {
-    const creds = grpc.credentials.createFromSecureContext(tls.createSecureContext({ ca: rootPem, minVersion: 'TLSv1.3' }));
+    const creds = grpc.credentials.createFromSecureContext(
+      tls.createSecureContext({ ca: rootPem, minVersion: 'TLSv1.3' }),
+    );
     const Client = certificateServiceClient();
-    this.client = new Client(`127.0.0.1:${port}`, creds, { 'grpc.ssl_target_name_override': SERVER_NAME, 'grpc.default_authority': SERVER_NAME }) as never;
+    this.client = new Client(`127.0.0.1:${port}`, creds, {
+      'grpc.ssl_target_name_override': SERVER_NAME,
+      'grpc.default_authority': SERVER_NAME,
+    });
   }
 
   createCertificate(csr: string, token: string, impersonate?: string): Promise<IstioCertificateResponse> {
@@ -83,8 +100,16 @@ export class CaCaller {
     md.set('authorization', `Bearer ${token}`);
     md.set('clusterid', 'Kubernetes');
     const metadata = impersonate ? { fields: { ImpersonatedIdentity: { stringValue: impersonate } } } : null;
-    const call = this.client['CreateCertificate'] as (r: unknown, m: grpc.Metadata, cb: (e: grpc.ServiceError | null, r: IstioCertificateResponse) => void) => void;
-    return new Promise((resolve, reject) => call.call(this.client, { csr, validity_duration: 3600, metadata }, md, (err, res) => (err ? reject(err) : resolve(res))));
+    const call = this.client['CreateCertificate'] as (
+      r: unknown,
+      m: grpc.Metadata,
+      cb: (e: grpc.ServiceError | null, r: IstioCertificateResponse) => void,
+    ) => void;
+    return new Promise((resolve, reject) =>
+      call.call(this.client, { csr, validity_duration: 3600, metadata }, md, (err, res) =>
+        err ? reject(err) : resolve(res),
+      ),
+    );
   }
 
   close(): void {
@@ -106,7 +131,15 @@ export class ReviewCaller {
   review(body: string): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
       const req = https.request(
-        { host: '127.0.0.1', port: this.port, path: '/validate?timeout=10s', method: 'POST', agent: this.agent, servername: SERVER_NAME, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+        {
+          host: '127.0.0.1',
+          port: this.port,
+          path: '/validate?timeout=10s',
+          method: 'POST',
+          agent: this.agent,
+          servername: SERVER_NAME,
+          headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));

@@ -37,7 +37,16 @@ export interface SoakOptions {
 
 export interface SoakReport {
   seconds: number;
-  counts: { fileWrites: number; fileRenames: number; fileDeletes: number; ztunnelSessions: number; xdsResponses: number; csrs: number; reviews: number; reviewsDenied: number };
+  counts: {
+    fileWrites: number;
+    fileRenames: number;
+    fileDeletes: number;
+    ztunnelSessions: number;
+    xdsResponses: number;
+    csrs: number;
+    reviews: number;
+    reviewsDenied: number;
+  };
   failures: string[];
   rss: { warmMiB: number; endMiB: number; growth: number; bounded: boolean };
   state: { resources: number; fresh: string[]; witness: string[] };
@@ -48,13 +57,19 @@ const mib = (b: number) => Math.round((b / 1048576) * 10) / 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Names whose versions differ between what a client holds and the fresh build, per type. */
-function compareState(held: Record<string, Record<string, string>>, want: Record<string, Record<string, string>>): string[] {
+function compareState(
+  held: Record<string, Record<string, string>>,
+  want: Record<string, Record<string, string>>,
+): string[] {
   const diff: string[] = [];
   for (const type of Object.keys(want)) {
     const a = held[type] ?? {};
     const b = want[type]!;
     for (const name of new Set([...Object.keys(a), ...Object.keys(b)])) {
-      if (a[name] !== b[name]) diff.push(`${type.split('.').pop()} ${name}: held ${a[name] ?? 'nothing'}, fresh build ${b[name] ?? 'nothing'}`);
+      if (a[name] !== b[name])
+        diff.push(
+          `${type.split('.').pop()} ${name}: held ${a[name] ?? 'nothing'}, fresh build ${b[name] ?? 'nothing'}`,
+        );
     }
   }
   return diff;
@@ -69,7 +84,24 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
   fs.cpSync(DEMO_DIR, configDir, { recursive: true });
   fs.rmSync(path.join(configDir, 'README.md'), { force: true });
   const options = parseServeOptions(
-    ['--configDir', configDir, '--stateDir', stateDir, '--grpcAddr', '', '--secureGRPCAddr', '127.0.0.1:0', '--httpsAddr', '127.0.0.1:0', '--httpAddr', '', '--monitoringAddr', '', '--log_output_level', 'default:none'],
+    [
+      '--configDir',
+      configDir,
+      '--stateDir',
+      stateDir,
+      '--grpcAddr',
+      '',
+      '--secureGRPCAddr',
+      '127.0.0.1:0',
+      '--httpsAddr',
+      '127.0.0.1:0',
+      '--httpAddr',
+      '',
+      '--monitoringAddr',
+      '',
+      '--log_output_level',
+      'default:none',
+    ],
     { ROOT_CA_DIR: path.join(stateDir, 'no-cacerts') },
   );
   const server = await startServer(options);
@@ -88,7 +120,13 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     if (!pod) throw new Error('the demo ztunnel pod istio-system/ztunnel-7k2xq is not in the store');
     const token = signLocalToken(
       loadOrCreateTokenKey(stateDir),
-      { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-7k2xq', podUid: pod.metadata.uid!, nodeName: 'node-a' },
+      {
+        namespace: 'istio-system',
+        serviceAccount: 'ztunnel',
+        podName: 'ztunnel-7k2xq',
+        podUid: pod.metadata.uid!,
+        nodeName: 'node-a',
+      },
       ['istio-ca'],
       24 * 3600,
     );
@@ -96,14 +134,26 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     const csrs = [pem(await makeCsr('P-256')), pem(await makeCsr('P-256')), pem(await makeCsr('RSA-2048'))];
     const ca = new CaCaller(grpcPort, rootPem);
     const reviews = new ReviewCaller(webhookPort, rootPem);
-    closers.push(() => ca.close(), () => reviews.close());
+    closers.push(
+      () => ca.close(),
+      () => reviews.close(),
+    );
 
     const witness = new SoakZtunnel(grpcPort, rootPem, id);
     closers.push(() => witness.close());
     await witness.synced(10_000);
 
     const churner = new Churner(configDir);
-    const counts: SoakReport['counts'] = { fileWrites: 0, fileRenames: 0, fileDeletes: 0, ztunnelSessions: 0, xdsResponses: 0, csrs: 0, reviews: 0, reviewsDenied: 0 };
+    const counts: SoakReport['counts'] = {
+      fileWrites: 0,
+      fileRenames: 0,
+      fileDeletes: 0,
+      ztunnelSessions: 0,
+      xdsResponses: 0,
+      csrs: 0,
+      reviews: 0,
+      reviewsDenied: 0,
+    };
     const started = Date.now();
     const end = started + opts.durationMs;
     const warmUntil = started + Math.max(MIN_WARM_UP_MS, opts.durationMs * WARM_UP_SHARE);
@@ -125,7 +175,8 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
         if (z.types.size < 2) fail(`a ztunnel session of ${z.responses} responses never got both types`);
         z.close();
         const status = await z.status;
-        if (status.code !== 1 /* CANCELLED, by us */) fail(`a ztunnel stream ended with ${status.code}: ${status.details}`);
+        if (status.code !== 1 /* CANCELLED, by us */)
+          fail(`a ztunnel stream ended with ${status.code}: ${status.details}`);
       }
     };
     const caLoop = async () => {
@@ -144,15 +195,21 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     const reviewLoop = async () => {
       while (running()) {
         const [apiVersion, kind, spec] = rng.pick(ADMISSION_SEEDS);
-        const object = seedObject(apiVersion, kind, spec) as { metadata: Record<string, Json>; spec: Record<string, Json> };
+        const object = seedObject(apiVersion, kind, spec) as {
+          metadata: Record<string, Json>;
+          spec: Record<string, Json>;
+        };
         object.metadata['name'] = `r-${rng.int(1e6)}`;
         // A third are invalid: one spec field given a value of the wrong shape.
         if (rng.chance(0.33)) {
           const keys = Object.keys(object.spec);
-          if (keys.length > 0) object.spec[rng.pick(keys)] = rng.chance(0.5) ? boundaryStrings(rng).slice(0, 300) : rng.pick([null, -1, [], {}]);
+          if (keys.length > 0)
+            object.spec[rng.pick(keys)] = rng.chance(0.5)
+              ? boundaryStrings(rng).slice(0, 300)
+              : rng.pick([null, -1, [], {}]);
         }
         try {
-          const res = await reviews.review(JSON.stringify(admissionReview(apiVersion, kind, object as unknown as Json)));
+          const res = await reviews.review(JSON.stringify(admissionReview(apiVersion, kind, object)));
           if (res.status !== 200) fail(`a ${kind} review was answered ${res.status}: ${res.body.slice(0, 200)}`);
           else if ((JSON.parse(res.body) as { response?: { allowed?: boolean } }).response?.allowed !== true) {
             if (counts.reviewsDenied++ === 0) log(`first denial: ${res.body.slice(0, 300)}`);
@@ -169,9 +226,23 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
       warmRss = await rssAfterGc();
       log(`warmed up after ${Math.round((Date.now() - started) / 1000)} s: RSS after GC ${mib(warmRss)} MiB`);
     };
-    const progress = setInterval(() => log(`  ${Math.round((Date.now() - started) / 1000)} s: ${churner.counts.writes + churner.counts.renames} file writes, ${churner.counts.deletes} deletes, ${counts.ztunnelSessions} ztunnel sessions, ${counts.csrs} CSRs, ${counts.reviews} reviews, RSS ${mib(process.memoryUsage().rss)} MiB`), 15_000);
+    const progress = setInterval(
+      () =>
+        log(
+          `  ${Math.round((Date.now() - started) / 1000)} s: ${churner.counts.writes + churner.counts.renames} file writes, ${churner.counts.deletes} deletes, ${counts.ztunnelSessions} ztunnel sessions, ${counts.csrs} CSRs, ${counts.reviews} reviews, RSS ${mib(process.memoryUsage().rss)} MiB`,
+        ),
+      15_000,
+    );
     progress.unref();
-    await Promise.all([churnLoop(), ...Array.from({ length: TRANSIENT_ZTUNNELS }, ztunnelLoop), caLoop(), caLoop(), reviewLoop(), reviewLoop(), warmLoop()]);
+    await Promise.all([
+      churnLoop(),
+      ...Array.from({ length: TRANSIENT_ZTUNNELS }, ztunnelLoop),
+      caLoop(),
+      caLoop(),
+      reviewLoop(),
+      reviewLoop(),
+      warmLoop(),
+    ]);
     clearInterval(progress);
     counts.fileWrites = churner.counts.writes;
     counts.fileRenames = churner.counts.renames;
@@ -201,7 +272,12 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
       seconds: (Date.now() - started) / 1000,
       counts,
       failures,
-      rss: { warmMiB: mib(warm), endMiB: mib(endRss), growth: Math.round(growth * 1000) / 1000, bounded: growth <= MAX_RSS_GROWTH },
+      rss: {
+        warmMiB: mib(warm),
+        endMiB: mib(endRss),
+        growth: Math.round(growth * 1000) / 1000,
+        bounded: growth <= MAX_RSS_GROWTH,
+      },
       state: { resources, fresh: freshDiff, witness: witnessDiff },
       passed: false,
     };

@@ -25,12 +25,20 @@ async function main(): Promise<number> {
   const c = r.counts;
   const perHour = (n: number) => Math.round((n / r.seconds) * 3600).toLocaleString('en-US');
   console.log(`\nin ${r.seconds.toFixed(0)} s:`);
-  console.log(`  manifest files: ${c.fileWrites} written, ${c.fileRenames} replaced by rename, ${c.fileDeletes} deleted (${perHour(c.fileWrites + c.fileRenames + c.fileDeletes)}/h)`);
-  console.log(`  ztunnel sessions: ${c.ztunnelSessions} (${perHour(c.ztunnelSessions)}/h), xDS responses received: ${c.xdsResponses}`);
+  console.log(
+    `  manifest files: ${c.fileWrites} written, ${c.fileRenames} replaced by rename, ${c.fileDeletes} deleted (${perHour(c.fileWrites + c.fileRenames + c.fileDeletes)}/h)`,
+  );
+  console.log(
+    `  ztunnel sessions: ${c.ztunnelSessions} (${perHour(c.ztunnelSessions)}/h), xDS responses received: ${c.xdsResponses}`,
+  );
   console.log(`  certificates signed: ${c.csrs} (${perHour(c.csrs)}/h)`);
   console.log(`  admission reviews: ${c.reviews}, ${c.reviewsDenied} denied (${perHour(c.reviews)}/h)`);
-  console.log(`  final state: ${r.state.resources} resources; fresh client ${r.state.fresh.length === 0 ? 'equal to' : `${r.state.fresh.length} differences from`} a fresh build, long-lived client ${r.state.witness.length === 0 ? 'equal' : `${r.state.witness.length} differences`}`);
-  console.log(`  RSS after GC: ${r.rss.warmMiB} MiB warmed up, ${r.rss.endMiB} MiB at the end (${(r.rss.growth * 100).toFixed(1)}%, limit ${MAX_RSS_GROWTH * 100}%)`);
+  console.log(
+    `  final state: ${r.state.resources} resources; fresh client ${r.state.fresh.length === 0 ? 'equal to' : `${r.state.fresh.length} differences from`} a fresh build, long-lived client ${r.state.witness.length === 0 ? 'equal' : `${r.state.witness.length} differences`}`,
+  );
+  console.log(
+    `  RSS after GC: ${r.rss.warmMiB} MiB warmed up, ${r.rss.endMiB} MiB at the end (${(r.rss.growth * 100).toFixed(1)}%, limit ${MAX_RSS_GROWTH * 100}%)`,
+  );
   for (const f of r.failures) console.log(`  FAIL ${f}`);
   console.log(r.passed ? 'soak passed' : 'soak FAILED');
   return r.passed ? 0 : 1;

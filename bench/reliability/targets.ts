@@ -31,10 +31,15 @@ export function splitInputs(total: number, names: readonly TargetName[]): Map<Ta
 
 export async function createTarget(name: TargetName): Promise<FuzzTarget> {
   switch (name) {
-    case 'admission': return admissionTarget();
-    case 'delta-request': return deltaRequestTarget();
-    case 'csr': return csrTarget();
-    case 'manifest': return manifestTarget();
-    case 'http1': return http1Target();
+    case 'admission':
+      return admissionTarget();
+    case 'delta-request':
+      return deltaRequestTarget();
+    case 'csr':
+      return csrTarget();
+    case 'manifest':
+      return manifestTarget();
+    case 'http1':
+      return http1Target();
   }
 }

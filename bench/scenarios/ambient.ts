@@ -22,7 +22,12 @@ const UPDATE_TARGET_MS = 1;
 const nsOf = (i: number) => `ns-${i % NAMESPACES}`;
 
 function mesh(): MeshConfigSource {
-  const m: MeshConfig = { trustDomain: 'cluster.local', trustDomainAliases: [], rootNamespace: 'istio-system', defaultConfig: {} };
+  const m: MeshConfig = {
+    trustDomain: 'cluster.local',
+    trustDomainAliases: [],
+    rootNamespace: 'istio-system',
+    defaultConfig: {},
+  };
   return { current: () => m, subscribe: () => () => undefined };
 }
 
@@ -36,16 +41,38 @@ function pod(i: number, generation: number): KubeObject {
       generateName: `app-${i % SERVICES}-5d9f-`,
       labels: { app: `app-${i % SERVICES}`, version: generation % 2 ? 'v1' : 'v2', 'pod-template-hash': '5d9f' },
       annotations: { 'ambient.istio.io/redirection': 'enabled' },
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `app-${i % SERVICES}-5d9f`, uid: `rs-${i % SERVICES}`, controller: true }],
+      ownerReferences: [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'ReplicaSet',
+          name: `app-${i % SERVICES}-5d9f`,
+          uid: `rs-${i % SERVICES}`,
+          controller: true,
+        },
+      ],
     },
-    spec: { nodeName: `node-${i % NODES}`, serviceAccountName: `sa-${i % 50}`, containers: [{ name: 'app', ports: [{ name: 'http', containerPort: 8080 }] }] },
-    status: { phase: 'Running', podIP: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, conditions: [{ type: 'Ready', status: 'True' }] },
+    spec: {
+      nodeName: `node-${i % NODES}`,
+      serviceAccountName: `sa-${i % 50}`,
+      containers: [{ name: 'app', ports: [{ name: 'http', containerPort: 8080 }] }],
+    },
+    status: {
+      phase: 'Running',
+      podIP: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+      conditions: [{ type: 'Ready', status: 'True' }],
+    },
   };
 }
 
 function populate(store: MemoryStore): void {
   const nodes: KubeObject[] = [];
-  for (let n = 0; n < NODES; n++) nodes.push({ metadata: { name: `node-${n}`, labels: { 'topology.kubernetes.io/region': 'r1', 'topology.kubernetes.io/zone': `z${n % 3}` } } });
+  for (let n = 0; n < NODES; n++)
+    nodes.push({
+      metadata: {
+        name: `node-${n}`,
+        labels: { 'topology.kubernetes.io/region': 'r1', 'topology.kubernetes.io/zone': `z${n % 3}` },
+      },
+    });
   store.upsert('Node', nodes);
   const namespaces: KubeObject[] = [];
   for (let n = 0; n < NAMESPACES; n++) namespaces.push({ metadata: { name: nsOf(n) } });
@@ -54,7 +81,11 @@ function populate(store: MemoryStore): void {
   for (let s = 0; s < SERVICES; s++) {
     services.push({
       metadata: { name: `app-${s}`, namespace: nsOf(s), resourceVersion: '1' },
-      spec: { clusterIP: `10.96.${(s >> 8) & 255}.${s & 255}`, selector: { app: `app-${s}` }, ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
+      spec: {
+        clusterIP: `10.96.${(s >> 8) & 255}.${s & 255}`,
+        selector: { app: `app-${s}` },
+        ports: [{ name: 'http', port: 80, targetPort: 'http' }],
+      },
     });
   }
   store.upsert('Service', services);
@@ -62,11 +93,24 @@ function populate(store: MemoryStore): void {
   for (let p = 0; p < POLICIES; p++) {
     policies.push({
       metadata: { name: `ap-${p}`, namespace: nsOf(p), resourceVersion: '1' },
-      spec: { selector: p % 10 ? { matchLabels: { app: `app-${(p * 20) % SERVICES}` } } : undefined, rules: [{ from: [{ source: { principals: [`cluster.local/ns/${nsOf(p)}/sa/sa-1`] } }], to: [{ operation: { ports: ['8080'] } }] }] },
+      spec: {
+        selector: p % 10 ? { matchLabels: { app: `app-${(p * 20) % SERVICES}` } } : undefined,
+        rules: [
+          {
+            from: [{ source: { principals: [`cluster.local/ns/${nsOf(p)}/sa/sa-1`] } }],
+            to: [{ operation: { ports: ['8080'] } }],
+          },
+        ],
+      },
     });
   }
   store.upsert('AuthorizationPolicy', policies);
-  store.upsert('PeerAuthentication', [{ metadata: { name: 'default', namespace: 'istio-system', resourceVersion: '1' }, spec: { mtls: { mode: 'STRICT' } } }]);
+  store.upsert('PeerAuthentication', [
+    {
+      metadata: { name: 'default', namespace: 'istio-system', resourceVersion: '1' },
+      spec: { mtls: { mode: 'STRICT' } },
+    },
+  ]);
   for (let i = 0; i < PODS; i += 1000) {
     const batch: KubeObject[] = [];
     for (let j = i; j < Math.min(PODS, i + 1000); j++) batch.push(pod(j, 1));
@@ -130,8 +174,21 @@ const scenario: Scenario = {
         target: `<= ${HEAP_TARGET_BYTES} B`,
         met: perWorkload <= HEAP_TARGET_BYTES,
       },
-      { metric: 'pod update, store write to change set (median)', value: updateMedian, unit: 'ms', runs: updateMs, target: `< ${UPDATE_TARGET_MS} ms`, met: updateMedian < UPDATE_TARGET_MS },
-      { metric: 'resources recomputed per pod update (max)', value: Math.max(...recomputed), unit: 'resources', target: 'O(1)', met: Math.max(...recomputed) === 1 },
+      {
+        metric: 'pod update, store write to change set (median)',
+        value: updateMedian,
+        unit: 'ms',
+        runs: updateMs,
+        target: `< ${UPDATE_TARGET_MS} ms`,
+        met: updateMedian < UPDATE_TARGET_MS,
+      },
+      {
+        metric: 'resources recomputed per pod update (max)',
+        value: Math.max(...recomputed),
+        unit: 'resources',
+        target: 'O(1)',
+        met: Math.max(...recomputed) === 1,
+      },
     ];
   },
 };

@@ -39,16 +39,32 @@ export async function measureFairness(workerSource: string): Promise<Measurement
     pod('httpbin-1', 'default', 'httpbin', 'node-b', 'uid-httpbin'),
   ]);
   const key = loadOrCreateTokenKey(h.stateDir);
-  const token = (p: string, uid: string) => signLocalToken(key, { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: p, podUid: uid }, ['istio-ca'], 3600);
-  const frames = async (identity: string) => caRequestFrames(await Promise.all(Array.from({ length: CSR_POOL }, () => makeCsr(identity).then((c) => c.pem))), identity);
+  const token = (p: string, uid: string) =>
+    signLocalToken(
+      key,
+      { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: p, podUid: uid },
+      ['istio-ca'],
+      3600,
+    );
+  const frames = async (identity: string) =>
+    caRequestFrames(
+      await Promise.all(Array.from({ length: CSR_POOL }, () => makeCsr(identity).then((c) => c.pem))),
+      identity,
+    );
   const sleep = 'spiffe://cluster.local/ns/default/sa/sleep';
   const httpbin = 'spiffe://cluster.local/ns/default/sa/httpbin';
   const caller = (port: number, rootPem: string, tok: string, f: Buffer[]) =>
-    new Worker(workerSource, { eval: true, workerData: { rootPem, port, serverName: SERVER_NAME, token: tok, frames: f } });
+    new Worker(workerSource, {
+      eval: true,
+      workerData: { rootPem, port, serverName: SERVER_NAME, token: tok, frames: f },
+    });
 
   const pki = makeTestPki();
   const pem = 'x'.repeat(1100);
-  const canned = await cannedGrpcServer(pki, certificateServiceDefinition()['CreateCertificate']!.responseSerialize({ cert_chain: [pem, pem] }));
+  const canned = await cannedGrpcServer(
+    pki,
+    certificateServiceDefinition()['CreateCertificate']!.responseSerialize({ cert_chain: [pem, pem] }),
+  );
 
   const a = caller(h.port, readRoot(h), token('ztunnel-a', 'uid-zt-a'), await frames(sleep));
   const b = caller(h.port, readRoot(h), token('ztunnel-b', 'uid-zt-b'), await frames(httpbin));
@@ -65,7 +81,10 @@ export async function measureFairness(workerSource: string): Promise<Measurement
   const aWithB: number[] = [];
   let failures = 0;
   try {
-    await Promise.all([go(a, { concurrency: FLOOD, durationMs: WARMUP_MS }), go(b, { concurrency: 1, durationMs: WARMUP_MS })]);
+    await Promise.all([
+      go(a, { concurrency: FLOOD, durationMs: WARMUP_MS }),
+      go(b, { concurrency: 1, durationMs: WARMUP_MS }),
+    ]);
     await go(floor, { concurrency: 1, durationMs: 500 });
     for (let r = 0; r < RUNS; r++) {
       bAlone.push(await go(b, sequential));
@@ -105,9 +124,16 @@ export async function measureFairness(workerSource: string): Promise<Measurement
       target: `<= ${TARGET_P99_RATIO}x alone`,
       met: ratio <= TARGET_P99_RATIO,
     },
-    { metric: `fairness: node B p50 under node A's flood (${label})`, value: flooded.p50, unit: 'ms', runs: flooded.p50s, reference: { metric: 'node B p50 alone', value: alone.p50, ratio: flooded.p50 / alone.p50 } },
     {
-      metric: "transport floor: the same sequential caller against the bare canned HTTP/2 TLS server beside node A's flood, p50",
+      metric: `fairness: node B p50 under node A's flood (${label})`,
+      value: flooded.p50,
+      unit: 'ms',
+      runs: flooded.p50s,
+      reference: { metric: 'node B p50 alone', value: alone.p50, ratio: flooded.p50 / alone.p50 },
+    },
+    {
+      metric:
+        "transport floor: the same sequential caller against the bare canned HTTP/2 TLS server beside node A's flood, p50",
       value: transport.p50,
       unit: 'ms',
       runs: transport.p50s,
@@ -131,10 +157,20 @@ export async function measureFairness(workerSource: string): Promise<Measurement
       value: median(aWithB),
       unit: 'CSR/s',
       runs: aWithB,
-      reference: { metric: 'node A alone, just before each run (ratio: median of per-run ratios)', value: median(aAlone), ratio: kept },
+      reference: {
+        metric: 'node A alone, just before each run (ratio: median of per-run ratios)',
+        value: median(aAlone),
+        ratio: kept,
+      },
       target: `>= ${TARGET_RATE_KEPT * 100}% of alone`,
       met: kept >= TARGET_RATE_KEPT,
     },
-    { metric: 'fairness: failed requests (all fairness runs)', value: failures, unit: 'requests', target: '0', met: failures === 0 },
+    {
+      metric: 'fairness: failed requests (all fairness runs)',
+      value: failures,
+      unit: 'requests',
+      target: '0',
+      met: failures === 0,
+    },
   ];
 }

@@ -105,12 +105,19 @@ async function measureTransportFloor(): Promise<Measurement[]> {
   const csrs = await Promise.all(Array.from({ length: CSR_POOL }, () => makeCsr(identity).then((r) => r.pem)));
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { rootPem: pki.caPem, port: server.port, serverName: SERVER_NAME, token: 'unused', frames: caRequestFrames(csrs, identity) },
+    workerData: {
+      rootPem: pki.caPem,
+      port: server.port,
+      serverName: SERVER_NAME,
+      token: 'unused',
+      frames: caRequestFrames(csrs, identity),
+    },
   });
   try {
     await ask<LoadResult>(worker, { type: 'run', concurrency: c, durationMs: WARMUP_MS });
     const runs: LoadResult[] = [];
-    for (let r = 0; r < RUNS; r++) runs.push(await ask<LoadResult>(worker, { type: 'run', concurrency: c, durationMs: RUN_MS }));
+    for (let r = 0; r < RUNS; r++)
+      runs.push(await ask<LoadResult>(worker, { type: 'run', concurrency: c, durationMs: RUN_MS }));
     const rates = runs.map((r) => (r.ok * 1000) / r.elapsedMs);
     const { p50s, p99s, p50, p99 } = latencySummary(runs);
     const label = `${c} in flight, a bare node:http2 TLS server answering canned bytes, no CA work`;
@@ -148,17 +155,35 @@ async function measureRoot(keyType: 'RSA' | 'ECDSA'): Promise<Measurement[]> {
   const label = keyType === 'RSA' ? 'RSA-2048 root' : 'ECDSA P-256 root';
   const h = await startHarness({ env: { CITADEL_SELF_SIGNED_CA_KEY_TYPE: keyType } });
   h.store.upsert('Pod', [
-    { metadata: { name: 'ztunnel-a', namespace: 'istio-system', uid: 'uid-zt' }, spec: { serviceAccountName: 'ztunnel', nodeName: 'node-a' }, status: { phase: 'Running' } },
-    { metadata: { name: 'sleep-1', namespace: 'default', uid: 'uid-sleep' }, spec: { serviceAccountName: 'sleep', nodeName: 'node-a' }, status: { phase: 'Running' } },
+    {
+      metadata: { name: 'ztunnel-a', namespace: 'istio-system', uid: 'uid-zt' },
+      spec: { serviceAccountName: 'ztunnel', nodeName: 'node-a' },
+      status: { phase: 'Running' },
+    },
+    {
+      metadata: { name: 'sleep-1', namespace: 'default', uid: 'uid-sleep' },
+      spec: { serviceAccountName: 'sleep', nodeName: 'node-a' },
+      status: { phase: 'Running' },
+    },
   ]);
-  const token = signLocalToken(loadOrCreateTokenKey(h.stateDir), { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-a', podUid: 'uid-zt' }, ['istio-ca'], 3600);
+  const token = signLocalToken(
+    loadOrCreateTokenKey(h.stateDir),
+    { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-a', podUid: 'uid-zt' },
+    ['istio-ca'],
+    3600,
+  );
   const identity = 'spiffe://cluster.local/ns/default/sa/sleep';
   const csrs = await Promise.all(Array.from({ length: CSR_POOL }, () => makeCsr(identity).then((c) => c.pem)));
 
   const material = h.ca.authority.current();
   const signer = new LeafSigner(material.signingCert.raw, material.signingKey);
   const tbs = signer.buildTbs(
-    { spki: (await readCsr(csrs[0]!)).spki, sans: [{ uri: identity }], notBefore: new Date(), notAfter: new Date(Date.now() + 86400_000) },
+    {
+      spki: (await readCsr(csrs[0]!)).spki,
+      sans: [{ uri: identity }],
+      notBefore: new Date(),
+      notAfter: new Date(Date.now() + 86400_000),
+    },
     crypto.randomBytes(16),
   );
   const raw = rawSignRate(material.signingKey, tbs);
@@ -220,10 +245,16 @@ async function measureRoot(keyType: 'RSA' | 'ECDSA'): Promise<Measurement[]> {
         ...(c === 256 ? { target: '0', met: failures === 0 } : {}),
       });
     }
-    out.push({ metric: `raw single-thread crypto.sign (${label}), before each run`, value: median(allRaws), unit: 'signatures/s', runs: allRaws });
+    out.push({
+      metric: `raw single-thread crypto.sign (${label}), before each run`,
+      value: median(allRaws),
+      unit: 'signatures/s',
+      runs: allRaws,
+    });
     if (csrCheck !== undefined) {
       out.push({
-        metric: 'raw single-thread CSR check (import the P-256 key, verify the CSR), paid per certificate with any root',
+        metric:
+          'raw single-thread CSR check (import the P-256 key, verify the CSR), paid per certificate with any root',
         value: csrCheck,
         unit: 'checks/s',
         reference: { metric: `raw single-thread crypto.sign (${label})`, value: raw, ratio: csrCheck / raw },
@@ -253,10 +284,24 @@ async function measureBindingWindow(): Promise<Measurement[]> {
     status: { phase: 'Running' },
   });
   const zt = api.put(pod('ztunnel-a', 'ztunnel', 'node-a'));
-  api.registerToken('zt-token', serviceAccountIdentity({ namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-a', podUid: zt.metadata.uid as string, audiences: ['istio-ca'] }));
+  api.registerToken(
+    'zt-token',
+    serviceAccountIdentity({
+      namespace: 'istio-system',
+      serviceAccount: 'ztunnel',
+      podName: 'ztunnel-a',
+      podUid: zt.metadata.uid,
+      audiences: ['istio-ca'],
+    }),
+  );
   const kubeConfig = loadKubeConfig(api.writeKubeconfig());
   const store = new MemoryStore();
-  const source = new KubeSource({ client: new KubeClient(kubeConfig), writer: store, systemNamespace: 'istio-system', kinds: ['Namespace', 'Pod'] });
+  const source = new KubeSource({
+    client: new KubeClient(kubeConfig),
+    writer: store,
+    systemNamespace: 'istio-system',
+    kinds: ['Namespace', 'Pod'],
+  });
   await source.start();
   await store.whenSynced();
   const h = await startHarness({ mode: 'kubernetes', store, deps: { kubeConfig } });
@@ -282,7 +327,10 @@ async function measureBindingWindow(): Promise<Measurement[]> {
       const granted = (async () => {
         for (;;) {
           try {
-            await client.createCertificate(csr, { token: 'zt-token', impersonate: `spiffe://cluster.local/ns/default/sa/${sa}` });
+            await client.createCertificate(csr, {
+              token: 'zt-token',
+              impersonate: `spiffe://cluster.local/ns/default/sa/${sa}`,
+            });
             return performance.now();
           } catch {
             // Denied until the binding reaches the store; ask again at once, as a retrying client would.
@@ -319,7 +367,7 @@ const scenario: Scenario = {
     "CSRs/s and p50/p99 at 8/64/256 in flight over TLS gRPC vs the raw crypto.sign rate, RSA-2048 and ECDSA P-256 roots; node B's p99 under node A's flood (per-node fairness)",
   async run() {
     // Audit lines are still produced (their cost is part of the path) but not printed.
-    logs.setDestination(new Writable({ write: (_c, _e, cb) => cb() }) as unknown as pino.DestinationStream);
+    logs.setDestination(new Writable({ write: (_c, _e, cb) => cb() }));
     try {
       return [
         ...(await measureRoot('RSA')),

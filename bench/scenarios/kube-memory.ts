@@ -75,9 +75,14 @@ async function measure(): Promise<{ slim: number; cache: number; fat: number }> 
   for (let i = 0; i < FAT_SAMPLE; i++) fat.push(JSON.parse(wirePod(PODS + i)) as KubeObject);
   const afterFat = heapAfterGc();
 
-  const result = { slim: (afterStore - before) / PODS, cache: (afterCache - afterStore) / PODS, fat: (afterFat - beforeFat) / FAT_SAMPLE };
+  const result = {
+    slim: (afterStore - before) / PODS,
+    cache: (afterCache - afterStore) / PODS,
+    fat: (afterFat - beforeFat) / FAT_SAMPLE,
+  };
   // Keep everything alive until measured.
-  if (store.count('Pod') !== PODS || cache.size !== NAMESPACES || fat.length !== FAT_SAMPLE) throw new Error('bench lost objects');
+  if (store.count('Pod') !== PODS || cache.size !== NAMESPACES || fat.length !== FAT_SAMPLE)
+    throw new Error('bench lost objects');
   return result;
 }
 

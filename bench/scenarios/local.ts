@@ -39,7 +39,10 @@ parentPort.postMessage(performance.timeOrigin + performance.now());
 function whenHolding(store: MemoryStore, kind: 'ConfigMap' | 'Pod', n: number): Promise<void> {
   let count = store.list(kind).length;
   return new Promise((resolve) => {
-    if (count >= n) return resolve();
+    if (count >= n) {
+      resolve();
+      return;
+    }
     const off = store.subscribe((batch) => {
       for (const e of batch) if (e.kind === kind) count += e.type === 'add' ? 1 : e.type === 'delete' ? -1 : 0;
       if (count < n) return;
@@ -65,7 +68,9 @@ async function convergence(n: number): Promise<Convergence> {
     const done = whenHolding(store, 'ConfigMap', n);
     const started = performance.now();
     const writer = new Worker(WRITER_SOURCE, { eval: true, workerData: { dir, n } });
-    const lastWrite = new Promise<number>((resolve) => writer.once('message', (at: number) => resolve(at - performance.timeOrigin)));
+    const lastWrite = new Promise<number>((resolve) =>
+      writer.once('message', (at: number) => resolve(at - performance.timeOrigin)),
+    );
     await done;
     const end = performance.now();
     const last = await lastWrite;
@@ -93,7 +98,11 @@ function podsManifest(bytes: number): { text: string; pods: number } {
 /** Time for start() to load n files already in the folder. */
 async function coldStart(n: number): Promise<number> {
   const dir = mkdtempSync(path.join(tmpdir(), 'istiod-ts-bench-local-'));
-  for (let i = 0; i < n; i++) writeFileSync(path.join(dir, `cm-${i}.yaml`), `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-${i}\n  namespace: bench\n`);
+  for (let i = 0; i < n; i++)
+    writeFileSync(
+      path.join(dir, `cm-${i}.yaml`),
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-${i}\n  namespace: bench\n`,
+    );
   const store = new MemoryStore();
   const source = new LocalSource({ dir, writer: store, watch: false });
   try {
@@ -145,8 +154,18 @@ const scenario: Scenario = {
       const totals = runs.map((c) => c.totalMs);
       const afterLast = runs.map((c) => c.afterLastWriteMs);
       medians.set(n, median(totals));
-      out.push({ metric: `folder convergence, ${n} files written into a watched folder (first write to all in the store)`, value: median(totals), unit: 'ms', runs: totals });
-      out.push({ metric: `  of which after the last write (${n} files)`, value: median(afterLast), unit: 'ms', runs: afterLast });
+      out.push({
+        metric: `folder convergence, ${n} files written into a watched folder (first write to all in the store)`,
+        value: median(totals),
+        unit: 'ms',
+        runs: totals,
+      });
+      out.push({
+        metric: `  of which after the last write (${n} files)`,
+        value: median(afterLast),
+        unit: 'ms',
+        runs: afterLast,
+      });
     }
     // The sizes are SIZES' first and last.
     const ratio = medians.get(4000)! / medians.get(1000)!;
@@ -168,8 +187,20 @@ const scenario: Scenario = {
       loads.push(loadMs);
     }
     const mb = (Buffer.byteLength(text) / 1e6).toFixed(1);
-    out.push({ metric: `longest event-loop stall while a ${mb} MB manifest (${pods} pods) loads`, value: median(stalls), unit: 'ms', runs: stalls, target: '< 100 ms', met: median(stalls) < 100 });
-    out.push({ metric: `time until the store holds all ${pods} pods of the ${mb} MB manifest`, value: median(loads), unit: 'ms', runs: loads });
+    out.push({
+      metric: `longest event-loop stall while a ${mb} MB manifest (${pods} pods) loads`,
+      value: median(stalls),
+      unit: 'ms',
+      runs: stalls,
+      target: '< 100 ms',
+      met: median(stalls) < 100,
+    });
+    out.push({
+      metric: `time until the store holds all ${pods} pods of the ${mb} MB manifest`,
+      value: median(loads),
+      unit: 'ms',
+      runs: loads,
+    });
     return out;
   },
 };

@@ -12,7 +12,13 @@ function pods(generation: number): KubeObject[] {
   const out: KubeObject[] = [];
   for (let i = 0; i < PODS; i++) {
     out.push({
-      metadata: { name: `pod-${i}`, namespace: `ns-${i % 100}`, uid: `uid-${i}`, resourceVersion: `${generation}-${i}`, labels: { app: `app-${i % 500}` } },
+      metadata: {
+        name: `pod-${i}`,
+        namespace: `ns-${i % 100}`,
+        uid: `uid-${i}`,
+        resourceVersion: `${generation}-${i}`,
+        labels: { app: `app-${i % 500}` },
+      },
       spec: { nodeName: `node-${i % 1000}`, serviceAccountName: `sa-${i % 50}` },
       status: { podIP: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` },
     });

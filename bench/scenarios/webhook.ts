@@ -37,7 +37,15 @@ const AUTHORIZATION_POLICY = {
     rules: [
       {
         from: [{ source: { principals: ['cluster.local/ns/bookinfo/sa/bookinfo-gateway'], namespaces: ['bookinfo'] } }],
-        to: [{ operation: { methods: ['GET', 'HEAD'], paths: ['/productpage', '/static/*', '/api/v1/products/{*}'], ports: ['9080'] } }],
+        to: [
+          {
+            operation: {
+              methods: ['GET', 'HEAD'],
+              paths: ['/productpage', '/static/*', '/api/v1/products/{*}'],
+              ports: ['9080'],
+            },
+          },
+        ],
         when: [{ key: 'request.headers[x-user]', notValues: ['blocked'] }],
       },
     ],
@@ -51,9 +59,22 @@ const VIRTUAL_SERVICE = {
   spec: {
     hosts: ['reviews'],
     http: [
-      { match: [{ headers: { 'end-user': { exact: 'jason' } } }], route: [{ destination: { host: 'reviews', subset: 'v2' } }] },
-      { match: [{ uri: { prefix: '/ratings' } }], retries: { attempts: 3, perTryTimeout: '2s', retryOn: '5xx,reset' }, timeout: '10s', route: [{ destination: { host: 'reviews', subset: 'v3' } }] },
-      { route: [{ destination: { host: 'reviews', subset: 'v1' }, weight: 90 }, { destination: { host: 'reviews', subset: 'v3' }, weight: 10 }] },
+      {
+        match: [{ headers: { 'end-user': { exact: 'jason' } } }],
+        route: [{ destination: { host: 'reviews', subset: 'v2' } }],
+      },
+      {
+        match: [{ uri: { prefix: '/ratings' } }],
+        retries: { attempts: 3, perTryTimeout: '2s', retryOn: '5xx,reset' },
+        timeout: '10s',
+        route: [{ destination: { host: 'reviews', subset: 'v3' } }],
+      },
+      {
+        route: [
+          { destination: { host: 'reviews', subset: 'v1' }, weight: 90 },
+          { destination: { host: 'reviews', subset: 'v3' }, weight: 10 },
+        ],
+      },
     ],
   },
 };
@@ -199,10 +220,23 @@ parentPort.on('message', () => {
 async function startCaLoad(): Promise<{ stop(): Promise<number> }> {
   const h = await startHarness();
   h.store.upsert('Pod', [
-    { metadata: { name: 'ztunnel-a', namespace: 'istio-system', uid: 'uid-zt' }, spec: { serviceAccountName: 'ztunnel', nodeName: 'node-a' }, status: { phase: 'Running' } },
-    { metadata: { name: 'sleep-1', namespace: 'default', uid: 'uid-sleep' }, spec: { serviceAccountName: 'sleep', nodeName: 'node-a' }, status: { phase: 'Running' } },
+    {
+      metadata: { name: 'ztunnel-a', namespace: 'istio-system', uid: 'uid-zt' },
+      spec: { serviceAccountName: 'ztunnel', nodeName: 'node-a' },
+      status: { phase: 'Running' },
+    },
+    {
+      metadata: { name: 'sleep-1', namespace: 'default', uid: 'uid-sleep' },
+      spec: { serviceAccountName: 'sleep', nodeName: 'node-a' },
+      status: { phase: 'Running' },
+    },
   ]);
-  const token = signLocalToken(loadOrCreateTokenKey(h.stateDir), { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-a', podUid: 'uid-zt' }, ['istio-ca'], 3600);
+  const token = signLocalToken(
+    loadOrCreateTokenKey(h.stateDir),
+    { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-a', podUid: 'uid-zt' },
+    ['istio-ca'],
+    3600,
+  );
   const identity = 'spiffe://cluster.local/ns/default/sa/sleep';
   const worker = new Worker(CA_WORKER_SOURCE, {
     eval: true,
@@ -266,7 +300,14 @@ async function measure(worker: Worker, label: string, body: string, targetMs: nu
       reference: { metric: 'pure reviewAdmission, one thread, no HTTP', value: pure, ratio: median(rates) / pure },
     },
     { metric: `p50 latency (${label})`, value: p50, unit: 'ms', runs: p50s },
-    { metric: `p99 latency (${label})`, value: p99, unit: 'ms', runs: p99s, target: `< ${targetMs} ms`, met: p99 < targetMs },
+    {
+      metric: `p99 latency (${label})`,
+      value: p99,
+      unit: 'ms',
+      runs: p99s,
+      target: `< ${targetMs} ms`,
+      met: p99 < targetMs,
+    },
     { metric: `p99 latency of all runs pooled (${label})`, value: pooledP99, unit: 'ms' },
     {
       metric: `failed reviews (${label})${failures ? `: ${runs.find((r) => r.firstError)?.firstError}` : ''}`,
@@ -283,13 +324,16 @@ const scenario: Scenario = {
   description: `AdmissionReviews over HTTPS keep-alive with ${CALLERS} concurrent callers, alone and under CA load (${CA_IN_FLIGHT} CSRs in flight)`,
   async run() {
     // Rejections and request logs would dominate the measurement; keep errors only.
-    logs.setDestination(new Writable({ write: (_c, _e, done) => done() }) as never);
+    logs.setDestination(new Writable({ write: (_c, _e, done) => done() }));
     logs.configure('default:error,webhook:error,ca:error,server:error');
     const h = webhookContext();
     const cert = throwawayCert();
     h.certs.set(cert);
     const server = await startWebhookServer(h.ctx);
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { port: server.port, ca: cert.rootsPem, serverName: SERVER_NAME, callers: CALLERS } });
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { port: server.port, ca: cert.rootsPem, serverName: SERVER_NAME, callers: CALLERS },
+    });
     const ap = admissionReview(AUTHORIZATION_POLICY);
     const vs = admissionReview(VIRTUAL_SERVICE);
     const out: Measurement[] = [];
@@ -303,7 +347,11 @@ const scenario: Scenario = {
         out.push(...(await measure(worker, 'VirtualService, under CA load', vs, TARGET_P99_UNDER_CA_MS)));
       } finally {
         const signed = await ca.stop();
-        out.push({ metric: `CSRs signed per second meanwhile (${CA_IN_FLIGHT} in flight)`, value: (signed * 1000) / (performance.now() - caStart), unit: 'CSR/s' });
+        out.push({
+          metric: `CSRs signed per second meanwhile (${CA_IN_FLIGHT} in flight)`,
+          value: (signed * 1000) / (performance.now() - caStart),
+          unit: 'CSR/s',
+        });
       }
     } finally {
       await ask(worker, { type: 'close' });

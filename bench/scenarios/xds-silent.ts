@@ -44,14 +44,22 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const authenticator: CallAuthenticator = {
   async authenticate(call): Promise<CallerIdentity> {
     if (call.metadata.get('authorization')[0] !== `Bearer ${TOKEN}`) throw new Error('bad token');
-    return { identities: ['spiffe://cluster.local/ns/istio-system/sa/ztunnel'], namespace: 'istio-system', serviceAccount: 'ztunnel', via: 'token' };
+    return {
+      identities: ['spiffe://cluster.local/ns/istio-system/sa/ztunnel'],
+      namespace: 'istio-system',
+      serviceAccount: 'ztunnel',
+      via: 'token',
+    };
   },
 };
 
 async function until(cond: () => boolean, timeoutMs: number, what: string, errors: string[]): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${errors.length ? `; client errors: ${errors.slice(0, 3).join('; ')}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${what}${errors.length ? `; client errors: ${errors.slice(0, 3).join('; ')}` : ''}`,
+      );
     await sleep(10);
   }
 }
@@ -68,8 +76,14 @@ async function run(): Promise<Measurement[]> {
   const xds = new XdsServer(cache, authenticator, settings, new XdsMetrics(new Registry()));
   const server = new grpc.Server();
   server.addService(adsServiceDefinition(), xds.implementation());
-  const creds = grpc.ServerCredentials.createSsl(null, [{ cert_chain: Buffer.from(pki.certPem), private_key: Buffer.from(pki.keyPem) }], false);
-  const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', creds, (e, p) => (e ? rej(e) : res(p))));
+  const creds = grpc.ServerCredentials.createSsl(
+    null,
+    [{ cert_chain: Buffer.from(pki.certPem), private_key: Buffer.from(pki.keyPem) }],
+    false,
+  );
+  const port = await new Promise<number>((res, rej) =>
+    server.bindAsync('127.0.0.1:0', creds, (e, p) => (e ? rej(e) : res(p))),
+  );
   const base = { port, caFile, serverName: SERVER_NAME, token: TOKEN };
   const children: ChildProcess[] = [];
   const synced = new Map<number, number>();
@@ -84,9 +98,14 @@ async function run(): Promise<Measurement[]> {
    * One new ztunnel (a fresh process, connected on 'go' once `before` has set the scene): seconds
    * from connecting to both full responses.
    */
-  const newZtunnel = async (index: number, before: () => Promise<void> = async () => void (await sleep(100))): Promise<number> => {
+  const newZtunnel = async (
+    index: number,
+    before: () => Promise<void> = async () => void (await sleep(100)),
+  ): Promise<number> => {
     const cfg: WorkerConfig = { ...base, streams: 1, firstIndex: index, waitForGo: true };
-    const child = fork(path.join(__dirname, '..', 'xds-client-worker.js'), [JSON.stringify(cfg)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const child = fork(path.join(__dirname, '..', 'xds-client-worker.js'), [JSON.stringify(cfg)], {
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
     children.push(child);
     listen(child);
     await new Promise<void>((res) => child.on('message', (m: WorkerMessage) => m.t === 'ready' && res()));
@@ -99,18 +118,30 @@ async function run(): Promise<Measurement[]> {
   };
 
   try {
-    const fullBytes = encodeResponseBody({ typeUrl: ADDRESS_TYPE_URL, resources: [...cache.all(ADDRESS_TYPE_URL)], removed: [] }).length;
+    const fullBytes = encodeResponseBody({
+      typeUrl: ADDRESS_TYPE_URL,
+      resources: [...cache.all(ADDRESS_TYPE_URL)],
+      removed: [],
+    }).length;
     const reference: number[] = [];
     for (let r = 0; r < RUNS; r++) reference.push(await newZtunnel(1_000 + r));
 
     const silentCfg: SilentWorkerConfig = { ...base, streams: SILENT, firstIndex: 10_000 };
-    const silentChild = fork(path.join(__dirname, '..', 'xds-silent-worker.js'), [JSON.stringify(silentCfg)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const silentChild = fork(path.join(__dirname, '..', 'xds-silent-worker.js'), [JSON.stringify(silentCfg)], {
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
     children.push(silentChild);
     listen(silentChild);
     const silentStart = now();
     const silentSynced = () => [...synced.keys()].filter((k) => k >= 10_000).length;
-    await until(() => silentSynced() >= SILENT, SYNC_TIMEOUT_MS, `${SILENT} silent streams to receive their full sync`, errors);
-    const silentSeconds = (Math.max(...[...synced].filter(([k]) => k >= 10_000).map(([, at]) => at)) - silentStart) / 1000;
+    await until(
+      () => silentSynced() >= SILENT,
+      SYNC_TIMEOUT_MS,
+      `${SILENT} silent streams to receive their full sync`,
+      errors,
+    );
+    const silentSeconds =
+      (Math.max(...[...synced].filter(([k]) => k >= 10_000).map(([, at]) => at)) - silentStart) / 1000;
     const unanswered = xds.debugSyncz().clients.filter((c) => c.types.every((t) => t.lastAck === undefined)).length;
 
     const beside: number[] = [];
@@ -126,14 +157,26 @@ async function run(): Promise<Measurement[]> {
       let deafChild: ChildProcess | undefined;
       const startDeaf = async () => {
         const cfg: SilentWorkerConfig = { ...base, streams: DEAF, firstIndex: 20_000 + r * 100, read: false };
-        deafChild = fork(path.join(__dirname, '..', 'xds-silent-worker.js'), [JSON.stringify(cfg)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+        deafChild = fork(path.join(__dirname, '..', 'xds-silent-worker.js'), [JSON.stringify(cfg)], {
+          stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+        });
         children.push(deafChild);
-        await until(() => deafConnected() >= DEAF, SYNC_TIMEOUT_MS, `${DEAF} streams that never read to subscribe`, errors);
+        await until(
+          () => deafConnected() >= DEAF,
+          SYNC_TIMEOUT_MS,
+          `${DEAF} streams that never read to subscribe`,
+          errors,
+        );
       };
       besideDeaf.push(await newZtunnel(3_000 + r, startDeaf));
       keptDeaf.push(deafConnected());
       deafChild!.kill();
-      await until(() => deafConnected() === 0 && xds.debugSyncz().fullSyncs.stalled === 0, SYNC_TIMEOUT_MS, 'the streams that never read to go', errors);
+      await until(
+        () => deafConnected() === 0 && xds.debugSyncz().fullSyncs.stalled === 0,
+        SYNC_TIMEOUT_MS,
+        'the streams that never read to go',
+        errors,
+      );
     }
     const deafValue = median(besideDeaf);
     const gate = xds.debugSyncz().fullSyncs;
@@ -148,7 +191,12 @@ async function run(): Promise<Measurement[]> {
         target: `< ${TARGET_S} s`,
         met: value < TARGET_S,
       },
-      { metric: `new ztunnel's full sync with no silent streams (the reference)`, value: ref, unit: 's', runs: reference },
+      {
+        metric: `new ztunnel's full sync with no silent streams (the reference)`,
+        value: ref,
+        unit: 's',
+        runs: reference,
+      },
       {
         metric: `new ztunnel's full sync beside ${DEAF} streams that never read, subscribed at once just before it (${gate.limit} slots, slot-stall release ${slotStallMs} ms)`,
         value: deafValue,
@@ -158,8 +206,17 @@ async function run(): Promise<Measurement[]> {
         target: `< ${TARGET_S} s`,
         met: deafValue < TARGET_S,
       },
-      { metric: `streams that never read still connected (not yet cut) when the new ztunnel had synced`, value: median(keptDeaf), unit: 'streams', runs: keptDeaf },
-      { metric: `${SILENT} silent streams connecting at once: until the last has both full responses`, value: silentSeconds, unit: 's' },
+      {
+        metric: `streams that never read still connected (not yet cut) when the new ztunnel had synced`,
+        value: median(keptDeaf),
+        unit: 'streams',
+        runs: keptDeaf,
+      },
+      {
+        metric: `${SILENT} silent streams connecting at once: until the last has both full responses`,
+        value: silentSeconds,
+        unit: 's',
+      },
       { metric: `silent streams still connected and never answered when measured`, value: unanswered, unit: 'streams' },
     ];
   } finally {

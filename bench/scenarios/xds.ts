@@ -41,7 +41,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const authenticator: CallAuthenticator = {
   async authenticate(call): Promise<CallerIdentity> {
     if (call.metadata.get('authorization')[0] !== `Bearer ${TOKEN}`) throw new Error('bad token');
-    return { identities: ['spiffe://cluster.local/ns/istio-system/sa/ztunnel'], namespace: 'istio-system', serviceAccount: 'ztunnel', via: 'token' };
+    return {
+      identities: ['spiffe://cluster.local/ns/istio-system/sa/ztunnel'],
+      namespace: 'istio-system',
+      serviceAccount: 'ztunnel',
+      via: 'token',
+    };
   },
 };
 
@@ -52,7 +57,12 @@ class Clients {
   readonly receipts = new Map<string, number[]>();
   readonly errors: string[] = [];
 
-  spawn(config: Omit<WorkerConfig, 'streams' | 'firstIndex'>, streams: number, workers: number, firstIndex = 0): ChildProcess[] {
+  spawn(
+    config: Omit<WorkerConfig, 'streams' | 'firstIndex'>,
+    streams: number,
+    workers: number,
+    firstIndex = 0,
+  ): ChildProcess[] {
     const script = path.join(__dirname, '..', 'xds-client-worker.js');
     const started: ChildProcess[] = [];
     let next = firstIndex;
@@ -60,7 +70,10 @@ class Clients {
       const count = Math.floor(streams / workers) + (w < streams % workers ? 1 : 0);
       const cfg: WorkerConfig = { ...config, streams: count, firstIndex: next };
       next += count;
-      const child = fork(script, [JSON.stringify(cfg)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], execArgv: ['--max-old-space-size=4096'] });
+      const child = fork(script, [JSON.stringify(cfg)], {
+        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+        execArgv: ['--max-old-space-size=4096'],
+      });
       child.on('message', (m: WorkerMessage) => this.receive(m));
       this.workers.push(child);
       started.push(child);
@@ -82,7 +95,10 @@ class Clients {
   async until(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!cond()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${this.errors.length ? `; client errors: ${this.errors.slice(0, 3).join('; ')}` : ''}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `timed out waiting for ${what}${this.errors.length ? `; client errors: ${this.errors.slice(0, 3).join('; ')}` : ''}`,
+        );
       await sleep(20);
     }
   }
@@ -105,11 +121,25 @@ async function run(): Promise<Measurement[]> {
   const caFile = path.join(dir, 'ca.crt');
   fs.writeFileSync(caFile, pki.caPem);
   const cache = new SyntheticCache(WORKLOADS);
-  const xds = new XdsServer(cache, authenticator, { debounce: { after: 100, max: 10_000 }, auth: true, identityCheck: true }, new XdsMetrics(new Registry()));
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': BENCH_MAX_RECEIVE_BYTES, 'grpc.max_concurrent_streams': 100_000 });
+  const xds = new XdsServer(
+    cache,
+    authenticator,
+    { debounce: { after: 100, max: 10_000 }, auth: true, identityCheck: true },
+    new XdsMetrics(new Registry()),
+  );
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': BENCH_MAX_RECEIVE_BYTES,
+    'grpc.max_concurrent_streams': 100_000,
+  });
   server.addService(adsServiceDefinition(), xds.implementation());
-  const creds = grpc.ServerCredentials.createSsl(null, [{ cert_chain: Buffer.from(pki.certPem), private_key: Buffer.from(pki.keyPem) }], false);
-  const port = await new Promise<number>((res, rej) => server.bindAsync('127.0.0.1:0', creds, (e, p) => (e ? rej(e) : res(p))));
+  const creds = grpc.ServerCredentials.createSsl(
+    null,
+    [{ cert_chain: Buffer.from(pki.certPem), private_key: Buffer.from(pki.keyPem) }],
+    false,
+  );
+  const port = await new Promise<number>((res, rej) =>
+    server.bindAsync('127.0.0.1:0', creds, (e, p) => (e ? rej(e) : res(p))),
+  );
   let rssPeak = 0;
   const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 100);
   const clients = new Clients();
@@ -121,7 +151,11 @@ async function run(): Promise<Measurement[]> {
     clients.spawn(base, STREAMS, WORKERS);
     await clients.until(() => clients.synced.size >= STREAMS, SYNC_TIMEOUT_MS, `${STREAMS} streams to sync`);
     const syncSeconds = (Math.max(...[...clients.synced.values()].map((s) => s.at)) - syncStart) / 1000;
-    out.push({ metric: `initial sync of ${STREAMS} streams, ${WORKLOADS} workloads (${(cache.totalBytes() / 1e6).toFixed(1)} MB) each`, value: syncSeconds, unit: 's' });
+    out.push({
+      metric: `initial sync of ${STREAMS} streams, ${WORKLOADS} workloads (${(cache.totalBytes() / 1e6).toFixed(1)} MB) each`,
+      value: syncSeconds,
+      unit: 's',
+    });
 
     // 2. An isolated change reaching every stream, once the garbage of the initial sync (17 GB
     // through one process) has been collected and the push path has been compiled: this measures
@@ -132,7 +166,11 @@ async function run(): Promise<Measurement[]> {
       await sleep(300); // longer than PILOT_DEBOUNCE_AFTER: the change is alone
       const at = now();
       const w = cache.change((r * 7919) % WORKLOADS);
-      await clients.until(() => (clients.receipts.get(w.version)?.length ?? 0) >= STREAMS, DELIVERY_TIMEOUT_MS, 'an isolated change to reach every stream');
+      await clients.until(
+        () => (clients.receipts.get(w.version)?.length ?? 0) >= STREAMS,
+        DELIVERY_TIMEOUT_MS,
+        'an isolated change to reach every stream',
+      );
       return latencies(clients, new Map([[w.version, at]]));
     };
     const cold = await isolated(0);
@@ -144,10 +182,32 @@ async function run(): Promise<Measurement[]> {
       p50s.push(percentile(lat, 50));
       p99s.push(percentile(lat, 99));
     }
-    out.push({ metric: `first pod change after the sync (push path not yet compiled), p50`, value: percentile(cold, 50), unit: 'ms' });
-    out.push({ metric: `first pod change after the sync (push path not yet compiled), p99`, value: percentile(cold, 99), unit: 'ms' });
-    out.push({ metric: `isolated pod change to all ${STREAMS} streams, p50`, value: median(p50s), unit: 'ms', runs: p50s, target: '< 50 ms', met: median(p50s) < 50 });
-    out.push({ metric: `isolated pod change to all ${STREAMS} streams, p99`, value: median(p99s), unit: 'ms', runs: p99s, target: '< 250 ms', met: median(p99s) < 250 });
+    out.push({
+      metric: `first pod change after the sync (push path not yet compiled), p50`,
+      value: percentile(cold, 50),
+      unit: 'ms',
+    });
+    out.push({
+      metric: `first pod change after the sync (push path not yet compiled), p99`,
+      value: percentile(cold, 99),
+      unit: 'ms',
+    });
+    out.push({
+      metric: `isolated pod change to all ${STREAMS} streams, p50`,
+      value: median(p50s),
+      unit: 'ms',
+      runs: p50s,
+      target: '< 50 ms',
+      met: median(p50s) < 50,
+    });
+    out.push({
+      metric: `isolated pod change to all ${STREAMS} streams, p99`,
+      value: median(p99s),
+      unit: 'ms',
+      runs: p99s,
+      target: '< 250 ms',
+      met: median(p99s) < 250,
+    });
 
     // 3. Churn: 40 pod changes per second.
     await sleep(300);
@@ -169,8 +229,18 @@ async function run(): Promise<Measurement[]> {
     await clients.until(() => received() >= expected, DELIVERY_TIMEOUT_MS, 'churn changes to reach every stream');
     const churnLat = latencies(clients, churn);
     const churnP99 = percentile(churnLat, 99);
-    out.push({ metric: `p50 change to all streams under ${CHURN_PER_SECOND} changes/s (${churn.size} changes)`, value: percentile(churnLat, 50), unit: 'ms' });
-    out.push({ metric: `p99 change to all streams under ${CHURN_PER_SECOND} changes/s (${churn.size} changes)`, value: churnP99, unit: 'ms', target: '< 500 ms', met: churnP99 < 500 });
+    out.push({
+      metric: `p50 change to all streams under ${CHURN_PER_SECOND} changes/s (${churn.size} changes)`,
+      value: percentile(churnLat, 50),
+      unit: 'ms',
+    });
+    out.push({
+      metric: `p99 change to all streams under ${CHURN_PER_SECOND} changes/s (${churn.size} changes)`,
+      value: churnP99,
+      unit: 'ms',
+      target: '< 500 ms',
+      met: churnP99 < 500,
+    });
 
     // 4. Reconnect with unchanged initial_resource_versions.
     const irvFile = path.join(dir, 'irv.json');
@@ -211,18 +281,40 @@ async function run(): Promise<Measurement[]> {
     }
     const cpuMs = median(cpuRuns);
     const rawMs = median(rawRuns);
-    out.push({ metric: `resources sent on a reconnect with unchanged initial_resource_versions (${WORKLOADS} names)`, value: median(sentRuns), unit: 'resources', runs: sentRuns, target: '0', met: sentRuns.every((n) => n === 0) });
+    out.push({
+      metric: `resources sent on a reconnect with unchanged initial_resource_versions (${WORKLOADS} names)`,
+      value: median(sentRuns),
+      unit: 'resources',
+      runs: sentRuns,
+      target: '0',
+      met: sentRuns.every((n) => n === 0),
+    });
     out.push({
       metric: 'server CPU for that reconnect (TLS handshake, request decode, version check)',
       value: cpuMs,
       unit: 'ms',
       runs: cpuRuns,
-      reference: { metric: `the same ${(median(requestBytes) / 1e6).toFixed(1)} MB only received on a bare node:tls socket`, value: rawMs, ratio: cpuMs / rawMs },
+      reference: {
+        metric: `the same ${(median(requestBytes) / 1e6).toFixed(1)} MB only received on a bare node:tls socket`,
+        value: rawMs,
+        ratio: cpuMs / rawMs,
+      },
       target: '< 5 ms',
       met: cpuMs < 5,
     });
-    out.push({ metric: `server CPU to receive the same request bytes on a bare node:tls socket (no HTTP/2, no gRPC, nothing decoded)`, value: rawMs, unit: 'ms', runs: rawRuns });
-    out.push({ metric: `server RSS peak (${STREAMS} streams, ${WORKLOADS} workloads)`, value: rssPeak / 1e6, unit: 'MB', target: '< 1500 MB', met: rssPeak < 1.5e9 });
+    out.push({
+      metric: `server CPU to receive the same request bytes on a bare node:tls socket (no HTTP/2, no gRPC, nothing decoded)`,
+      value: rawMs,
+      unit: 'ms',
+      runs: rawRuns,
+    });
+    out.push({
+      metric: `server RSS peak (${STREAMS} streams, ${WORKLOADS} workloads)`,
+      value: rssPeak / 1e6,
+      unit: 'MB',
+      target: '< 1500 MB',
+      met: rssPeak < 1.5e9,
+    });
     return out;
   } finally {
     clearInterval(sampler);

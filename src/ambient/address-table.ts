@@ -20,23 +20,37 @@ export class AddressTable {
   private readonly interned = new Map<string, string>();
 
   setWorkload(uid: string, w: Workload | undefined): void {
-    if (!w) return this.resources.set(uid, undefined);
+    if (!w) {
+      this.resources.set(uid, undefined);
+      return;
+    }
     const net = w.network ?? '';
     // ztunnel does not index HOST_NETWORK workloads by IP, so neither do we.
-    const aliases = w.networkMode === NetworkMode.HOST_NETWORK ? [] : (w.addresses ?? []).map((a) => `${net}/${ipToText(a)}`);
+    const aliases =
+      w.networkMode === NetworkMode.HOST_NETWORK ? [] : (w.addresses ?? []).map((a) => `${net}/${ipToText(a)}`);
     const extra: Omit<Entry, 'name' | 'version' | 'bytes'> = {};
     if (aliases.length) extra.aliases = aliases.join(KEY_SEPARATOR);
     if (w.node) extra.node = this.intern(w.node);
     const services = Object.keys(w.services ?? {});
-    if (services.length) extra.services = services.length === 1 ? this.intern(services[0]!) : services.join(KEY_SEPARATOR);
+    if (services.length)
+      extra.services = services.length === 1 ? this.intern(services[0]!) : services.join(KEY_SEPARATOR);
     this.resources.set(uid, encodeAddress({ workload: w }), extra);
   }
 
   setService(name: string, s: Service | undefined): void {
-    if (!s) return this.resources.set(name, undefined);
-    const aliases = (s.addresses ?? []).map((a) => `${a.network ?? ''}/${ipToText(a.address)}${a.length !== undefined ? `/${a.length}` : ''}`);
+    if (!s) {
+      this.resources.set(name, undefined);
+      return;
+    }
+    const aliases = (s.addresses ?? []).map(
+      (a) => `${a.network ?? ''}/${ipToText(a.address)}${a.length !== undefined ? `/${a.length}` : ''}`,
+    );
     // `services: ''` marks the entry as a service.
-    this.resources.set(name, encodeAddress({ service: s }), aliases.length ? { aliases: aliases.join(KEY_SEPARATOR), services: '' } : { services: '' });
+    this.resources.set(
+      name,
+      encodeAddress({ service: s }),
+      aliases.length ? { aliases: aliases.join(KEY_SEPARATOR), services: '' } : { services: '' },
+    );
   }
 
   /** A workload uid, `<network>/<ip>` or `<ns>/<hostname>`; a service brings the workloads listing it. */

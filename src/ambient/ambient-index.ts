@@ -6,7 +6,14 @@ import { scopedLogger } from '../log/logger';
 import type { MeshConfig, MeshConfigSource } from '../mesh/types';
 import type { ObjectStore, StoreEvent } from '../store/types';
 import { keyOf } from '../store/types';
-import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, ChangeSet, ResourceCache, XdsResource, XdsTypeUrl } from '../contract/xds-resources';
+import {
+  ADDRESS_TYPE_URL,
+  AUTHORIZATION_TYPE_URL,
+  ChangeSet,
+  ResourceCache,
+  XdsResource,
+  XdsTypeUrl,
+} from '../contract/xds-resources';
 import { convertAuthorizationPolicy } from './authorization';
 import { encodeAuthorization } from './codec';
 import { DEFAULT_ROOT_NAMESPACE, DEFAULT_SYSTEM_NAMESPACE, DEFAULT_TRUST_DOMAIN, LABEL } from './constants';
@@ -17,7 +24,6 @@ import type { Authorization, Service, Workload } from './messages';
 import { convertPeerAuthentication, namespacePolicy, staticStrictPolicy } from './peer-authentication';
 import { kubeServiceHostname, servicesOfHostname } from './services';
 import type { AmbientSettings } from './settings';
-import type { ServiceEntryVisibilityConfig } from './visibility';
 import { StoreView, registerIndexes } from './store-view';
 import { endpointSliceWorkloads, serviceEntryWorkloads } from './workload-sources';
 import { podUid, podWorkload, workloadEntryUid, workloadEntryWorkload } from './workloads';
@@ -69,8 +75,10 @@ export class AmbientIndex implements ResourceCache {
       options.mesh.subscribe((mesh) => {
         const next = this.settingsFrom(mesh);
         const prev = this.view.settings;
-        const sameVisibility = JSON.stringify(next.serviceEntryVisibility) === JSON.stringify(prev.serviceEntryVisibility);
-        if (next.trustDomain === prev.trustDomain && next.rootNamespace === prev.rootNamespace && sameVisibility) return;
+        const sameVisibility =
+          JSON.stringify(next.serviceEntryVisibility) === JSON.stringify(prev.serviceEntryVisibility);
+        if (next.trustDomain === prev.trustDomain && next.rootNamespace === prev.rootNamespace && sameVisibility)
+          return;
         this.view.settings = next;
         this.rebuild();
         this.emit();
@@ -93,10 +101,13 @@ export class AmbientIndex implements ResourceCache {
       domain: this.options.domain,
       trustDomain: mesh.trustDomain || DEFAULT_TRUST_DOMAIN,
       rootNamespace: mesh.rootNamespace || DEFAULT_ROOT_NAMESPACE,
-      network: this.options.network ?? this.store.get('Namespace', undefined, systemNs)?.metadata.labels?.[LABEL.network] ?? '',
+      network:
+        this.options.network ??
+        this.store.get('Namespace', undefined, systemNs)?.metadata.labels?.[LABEL.network] ??
+        '',
       ...(this.options.revision !== undefined ? { revision: this.options.revision } : {}),
       ...(this.options.enableDryRun ? { enableDryRun: true } : {}),
-      ...(mesh['serviceEntryVisibility'] ? { serviceEntryVisibility: mesh['serviceEntryVisibility'] as ServiceEntryVisibilityConfig } : {}),
+      ...(mesh['serviceEntryVisibility'] ? { serviceEntryVisibility: mesh['serviceEntryVisibility'] } : {}),
     };
   }
 
@@ -161,12 +172,19 @@ export class AmbientIndex implements ResourceCache {
   private recomputeWorkloadEntry(key: string): void {
     const [ns, name] = splitKey(key);
     const we = this.view.get('WorkloadEntry', ns, name);
-    this.setWorkload(workloadEntryUid(this.view.settings.clusterId, ns, name), we ? workloadEntryWorkload(we, this.view) : undefined);
+    this.setWorkload(
+      workloadEntryUid(this.view.settings.clusterId, ns, name),
+      we ? workloadEntryWorkload(we, this.view) : undefined,
+    );
   }
 
   private recomputeMany(source: string, workloads: Workload[]): void {
     for (const w of workloads) this.setWorkload(w.uid, w);
-    this.replaceSource(source, workloads.map((w) => w.uid), (uid) => this.setWorkload(uid, undefined));
+    this.replaceSource(
+      source,
+      workloads.map((w) => w.uid),
+      (uid) => this.setWorkload(uid, undefined),
+    );
   }
 
   private recomputeServiceEntry(key: string): void {
@@ -190,7 +208,12 @@ export class AmbientIndex implements ResourceCache {
   private recomputePolicy(key: string): void {
     const [ns, name] = splitKey(key);
     const ap = this.view.get('AuthorizationPolicy', ns, name);
-    this.setAuthorization(key, ap ? convertAuthorizationPolicy(ap, this.view.settings.rootNamespace, this.view.settings.enableDryRun) : undefined);
+    this.setAuthorization(
+      key,
+      ap
+        ? convertAuthorizationPolicy(ap, this.view.settings.rootNamespace, this.view.settings.enableDryRun)
+        : undefined,
+    );
   }
 
   /** PA-derived policies are few; any PeerAuthentication event recomputes all of them. */
@@ -206,7 +229,11 @@ export class AmbientIndex implements ResourceCache {
       if (converted) derived.push(converted);
     }
     for (const a of derived) this.setAuthorization(`${a.namespace}/${a.name}`, a);
-    this.replaceSource('peerAuthentications', derived.map((a) => `${a.namespace}/${a.name}`), (n) => this.setAuthorization(n, undefined));
+    this.replaceSource(
+      'peerAuthentications',
+      derived.map((a) => `${a.namespace}/${a.name}`),
+      (n) => this.setAuthorization(n, undefined),
+    );
   }
 
   private apply(d: DirtySet): number {
@@ -218,7 +245,15 @@ export class AmbientIndex implements ResourceCache {
     for (const h of d.hostnames) this.recomputeHostname(h);
     for (const k of d.policies) this.recomputePolicy(k);
     if (d.peerAuthentications) this.recomputePeerAuthentications();
-    return d.pods.size + d.workloadEntries.size + d.serviceEntries.size + d.slices.size + d.hostnames.size + d.policies.size + (d.peerAuthentications ? 1 : 0);
+    return (
+      d.pods.size +
+      d.workloadEntries.size +
+      d.serviceEntries.size +
+      d.slices.size +
+      d.hostnames.size +
+      d.policies.size +
+      (d.peerAuthentications ? 1 : 0)
+    );
   }
 
   /** Recomputes every resource from the store; names that are no longer derived are removed. */
@@ -232,7 +267,8 @@ export class AmbientIndex implements ResourceCache {
       for (const h of (se.spec?.hosts ?? []) as string[]) d.hostnames.add(h);
     }
     for (const slice of this.store.list('EndpointSlice')) d.slices.add(keyOf(slice));
-    for (const svc of this.store.list('Service')) d.hostnames.add(kubeServiceHostname(svc.metadata.name, svc.metadata.namespace!, s.domain));
+    for (const svc of this.store.list('Service'))
+      d.hostnames.add(kubeServiceHostname(svc.metadata.name, svc.metadata.namespace!, s.domain));
     for (const ap of this.store.list('AuthorizationPolicy')) d.policies.add(keyOf(ap));
     d.peerAuthentications = true;
     this.bySource.clear();
@@ -248,7 +284,8 @@ export class AmbientIndex implements ResourceCache {
     const d = new DirtySet();
     const s = this.view.settings;
     const ctx: DirtyContext = { store: this.store, domain: s.domain, rootNamespace: s.rootNamespace };
-    if (this.options.network === undefined) ctx.networkNamespace = this.options.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE;
+    if (this.options.network === undefined)
+      ctx.networkNamespace = this.options.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE;
     for (const e of events) markEvent(ctx, d, e);
     expandHostnames(ctx, d);
     if (d.all) this.view.settings = this.settingsFrom(this.options.mesh.current());
@@ -278,4 +315,3 @@ function splitKey(key: string): [string, string] {
   const slash = key.indexOf('/');
   return [key.slice(0, slash), key.slice(slash + 1)];
 }
-

@@ -5,32 +5,72 @@ import { parseGoBool } from '../config/bool';
 import type { KubeObject } from '../store/types';
 import { ANNOTATION } from './constants';
 import { parseCidr } from './ip';
-import { Authorization, AuthzAction, AuthzAddress, AuthzScope, Clause, Match, ServiceAccountMatch, StringMatch, Rule, setIf } from './messages';
+import {
+  Authorization,
+  AuthzAction,
+  AuthzAddress,
+  AuthzScope,
+  Clause,
+  Match,
+  ServiceAccountMatch,
+  StringMatch,
+  Rule,
+  setIf,
+} from './messages';
 
 /** Why a policy is not sent to ztunnel, or 'sent'. */
 export type PolicyDisposition = 'sent' | 'targetRef' | 'dryRun' | 'unsupportedAction';
 
 interface Source {
-  principals?: string[]; notPrincipals?: string[];
-  namespaces?: string[]; notNamespaces?: string[];
-  serviceAccounts?: string[]; notServiceAccounts?: string[];
-  ipBlocks?: string[]; notIpBlocks?: string[];
-  requestPrincipals?: string[]; notRequestPrincipals?: string[];
-  remoteIpBlocks?: string[]; notRemoteIpBlocks?: string[];
+  principals?: string[];
+  notPrincipals?: string[];
+  namespaces?: string[];
+  notNamespaces?: string[];
+  serviceAccounts?: string[];
+  notServiceAccounts?: string[];
+  ipBlocks?: string[];
+  notIpBlocks?: string[];
+  requestPrincipals?: string[];
+  notRequestPrincipals?: string[];
+  remoteIpBlocks?: string[];
+  notRemoteIpBlocks?: string[];
 }
 interface Operation {
-  ports?: string[]; notPorts?: string[];
-  hosts?: string[]; notHosts?: string[];
-  methods?: string[]; notMethods?: string[];
-  paths?: string[]; notPaths?: string[];
+  ports?: string[];
+  notPorts?: string[];
+  hosts?: string[];
+  notHosts?: string[];
+  methods?: string[];
+  notMethods?: string[];
+  paths?: string[];
+  notPaths?: string[];
 }
-interface Condition { key: string; values?: string[]; notValues?: string[] }
-interface ApRule { from?: { source?: Source }[]; to?: { operation?: Operation }[]; when?: Condition[] }
+interface Condition {
+  key: string;
+  values?: string[];
+  notValues?: string[];
+}
+interface ApRule {
+  from?: { source?: Source }[];
+  to?: { operation?: Operation }[];
+  when?: Condition[];
+}
 
 const HTTP_OPERATION_FIELDS = ['hosts', 'notHosts', 'methods', 'notMethods', 'paths', 'notPaths'] as const;
-const HTTP_SOURCE_FIELDS = ['remoteIpBlocks', 'notRemoteIpBlocks', 'requestPrincipals', 'notRequestPrincipals'] as const;
+const HTTP_SOURCE_FIELDS = [
+  'remoteIpBlocks',
+  'notRemoteIpBlocks',
+  'requestPrincipals',
+  'notRequestPrincipals',
+] as const;
 /** The only `when` keys ztunnel can evaluate. */
-export const L4_WHEN_KEYS = ['source.ip', 'source.namespace', 'source.principal', 'destination.ip', 'destination.port'] as const;
+export const L4_WHEN_KEYS = [
+  'source.ip',
+  'source.namespace',
+  'source.principal',
+  'destination.ip',
+  'destination.port',
+] as const;
 
 export function policyDisposition(ap: KubeObject, enableDryRun = false): PolicyDisposition {
   const spec = ap.spec ?? {};
@@ -72,10 +112,15 @@ export function ipMatches(values: readonly string[] | undefined): AuthzAddress[]
 }
 
 /** "ns/sa" names a service account of another namespace; a bare "sa" is in the policy's namespace. */
-export function serviceAccountMatches(values: readonly string[] | undefined, policyNamespace: string): ServiceAccountMatch[] {
+export function serviceAccountMatches(
+  values: readonly string[] | undefined,
+  policyNamespace: string,
+): ServiceAccountMatch[] {
   return (values ?? []).map((v) => {
     const slash = v.indexOf('/');
-    return slash >= 0 ? { namespace: v.slice(0, slash), serviceAccount: v.slice(slash + 1) } : { namespace: policyNamespace, serviceAccount: v };
+    return slash >= 0
+      ? { namespace: v.slice(0, slash), serviceAccount: v.slice(slash + 1) }
+      : { namespace: policyNamespace, serviceAccount: v };
   });
 }
 
@@ -111,7 +156,11 @@ function sourceMatch(s: Source, policyNamespace: string): Match {
 const nonEmpty = (v: unknown) => Array.isArray(v) && v.length > 0;
 
 /** One AP rule -> the clauses of one Rule, or undefined when an ALLOW rule has HTTP attributes. */
-export function convertRule(action: AuthzAction, rule: ApRule, policyNamespace: string): { clauses: Clause[] } | undefined {
+export function convertRule(
+  action: AuthzAction,
+  rule: ApRule,
+  policyNamespace: string,
+): { clauses: Clause[] } | undefined {
   let l7 = false;
   const toMatches: Match[] = [];
   for (const to of rule.to ?? []) {
@@ -140,12 +189,20 @@ export function convertRule(action: AuthzAction, rule: ApRule, policyNamespace: 
 }
 
 /** The Authorization ztunnel receives for an AP, or undefined when the AP is not sent. */
-export function convertAuthorizationPolicy(ap: KubeObject, rootNamespace: string, enableDryRun = false): Authorization | undefined {
+export function convertAuthorizationPolicy(
+  ap: KubeObject,
+  rootNamespace: string,
+  enableDryRun = false,
+): Authorization | undefined {
   if (policyDisposition(ap, enableDryRun) !== 'sent') return undefined;
   const spec = ap.spec ?? {};
   const namespace = ap.metadata.namespace!;
   const action = spec.action === 'DENY' ? AuthzAction.DENY : AuthzAction.ALLOW;
-  const scope = spec.selector ? AuthzScope.WORKLOAD_SELECTOR : namespace === rootNamespace ? AuthzScope.GLOBAL : AuthzScope.NAMESPACE;
+  const scope = spec.selector
+    ? AuthzScope.WORKLOAD_SELECTOR
+    : namespace === rootNamespace
+      ? AuthzScope.GLOBAL
+      : AuthzScope.NAMESPACE;
   const rules: Rule[] = [];
   for (const rule of (spec.rules ?? []) as ApRule[]) {
     const converted = convertRule(action, rule ?? {}, namespace);

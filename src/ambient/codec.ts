@@ -44,7 +44,7 @@ export function encodeAuthorization(authorization: Authorization): Uint8Array {
 /** Decodes to a plain object (no prototype defaults), as the builders produce them. */
 export function decodeAddress(bytes: Uint8Array): Address {
   const t = load().address;
-  return t.toObject(t.decode(bytes), { longs: Number }) as Address;
+  return t.toObject(t.decode(bytes), { longs: Number });
 }
 
 export function decodeAuthorization(bytes: Uint8Array): Authorization {
@@ -57,7 +57,13 @@ export function versionOf(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex').slice(0, VERSION_HEX_LENGTH);
 }
 
-const JSON_OPTIONS: protobuf.IConversionOptions = { enums: String, longs: Number, bytes: String, defaults: false, oneofs: false };
+const JSON_OPTIONS: protobuf.IConversionOptions = {
+  enums: String,
+  longs: Number,
+  bytes: String,
+  defaults: false,
+  oneofs: false,
+};
 
 /** Protobuf JSON mapping of an Address, with IP bytes shown as text (for operators). */
 export function addressToJson(bytes: Uint8Array): Record<string, unknown> {
@@ -80,7 +86,7 @@ const IP_FIELDS = new Set(['address', 'addresses']);
 /** Byte arrays under "address"/"addresses" become IP text; everything else is left as decoded. */
 function ipsAsText(value: unknown, key = ''): unknown {
   if (Array.isArray(value)) {
-    if (IP_FIELDS.has(key) && value.every((v) => typeof v === 'number')) return ipToText(Uint8Array.from(value as number[]));
+    if (IP_FIELDS.has(key) && value.every((v) => typeof v === 'number')) return ipToText(Uint8Array.from(value));
     return value.map((v) => ipsAsText(v, key === 'addresses' ? 'address' : ''));
   }
   if (value && typeof value === 'object') {

@@ -25,7 +25,9 @@ export class DerivedStore {
   /** name -> bytes at the start of the batch (undefined = absent). */
   private readonly before = new Map<string, Uint8Array | undefined>();
   /** Hook for the reverse maps kept by the index. */
-  constructor(private readonly onChange: (previous: Entry | undefined, next: Entry | undefined) => void = () => undefined) {}
+  constructor(
+    private readonly onChange: (previous: Entry | undefined, next: Entry | undefined) => void = () => undefined,
+  ) {}
 
   /** Names set during a sweep (a full rebuild); the others are removed when it ends. */
   private swept: Set<string> | undefined;

@@ -65,24 +65,34 @@ export interface DirtyContext {
 const ns = (o: KubeObject) => o.metadata.namespace ?? '';
 
 /** Pods and WorkloadEntries in `namespace` (any namespace for '*') whose labels include `selector`. */
-function markSelected(ctx: DirtyContext, d: DirtySet, namespace: string, selector: Record<string, string> | undefined, emptySelectsAll: boolean): void {
+function markSelected(
+  ctx: DirtyContext,
+  d: DirtySet,
+  namespace: string,
+  selector: Record<string, string> | undefined,
+  emptySelectsAll: boolean,
+): void {
   if (!selector) return;
   const entries = Object.entries(selector);
   if (entries.length === 0) {
     if (!emptySelectsAll) return;
-    const list = (kind: 'Pod' | 'WorkloadEntry') => (namespace === '*' ? ctx.store.list(kind) : ctx.store.list(kind, namespace));
+    const list = (kind: 'Pod' | 'WorkloadEntry') =>
+      namespace === '*' ? ctx.store.list(kind) : ctx.store.list(kind, namespace);
     for (const p of list('Pod')) d.pods.add(keyOf(p));
     for (const w of list('WorkloadEntry')) d.workloadEntries.add(keyOf(w));
     return;
   }
   const [k, v] = entries[0]!;
   const key = namespace === '*' ? anyNsPairKey(k, v) : pairKey(namespace, k, v);
-  for (const p of ctx.store.byIndex('Pod', INDEX.labels, key)) if (matchLabels(p.metadata.labels, selector)) d.pods.add(keyOf(p));
-  for (const w of ctx.store.byIndex('WorkloadEntry', INDEX.labels, key)) if (matchLabels(workloadEntryLabels(w), selector)) d.workloadEntries.add(keyOf(w));
+  for (const p of ctx.store.byIndex('Pod', INDEX.labels, key))
+    if (matchLabels(p.metadata.labels, selector)) d.pods.add(keyOf(p));
+  for (const w of ctx.store.byIndex('WorkloadEntry', INDEX.labels, key))
+    if (matchLabels(workloadEntryLabels(w), selector)) d.workloadEntries.add(keyOf(w));
 }
 
 function markServiceEntries(ctx: DirtyContext, d: DirtySet, namespace: string): void {
-  const list = namespace === ctx.rootNamespace ? ctx.store.list('ServiceEntry') : ctx.store.list('ServiceEntry', namespace);
+  const list =
+    namespace === ctx.rootNamespace ? ctx.store.list('ServiceEntry') : ctx.store.list('ServiceEntry', namespace);
   for (const se of list) d.serviceEntries.add(keyOf(se));
 }
 
@@ -90,7 +100,8 @@ function markNamespace(ctx: DirtyContext, d: DirtySet, namespace: string): void 
   if (namespace === ctx.networkNamespace) d.all = true;
   for (const p of ctx.store.list('Pod', namespace)) d.pods.add(keyOf(p));
   for (const w of ctx.store.list('WorkloadEntry', namespace)) d.workloadEntries.add(keyOf(w));
-  for (const s of ctx.store.list('Service', namespace)) d.hostnames.add(kubeServiceHostname(s.metadata.name, namespace, ctx.domain));
+  for (const s of ctx.store.list('Service', namespace))
+    d.hostnames.add(kubeServiceHostname(s.metadata.name, namespace, ctx.domain));
   for (const se of ctx.store.list('ServiceEntry', namespace)) {
     d.serviceEntries.add(keyOf(se));
     for (const h of (se.spec?.hosts ?? []) as string[]) d.hostnames.add(h);
@@ -102,7 +113,8 @@ function markWaypoint(ctx: DirtyContext, d: DirtySet, key: string): void {
   for (const p of ctx.store.byIndex('Pod', INDEX.gatewayName, key)) d.pods.add(keyOf(p));
   for (const w of ctx.store.byIndex('WorkloadEntry', INDEX.waypointRef, key)) d.workloadEntries.add(keyOf(w));
   for (const w of ctx.store.byIndex('WorkloadEntry', INDEX.gatewayName, key)) d.workloadEntries.add(keyOf(w));
-  for (const s of ctx.store.byIndex('Service', INDEX.waypointRef, key)) d.hostnames.add(kubeServiceHostname(s.metadata.name, ns(s), ctx.domain));
+  for (const s of ctx.store.byIndex('Service', INDEX.waypointRef, key))
+    d.hostnames.add(kubeServiceHostname(s.metadata.name, ns(s), ctx.domain));
   for (const se of ctx.store.byIndex('ServiceEntry', INDEX.waypointRef, key)) {
     d.serviceEntries.add(keyOf(se));
     for (const h of (se.spec?.hosts ?? []) as string[]) d.hostnames.add(h);
@@ -112,7 +124,8 @@ function markWaypoint(ctx: DirtyContext, d: DirtySet, key: string): void {
 
 function markSlicePods(d: DirtySet, slice: KubeObject): void {
   for (const e of (slice.endpoints ?? []) as { targetRef?: { kind?: string; namespace?: string; name?: string } }[]) {
-    if (e.targetRef?.kind === 'Pod' && e.targetRef.name) d.pods.add(`${e.targetRef.namespace ?? ns(slice)}/${e.targetRef.name}`);
+    if (e.targetRef?.kind === 'Pod' && e.targetRef.name)
+      d.pods.add(`${e.targetRef.namespace ?? ns(slice)}/${e.targetRef.name}`);
   }
 }
 
@@ -136,7 +149,13 @@ function markPeerAuthentication(ctx: DirtyContext, d: DirtySet, pa: KubeObject):
 const FAN_OUT_PROJECTIONS: Partial<Record<StoreEvent['kind'], (o: KubeObject) => unknown>> = {
   Namespace: (o) => [o.metadata.labels, o.metadata.annotations],
   Node: (o) => o.metadata.labels,
-  Gateway: (o) => [o.metadata.labels, o.metadata.annotations, o.spec?.gatewayClassName, o.spec?.listeners, o.status?.addresses],
+  Gateway: (o) => [
+    o.metadata.labels,
+    o.metadata.annotations,
+    o.spec?.gatewayClassName,
+    o.spec?.listeners,
+    o.status?.addresses,
+  ],
   GatewayClass: (o) => [o.metadata.labels, o.metadata.annotations],
 };
 
@@ -186,7 +205,8 @@ export function markEvent(ctx: DirtyContext, d: DirtySet, event: StoreEvent): vo
         markWaypoint(ctx, d, key);
         break;
       case 'GatewayClass':
-        for (const gw of ctx.store.byIndex('Gateway', INDEX.gatewayClass, o.metadata.name)) markWaypoint(ctx, d, keyOf(gw));
+        for (const gw of ctx.store.byIndex('Gateway', INDEX.gatewayClass, o.metadata.name))
+          markWaypoint(ctx, d, keyOf(gw));
         break;
       case 'AuthorizationPolicy': {
         d.policies.add(key);

@@ -44,7 +44,7 @@ export function ipToText(bytes: Uint8Array): string {
     // Compress the longest run of zero groups, as RFC 5952 asks.
     let best = -1;
     let bestLen = 0;
-    for (let i = 0; i < 8; ) {
+    for (let i = 0; i < 8;) {
       if (groups[i] !== '0') {
         i++;
         continue;
@@ -85,6 +85,6 @@ export function parseCidr(text: string): Cidr | undefined {
 /** Zeroes the host bits of a prefix (ServiceEntry CIDR addresses are masked). */
 export function maskCidr(cidr: Cidr): Cidr {
   const out = Uint8Array.from(cidr.address);
-  for (let bit = cidr.length; bit < out.length * 8; bit++) out[bit >> 3] &= ~(0x80 >> (bit & 7));
+  for (let bit = cidr.length; bit < out.length * 8; bit++) out[bit >> 3] = (out[bit >> 3] ?? 0) & ~(0x80 >> (bit & 7));
   return { address: out, length: cidr.length };
 }

@@ -73,9 +73,19 @@ const denyWithoutIdentity = (): Clause => ({ matches: [{ notPrincipals: [{ prese
  * The converted policy of a workload-selector PA with port-level mTLS outside the root namespace,
  * merged with its namespace's (`nsCfg`) and the mesh's (`rootCfg`) policy; undefined when none.
  */
-export function convertPeerAuthentication(pa: KubeObject, nsCfg: KubeObject | undefined, rootCfg: KubeObject | undefined, rootNamespace: string): Authorization | undefined {
+export function convertPeerAuthentication(
+  pa: KubeObject,
+  nsCfg: KubeObject | undefined,
+  rootCfg: KubeObject | undefined,
+  rootNamespace: string,
+): Authorization | undefined {
   const ports = portModes(pa);
-  if (pa.metadata.namespace === rootNamespace || !hasSelector(pa) || Object.keys(pa.spec?.portLevelMtls ?? {}).length === 0) return undefined;
+  if (
+    pa.metadata.namespace === rootNamespace ||
+    !hasSelector(pa) ||
+    Object.keys(pa.spec?.portLevelMtls ?? {}).length === 0
+  )
+    return undefined;
   const mtls = pa.spec?.mtls;
   const mode = modeOf(mtls);
   const nsMtls = nsCfg?.spec?.mtls;

@@ -16,7 +16,20 @@ const KUBERNETES_APP_PROTOCOLS: Record<string, string> = {
 export const WELL_KNOWN_TCP_PORTS: ReadonlySet<number> = new Set([25, 53, 3306, 27017]);
 
 /** Protocol names istiod parses (case-insensitively); anything else is unsupported. */
-const ISTIO_PROTOCOLS: ReadonlySet<string> = new Set(['tcp', 'udp', 'grpc', 'grpc-web', 'http', 'http_proxy', 'http2', 'https', 'tls', 'mongo', 'redis', 'mysql']);
+const ISTIO_PROTOCOLS: ReadonlySet<string> = new Set([
+  'tcp',
+  'udp',
+  'grpc',
+  'grpc-web',
+  'http',
+  'http_proxy',
+  'http2',
+  'https',
+  'tls',
+  'mongo',
+  'redis',
+  'mysql',
+]);
 
 /** The ztunnel app protocol of an Istio protocol; known protocols without one are UNKNOWN too. */
 function fromIstioProtocol(protocol: string): AppProtocol {
@@ -42,14 +55,20 @@ function fromIstioProtocol(protocol: string): AppProtocol {
  * starting with grpc-web is grpc-web, else the part before the first dash is the protocol; an
  * unsupported one on a well-known port is TCP.
  */
-export function kubePortAppProtocol(port: { name?: string; port?: number; protocol?: string; appProtocol?: string }): AppProtocol {
+export function kubePortAppProtocol(port: {
+  name?: string;
+  port?: number;
+  protocol?: string;
+  appProtocol?: string;
+}): AppProtocol {
   if ((port.protocol ?? 'TCP').toUpperCase() === 'UDP') return AppProtocol.UNKNOWN;
   const name = port.appProtocol ? (KUBERNETES_APP_PROTOCOLS[port.appProtocol] ?? port.appProtocol) : (port.name ?? '');
   const lower = name.toLowerCase();
   if (lower.startsWith('grpc-web')) return AppProtocol.UNKNOWN;
   const dash = lower.indexOf('-');
   const prefix = dash >= 0 ? lower.slice(0, dash) : lower;
-  if (!ISTIO_PROTOCOLS.has(prefix)) return port.port !== undefined && WELL_KNOWN_TCP_PORTS.has(port.port) ? AppProtocol.TCP : AppProtocol.UNKNOWN;
+  if (!ISTIO_PROTOCOLS.has(prefix))
+    return port.port !== undefined && WELL_KNOWN_TCP_PORTS.has(port.port) ? AppProtocol.TCP : AppProtocol.UNKNOWN;
   return fromIstioProtocol(prefix);
 }
 

@@ -90,7 +90,11 @@ export function serviceEntryPortsForPod(se: KubeObject, podPorts: readonly Conta
  * named targetPort must be in the map or the port is skipped, and an entry named like a numeric
  * port overrides its number; for a ServiceEntry, an entry named like the port overrides it.
  */
-export function servicePortsForEntry(service: KubeObject, isServiceEntry: boolean, entryPorts: Record<string, number> | undefined): PortList {
+export function servicePortsForEntry(
+  service: KubeObject,
+  isServiceEntry: boolean,
+  entryPorts: Record<string, number> | undefined,
+): PortList {
   const ports: Port[] = [];
   const map = entryPorts ?? {};
   if (isServiceEntry) {

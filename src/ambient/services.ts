@@ -37,7 +37,10 @@ const preset = (d: Distribution): LoadBalancing | undefined =>
   d === 'zone'
     ? { routingPreference: [LbScope.NETWORK, LbScope.REGION, LbScope.ZONE], mode: LbMode.FAILOVER }
     : d === 'node'
-      ? { routingPreference: [LbScope.NETWORK, LbScope.REGION, LbScope.ZONE, LbScope.SUBZONE, LbScope.NODE], mode: LbMode.FAILOVER }
+      ? {
+          routingPreference: [LbScope.NETWORK, LbScope.REGION, LbScope.ZONE, LbScope.SUBZONE, LbScope.NODE],
+          mode: LbMode.FAILOVER,
+        }
       : undefined;
 
 function annotationDistribution(value: string | undefined): Distribution | undefined {
@@ -57,17 +60,27 @@ function annotationDistribution(value: string | undefined): Distribution | undef
  * istiod's GetTrafficDistribution: spec.trafficDistribution when it is a known value (exact case),
  * else a non-empty Service annotation (case-insensitive; unknown means none), else the Namespace's.
  */
-export function trafficDistribution(spec: string | undefined, annotations: Record<string, string> | undefined, nsAnnotations: Record<string, string> | undefined): Distribution {
+export function trafficDistribution(
+  spec: string | undefined,
+  annotations: Record<string, string> | undefined,
+  nsAnnotations: Record<string, string> | undefined,
+): Distribution {
   if (spec === 'PreferSameZone' || spec === 'PreferClose') return 'zone';
   if (spec === 'PreferSameNode') return 'node';
-  return annotationDistribution(annotations?.[ANNOTATION.trafficDistribution]) ?? annotationDistribution(nsAnnotations?.[ANNOTATION.trafficDistribution]) ?? 'any';
+  return (
+    annotationDistribution(annotations?.[ANNOTATION.trafficDistribution]) ??
+    annotationDistribution(nsAnnotations?.[ANNOTATION.trafficDistribution]) ??
+    'any'
+  );
 }
 
 export function kubeLoadBalancing(svc: KubeObject, namespace: KubeObject | undefined): LoadBalancing | undefined {
   let lb: LoadBalancing | undefined =
     svc.spec?.internalTrafficPolicy === 'Local'
       ? { routingPreference: [LbScope.NODE], mode: LbMode.STRICT }
-      : preset(trafficDistribution(svc.spec?.trafficDistribution, svc.metadata.annotations, namespace?.metadata.annotations));
+      : preset(
+          trafficDistribution(svc.spec?.trafficDistribution, svc.metadata.annotations, namespace?.metadata.annotations),
+        );
   if (svc.spec?.publishNotReadyAddresses === true) lb = { ...(lb ?? {}), healthPolicy: HealthPolicy.ALLOW_ALL };
   return lb;
 }
@@ -84,7 +97,8 @@ const parseBool = (v: string | undefined): boolean => v !== undefined && parseGo
 /** ingress-use-waypoint from the object's labels, else its namespace's. */
 function ingressUseWaypoint(o: KubeObject, namespace: KubeObject | undefined): boolean {
   const own = o.metadata.labels;
-  if (own && Object.prototype.hasOwnProperty.call(own, LABEL.ingressUseWaypoint)) return parseBool(own[LABEL.ingressUseWaypoint]);
+  if (own && Object.prototype.hasOwnProperty.call(own, LABEL.ingressUseWaypoint))
+    return parseBool(own[LABEL.ingressUseWaypoint]);
   return parseBool(namespace?.metadata.labels?.[LABEL.ingressUseWaypoint]);
 }
 
@@ -96,7 +110,11 @@ function networkAddress(network: string, address: Uint8Array, length?: number): 
 }
 
 /** With a primary waypoint and a valid canary: [{primary, 100 - w}, {canary, w}]. */
-function weightedWaypoints(primary: Waypoint | undefined, o: KubeObject, view: MeshView): WeightedWaypoint[] | undefined {
+function weightedWaypoints(
+  primary: Waypoint | undefined,
+  o: KubeObject,
+  view: MeshView,
+): WeightedWaypoint[] | undefined {
   if (!primary) return undefined;
   const canary = boundCanary(o, primary, view);
   if (!canary) return undefined;
@@ -161,7 +179,12 @@ function serviceEntryAddresses(se: KubeObject, host: string, network: string): N
   }
   const resolution = se.spec?.resolution ?? 'NONE';
   const optedOut = (se.metadata.labels?.[LABEL.enableAutoallocateIp] ?? '').toLowerCase() === 'false';
-  if (out.length === 0 && resolution !== 'NONE' && !optedOut && (!host.startsWith('*') || resolution === 'DYNAMIC_DNS')) {
+  if (
+    out.length === 0 &&
+    resolution !== 'NONE' &&
+    !optedOut &&
+    (!host.startsWith('*') || resolution === 'DYNAMIC_DNS')
+  ) {
     for (const a of (se.status?.addresses ?? []) as { value?: string; host?: string }[]) {
       const ip = a.host === host ? parseIp(a.value) : undefined;
       if (ip) out.push(networkAddress(network, ip));
@@ -170,8 +193,12 @@ function serviceEntryAddresses(se: KubeObject, host: string, network: string): N
   return out;
 }
 
-export function serviceEntryLoadBalancing(se: KubeObject, namespace: KubeObject | undefined): LoadBalancing | undefined {
-  if ((se.spec?.resolution ?? 'NONE') === 'NONE') return { mode: LbMode.PASSTHROUGH, healthPolicy: HealthPolicy.ALLOW_ALL };
+export function serviceEntryLoadBalancing(
+  se: KubeObject,
+  namespace: KubeObject | undefined,
+): LoadBalancing | undefined {
+  if ((se.spec?.resolution ?? 'NONE') === 'NONE')
+    return { mode: LbMode.PASSTHROUGH, healthPolicy: HealthPolicy.ALLOW_ALL };
   return preset(trafficDistribution(undefined, se.metadata.annotations, namespace?.metadata.annotations));
 }
 
@@ -211,7 +238,10 @@ export function serviceEntryService(se: KubeObject, host: string, view: MeshView
 }
 
 /** `<name>.<ns>.svc.<domain>` back to the Kubernetes Service it names, if it is one. */
-export function kubeServiceOfHostname(hostname: string, domain: string): { namespace: string; name: string } | undefined {
+export function kubeServiceOfHostname(
+  hostname: string,
+  domain: string,
+): { namespace: string; name: string } | undefined {
   const suffix = `.svc.${domain}`;
   if (!hostname.endsWith(suffix)) return undefined;
   const parts = hostname.slice(0, -suffix.length).split('.');
@@ -266,5 +296,7 @@ export function servicesOfHostname(hostname: string, view: MeshView): Map<string
 /** The hosts a ServiceEntry won in its namespace: only these reach ztunnel and its workloads. */
 export function serviceEntryWinningHosts(se: KubeObject, view: MeshView): string[] {
   const ns = se.metadata.namespace!;
-  return [...new Set<string>(se.spec?.hosts ?? [])].filter((h) => hostnameWinners(h, view).get(`${ns}/${h}`)?.source === se);
+  return [...new Set<string>(se.spec?.hosts ?? [])].filter(
+    (h) => hostnameWinners(h, view).get(`${ns}/${h}`)?.source === se,
+  );
 }

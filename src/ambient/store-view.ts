@@ -8,7 +8,12 @@ import { LABEL } from './constants';
 import { AmbientSettings, inRevision } from './settings';
 
 /** The Istio kinds istiod filters by istio.io/rev. */
-const REVISIONED: ReadonlySet<KindId> = new Set<KindId>(['AuthorizationPolicy', 'PeerAuthentication', 'ServiceEntry', 'WorkloadEntry']);
+const REVISIONED: ReadonlySet<KindId> = new Set<KindId>([
+  'AuthorizationPolicy',
+  'PeerAuthentication',
+  'ServiceEntry',
+  'WorkloadEntry',
+]);
 import type { MeshView } from './view';
 import { Waypoint, canaryRefFromLabels, waypointFromGateway, waypointRefFromLabels } from './waypoints';
 import { workloadEntryLabels } from './workloads';
@@ -63,7 +68,9 @@ export function registerIndexes(store: ObjectStore): void {
   store.addIndex('Pod', INDEX.labels, (o) => labelKeys(ns(o), o.metadata.labels));
   store.addIndex('Pod', INDEX.node, (o) => (o.spec?.nodeName ? [o.spec.nodeName] : []));
   store.addIndex('Pod', INDEX.waypointRef, (o) => waypointRefKeys(o.metadata.labels, ns(o)));
-  store.addIndex('Pod', INDEX.gatewayName, (o) => (o.metadata.labels?.[LABEL.gatewayName] ? [`${ns(o)}/${o.metadata.labels[LABEL.gatewayName]}`] : []));
+  store.addIndex('Pod', INDEX.gatewayName, (o) =>
+    o.metadata.labels?.[LABEL.gatewayName] ? [`${ns(o)}/${o.metadata.labels[LABEL.gatewayName]}`] : [],
+  );
   store.addIndex('WorkloadEntry', INDEX.labels, (o) => labelKeys(ns(o), workloadEntryLabels(o)));
   store.addIndex('WorkloadEntry', INDEX.waypointRef, (o) => waypointRefKeys(workloadEntryLabels(o), ns(o)));
   store.addIndex('WorkloadEntry', INDEX.gatewayName, (o) => {
@@ -91,7 +98,9 @@ export function registerIndexes(store: ObjectStore): void {
         .map((e) => `${e.targetRef!.namespace ?? ns(o)}/${e.targetRef!.name}`),
     ),
   ]);
-  store.addIndex('EndpointSlice', INDEX.sliceService, (o) => (o.metadata.labels?.[LABEL.serviceName] ? [`${ns(o)}/${o.metadata.labels[LABEL.serviceName]}`] : []));
+  store.addIndex('EndpointSlice', INDEX.sliceService, (o) =>
+    o.metadata.labels?.[LABEL.serviceName] ? [`${ns(o)}/${o.metadata.labels[LABEL.serviceName]}`] : [],
+  );
   store.addIndex('AuthorizationPolicy', INDEX.selector, (o) => {
     const ml = o.spec?.selector?.matchLabels;
     if (ml === undefined || ml === null) return [];
@@ -102,9 +111,16 @@ export function registerIndexes(store: ObjectStore): void {
 }
 
 /** Objects of `kind` whose selector index holds a pair of `labels`, de-duplicated. */
-function candidates(store: ObjectStore, kind: KindId, namespace: string, labels: Record<string, string>, extra: string[] = []): KubeObject[] {
+function candidates(
+  store: ObjectStore,
+  kind: KindId,
+  namespace: string,
+  labels: Record<string, string>,
+  extra: string[] = [],
+): KubeObject[] {
   const seen = new Set<KubeObject>();
-  for (const key of [...extra, ...pairKeys(namespace, labels)]) for (const o of store.byIndex(kind, INDEX.selector, key)) seen.add(o);
+  for (const key of [...extra, ...pairKeys(namespace, labels)])
+    for (const o of store.byIndex(kind, INDEX.selector, key)) seen.add(o);
   return [...seen];
 }
 
@@ -130,7 +146,9 @@ export class StoreView implements MeshView {
   }
 
   serviceEntriesSelecting(namespace: string, labels: Record<string, string>): KubeObject[] {
-    return candidates(this.store, 'ServiceEntry', namespace, labels).filter((s) => this.inRev(s) && matchLabels(labels, s.spec?.workloadSelector?.labels));
+    return candidates(this.store, 'ServiceEntry', namespace, labels).filter(
+      (s) => this.inRev(s) && matchLabels(labels, s.spec?.workloadSelector?.labels),
+    );
   }
 
   slicesTargetingPod(namespace: string, name: string): KubeObject[] {
@@ -151,7 +169,9 @@ export class StoreView implements MeshView {
   waypoint(namespace: string, name: string): Waypoint | undefined {
     const gw = this.store.get('Gateway', namespace, name);
     if (!gw) return undefined;
-    const cls = gw.spec?.gatewayClassName ? this.store.get('GatewayClass', undefined, gw.spec.gatewayClassName) : undefined;
+    const cls = gw.spec?.gatewayClassName
+      ? this.store.get('GatewayClass', undefined, gw.spec.gatewayClassName)
+      : undefined;
     return waypointFromGateway(gw, cls, this.settings.network);
   }
 

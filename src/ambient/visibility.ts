@@ -20,11 +20,21 @@ function toVisibility(v: string | undefined): SeVisibility {
  * The first policy whose every rule matches wins, else the default. A rule without a
  * namespaceSelector never matches; a policy without rules matches every namespace (as istiod's).
  */
-export function visibilityFor(config: ServiceEntryVisibilityConfig | undefined, namespaceLabels: Record<string, string> | undefined): SeVisibility {
+export function visibilityFor(
+  config: ServiceEntryVisibilityConfig | undefined,
+  namespaceLabels: Record<string, string> | undefined,
+): SeVisibility {
   if (!config) return 'PUBLIC';
   for (const p of config.policies ?? []) {
     const rules = p.matchingRules ?? [];
-    if (rules.every((r) => r.namespaceSelector !== undefined && r.namespaceSelector !== null && matchesSelector(namespaceLabels ?? {}, r.namespaceSelector))) {
+    if (
+      rules.every(
+        (r) =>
+          r.namespaceSelector !== undefined &&
+          r.namespaceSelector !== null &&
+          matchesSelector(namespaceLabels ?? {}, r.namespaceSelector),
+      )
+    ) {
       return toVisibility(p.visibility);
     }
   }

@@ -37,11 +37,13 @@ export function parseInboundBinding(value: string | undefined): ApplicationTunne
   if (value === undefined) return undefined;
   const parts = value.split('/');
   if (parts.length > 2) return undefined;
-  const protocol = parts[0] === 'NONE' ? AppTunnelProtocol.NONE : parts[0] === 'PROXY' ? AppTunnelProtocol.PROXY : undefined;
+  const protocol =
+    parts[0] === 'NONE' ? AppTunnelProtocol.NONE : parts[0] === 'PROXY' ? AppTunnelProtocol.PROXY : undefined;
   if (protocol === undefined) return undefined;
   const out: ApplicationTunnel = {};
   if (protocol) out.protocol = protocol;
-  if (parts.length === 2 && /^\d+$/.test(parts[1]!) && Number(parts[1]) <= 0xffffffff && Number(parts[1]) > 0) out.port = Number(parts[1]);
+  if (parts.length === 2 && /^\d+$/.test(parts[1]!) && Number(parts[1]) <= 0xffffffff && Number(parts[1]) > 0)
+    out.port = Number(parts[1]);
   return out;
 }
 
@@ -49,7 +51,11 @@ export function parseInboundBinding(value: string | undefined): ApplicationTunne
 function gatewayAddress(gateway: KubeObject, network: string): GatewayAddress | undefined {
   const addresses: { type?: string; value?: string }[] = gateway.status?.addresses ?? [];
   const host = addresses.find((a) => a.type === 'Hostname');
-  if (host) return { hostname: { namespace: gateway.metadata.namespace!, ...(host.value ? { hostname: host.value } : {}) }, hboneMtlsPort: HBONE_PORT };
+  if (host)
+    return {
+      hostname: { namespace: gateway.metadata.namespace!, ...(host.value ? { hostname: host.value } : {}) },
+      hboneMtlsPort: HBONE_PORT,
+    };
   for (const a of addresses) {
     if (a.type !== 'IPAddress') continue;
     const ip = parseIp(a.value);
@@ -60,7 +66,10 @@ function gatewayAddress(gateway: KubeObject, network: string): GatewayAddress | 
 }
 
 /** The listener whose allowedRoutes govern attachment: the bound one, else HBONE on 15008. */
-function attachmentListener(listeners: readonly GatewayListener[], binding: ApplicationTunnel | undefined): GatewayListener | undefined {
+function attachmentListener(
+  listeners: readonly GatewayListener[],
+  binding: ApplicationTunnel | undefined,
+): GatewayListener | undefined {
   if (binding) {
     const bound = binding.port
       ? listeners.find((l) => l.port === binding.port)
@@ -73,14 +82,20 @@ function attachmentListener(listeners: readonly GatewayListener[], binding: Appl
 }
 
 /** A Gateway is a waypoint once its status has addresses (any class). */
-export function waypointFromGateway(gateway: KubeObject, gatewayClass: KubeObject | undefined, network: string): Waypoint | undefined {
+export function waypointFromGateway(
+  gateway: KubeObject,
+  gatewayClass: KubeObject | undefined,
+  network: string,
+): Waypoint | undefined {
   if (!Array.isArray(gateway.status?.addresses) || gateway.status.addresses.length === 0) return undefined;
   let trafficType: string = DEFAULT_TRAFFIC_TYPE;
   const classType = gatewayClass?.metadata.labels?.[LABEL.waypointFor];
   if (classType !== undefined) trafficType = classType;
   const ownType = gateway.metadata.labels?.[LABEL.waypointFor];
   if (ownType !== undefined) trafficType = ownType;
-  const bindingText = gateway.metadata.annotations?.[ANNOTATION.waypointInboundBinding] ?? gatewayClass?.metadata.annotations?.[ANNOTATION.waypointInboundBinding];
+  const bindingText =
+    gateway.metadata.annotations?.[ANNOTATION.waypointInboundBinding] ??
+    gatewayClass?.metadata.annotations?.[ANNOTATION.waypointInboundBinding];
   const binding = parseInboundBinding(bindingText);
   const listener = attachmentListener(gateway.spec?.listeners ?? [], binding);
   const namespaces = listener?.allowedRoutes?.namespaces;
@@ -111,19 +126,29 @@ export interface WaypointRef {
  * istiod's GetUseWaypoint: the label's presence decides (even an empty value); `none` is the
  * explicit opt-out (null); a present namespace label overrides the namespace, even when empty.
  */
-export function waypointRefFromLabels(labels: Record<string, string> | undefined, defaultNamespace: string): WaypointRef | null | undefined {
+export function waypointRefFromLabels(
+  labels: Record<string, string> | undefined,
+  defaultNamespace: string,
+): WaypointRef | null | undefined {
   if (!labels || !Object.prototype.hasOwnProperty.call(labels, LABEL.useWaypoint)) return undefined;
   const name = labels[LABEL.useWaypoint]!;
   if (name === WAYPOINT_NONE) return null;
-  const nsOverride = Object.prototype.hasOwnProperty.call(labels, LABEL.useWaypointNamespace) ? labels[LABEL.useWaypointNamespace]! : defaultNamespace;
+  const nsOverride = Object.prototype.hasOwnProperty.call(labels, LABEL.useWaypointNamespace)
+    ? labels[LABEL.useWaypointNamespace]!
+    : defaultNamespace;
   return { namespace: nsOverride, name };
 }
 
 /** The canary waypoint a set of labels names (istio.io/use-waypoint-canary). */
-export function canaryRefFromLabels(labels: Record<string, string> | undefined, defaultNamespace: string): WaypointRef | undefined {
+export function canaryRefFromLabels(
+  labels: Record<string, string> | undefined,
+  defaultNamespace: string,
+): WaypointRef | undefined {
   const name = labels?.[LABEL.useWaypointCanary];
   if (!name || name === WAYPOINT_NONE) return undefined;
-  const nsOverride = Object.prototype.hasOwnProperty.call(labels, LABEL.useWaypointCanaryNamespace) ? labels![LABEL.useWaypointCanaryNamespace]! : defaultNamespace;
+  const nsOverride = Object.prototype.hasOwnProperty.call(labels, LABEL.useWaypointCanaryNamespace)
+    ? labels[LABEL.useWaypointCanaryNamespace]!
+    : defaultNamespace;
   return { namespace: nsOverride, name };
 }
 
@@ -134,7 +159,10 @@ function attachmentAllowed(wp: Waypoint, fromNamespace: string, view: WaypointLo
     case 'Selector': {
       // A missing selector selects nothing (metav1.LabelSelectorAsSelector(nil) is Nothing).
       if (!wp.allowedSelector) return false;
-      return matchesSelector(view.get('Namespace', undefined, fromNamespace)?.metadata.labels ?? {}, wp.allowedSelector);
+      return matchesSelector(
+        view.get('Namespace', undefined, fromNamespace)?.metadata.labels ?? {},
+        wp.allowedSelector,
+      );
     }
     default:
       return wp.namespace === fromNamespace;
@@ -146,7 +174,11 @@ function attachmentAllowed(wp: Waypoint, fromNamespace: string, view: WaypointLo
  * Namespace object must exist). A named waypoint that is missing or denies attachment gives none;
  * there is no fallback from the object to its namespace.
  */
-function waypointForTarget(namespace: string, labels: Record<string, string> | undefined, view: WaypointLookup): Waypoint | undefined {
+function waypointForTarget(
+  namespace: string,
+  labels: Record<string, string> | undefined,
+  view: WaypointLookup,
+): Waypoint | undefined {
   const own = waypointRefFromLabels(labels, namespace);
   if (own === null) return undefined;
   let ref = own;
@@ -160,13 +192,21 @@ function waypointForTarget(namespace: string, labels: Record<string, string> | u
 }
 
 /** A workload binds only a `workload` or `all` waypoint. */
-export function workloadWaypoint(namespace: string, labels: Record<string, string> | undefined, view: WaypointLookup): Waypoint | undefined {
+export function workloadWaypoint(
+  namespace: string,
+  labels: Record<string, string> | undefined,
+  view: WaypointLookup,
+): Waypoint | undefined {
   const wp = waypointForTarget(namespace, labels, view);
   return wp && (wp.trafficType === 'workload' || wp.trafficType === 'all') ? wp : undefined;
 }
 
 /** A service binds only a `service` or `all` waypoint; a waypoint's or east-west gateway's own Service binds none. */
-export function serviceWaypoint(namespace: string, labels: Record<string, string> | undefined, view: WaypointLookup): Waypoint | undefined {
+export function serviceWaypoint(
+  namespace: string,
+  labels: Record<string, string> | undefined,
+  view: WaypointLookup,
+): Waypoint | undefined {
   const managed = labels?.[LABEL.managedGateway];
   if (managed === 'istio.io-mesh-controller' || managed === 'istio.io-eastwest-controller') return undefined;
   const wp = waypointForTarget(namespace, labels, view);
@@ -174,7 +214,11 @@ export function serviceWaypoint(namespace: string, labels: Record<string, string
 }
 
 /** The waypoint a pod (or entry) is an instance of: label gateway-name naming a waypoint of its namespace. */
-export function waypointOfInstance(namespace: string, labels: Record<string, string> | undefined, view: WaypointLookup): Waypoint | undefined {
+export function waypointOfInstance(
+  namespace: string,
+  labels: Record<string, string> | undefined,
+  view: WaypointLookup,
+): Waypoint | undefined {
   const name = labels?.[LABEL.gatewayName];
   return name ? view.waypoint(namespace, name) : undefined;
 }
@@ -206,9 +250,13 @@ export interface CanaryBinding {
 export function boundCanary(o: KubeObject, primary: Waypoint, view: WaypointLookup): CanaryBinding | undefined {
   const namespace = o.metadata.namespace!;
   const labels = o.metadata.labels;
-  const nsMeta = waypointRefFromLabels(labels, namespace) ? undefined : view.get('Namespace', undefined, namespace)?.metadata;
-  const has = (m: Record<string, string> | undefined, k: string) => m !== undefined && Object.prototype.hasOwnProperty.call(m, k);
-  const canaryLabels = !has(labels, LABEL.useWaypointCanary) && has(nsMeta?.labels, LABEL.useWaypointCanary) ? nsMeta!.labels : labels;
+  const nsMeta = waypointRefFromLabels(labels, namespace)
+    ? undefined
+    : view.get('Namespace', undefined, namespace)?.metadata;
+  const has = (m: Record<string, string> | undefined, k: string) =>
+    m !== undefined && Object.prototype.hasOwnProperty.call(m, k);
+  const canaryLabels =
+    !has(labels, LABEL.useWaypointCanary) && has(nsMeta?.labels, LABEL.useWaypointCanary) ? nsMeta!.labels : labels;
   const ref = canaryRefFromLabels(canaryLabels, namespace);
   if (!ref) return undefined;
   if (ref.namespace === primary.namespace && ref.name === primary.name) return undefined;

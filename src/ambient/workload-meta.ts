@@ -19,14 +19,19 @@ export function podWorkloadName(pod: KubeObject): string {
   // Suffix checks without the dash, trimming with it, exactly as istiod's heuristics.
   const trim = (h: string) => (owner.name.endsWith(`-${h}`) ? owner.name.slice(0, -(h.length + 1)) : owner.name);
   if (owner.kind === 'ReplicaSet' && hash !== '' && owner.name.endsWith(hash)) name = trim(hash);
-  else if (owner.kind === 'ReplicaSet' && rolloutHash !== '' && owner.name.endsWith(rolloutHash)) name = trim(rolloutHash);
-  else if (owner.kind === 'ReplicationController' && (labels[LABEL.deploymentConfig] ?? '') !== '') name = labels[LABEL.deploymentConfig]!;
+  else if (owner.kind === 'ReplicaSet' && rolloutHash !== '' && owner.name.endsWith(rolloutHash))
+    name = trim(rolloutHash);
+  else if (owner.kind === 'ReplicationController' && (labels[LABEL.deploymentConfig] ?? '') !== '')
+    name = labels[LABEL.deploymentConfig]!;
   else if (owner.kind === 'Job') name = CRONJOB_JOB_NAME.exec(owner.name)?.[1] ?? owner.name;
   return name === '' ? pod.metadata.name : name;
 }
 
 /** Canonical service name and revision from the first present label, as istiod's CanonicalService. */
-export function canonicalService(labels: Record<string, string> | undefined, workloadName: string): { name: string; revision: string } {
+export function canonicalService(
+  labels: Record<string, string> | undefined,
+  workloadName: string,
+): { name: string; revision: string } {
   // A label that is present counts, even when empty (istiod's lookupLabelValue).
   const first = (keys: readonly string[]) => {
     for (const k of keys) if (labels && Object.prototype.hasOwnProperty.call(labels, k)) return labels[k]!;
@@ -39,10 +44,15 @@ export function canonicalService(labels: Record<string, string> | undefined, wor
  * HBONE only from the CNI's redirection annotation, or natively from the tunnel label listing
  * `http` (sidecars with HBONE); istiod never reads istio.io/dataplane-mode.
  */
-export function tunnelOf(labels: Record<string, string> | undefined, annotations: Record<string, string> | undefined): { tunnelProtocol: TunnelProtocol; nativeTunnel: boolean } {
+export function tunnelOf(
+  labels: Record<string, string> | undefined,
+  annotations: Record<string, string> | undefined,
+): { tunnelProtocol: TunnelProtocol; nativeTunnel: boolean } {
   const tunnel = labels?.[LABEL.tunnel];
-  if (tunnel !== undefined && tunnel.split(',').includes('http')) return { tunnelProtocol: TunnelProtocol.HBONE, nativeTunnel: true };
-  if (annotations?.[ANNOTATION.redirection] === REDIRECTION_ENABLED) return { tunnelProtocol: TunnelProtocol.HBONE, nativeTunnel: false };
+  if (tunnel !== undefined && tunnel.split(',').includes('http'))
+    return { tunnelProtocol: TunnelProtocol.HBONE, nativeTunnel: true };
+  if (annotations?.[ANNOTATION.redirection] === REDIRECTION_ENABLED)
+    return { tunnelProtocol: TunnelProtocol.HBONE, nativeTunnel: false };
   return { tunnelProtocol: TunnelProtocol.NONE, nativeTunnel: false };
 }
 

@@ -91,8 +91,16 @@ export function serviceEntryWorkloads(se: KubeObject, view: MeshView): Workload[
   return out;
 }
 
-interface SlicePort { name?: string; port?: number; protocol?: string }
-interface SliceEndpoint { addresses?: string[]; conditions?: { ready?: boolean }; targetRef?: { kind?: string } }
+interface SlicePort {
+  name?: string;
+  port?: number;
+  protocol?: string;
+}
+interface SliceEndpoint {
+  addresses?: string[];
+  conditions?: { ready?: boolean };
+  targetRef?: { kind?: string };
+}
 
 export function endpointSliceWorkloadUid(clusterId: string, namespace: string, slice: string, address: string): string {
   return `${clusterId}/discovery.k8s.io/EndpointSlice/${namespace}/${slice}/${address}`;

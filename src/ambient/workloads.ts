@@ -12,7 +12,16 @@ import { workloadTrustDomain } from './settings';
 import type { MeshView } from './view';
 import { kubeServiceHostname, serviceClusterIps, serviceEntryWinningHosts } from './services';
 import { computeWorkloadWaypoint } from './waypoints';
-import { canonicalService, localityOfNode, localityOfText, podIpTexts, podIsReady, podIsTerminal, podWorkloadName, tunnelOf } from './workload-meta';
+import {
+  canonicalService,
+  localityOfNode,
+  localityOfText,
+  podIpTexts,
+  podIsReady,
+  podIsTerminal,
+  podWorkloadName,
+  tunnelOf,
+} from './workload-meta';
 
 export function podUid(clusterId: string, namespace: string, name: string): string {
   return `${clusterId}//Pod/${namespace}/${name}`;
@@ -23,7 +32,11 @@ export function workloadEntryUid(clusterId: string, namespace: string, name: str
 }
 
 /** Names of sent APs (of the namespace or the root namespace) whose selector picks these labels, sorted. */
-export function selectingPolicyNames(view: MeshView, namespace: string, labels: Record<string, string> | undefined): string[] {
+export function selectingPolicyNames(
+  view: MeshView,
+  namespace: string,
+  labels: Record<string, string> | undefined,
+): string[] {
   const names: string[] = [];
   for (const ap of view.policiesSelecting(namespace, labels ?? {})) {
     const n = workloadPolicyName(ap, view.settings.enableDryRun);
@@ -33,14 +46,25 @@ export function selectingPolicyNames(view: MeshView, namespace: string, labels: 
 }
 
 /** PeerAuthentication-derived policy names a workload references. */
-export function peerAuthenticationNames(view: MeshView, namespace: string, labels: Record<string, string> | undefined): string[] {
+export function peerAuthenticationNames(
+  view: MeshView,
+  namespace: string,
+  labels: Record<string, string> | undefined,
+): string[] {
   const root = view.settings.rootNamespace;
   const inRoot = namespace === root ? [] : view.peerAuthentications(root);
-  return peerAuthenticationKeys(root, candidatePeerAuthentications(namespace, labels, view.peerAuthentications(namespace), inRoot, root));
+  return peerAuthenticationKeys(
+    root,
+    candidatePeerAuthentications(namespace, labels, view.peerAuthentications(namespace), inRoot, root),
+  );
 }
 
 /** AP names (sorted), then the PeerAuthentication-derived names, as istiod orders them. */
-export function workloadPolicies(view: MeshView, namespace: string, labels: Record<string, string> | undefined): string[] {
+export function workloadPolicies(
+  view: MeshView,
+  namespace: string,
+  labels: Record<string, string> | undefined,
+): string[] {
   return [...selectingPolicyNames(view, namespace, labels), ...peerAuthenticationNames(view, namespace, labels)];
 }
 
@@ -86,7 +110,11 @@ function podServices(pod: KubeObject, view: MeshView): Record<string, PortList> 
     const svcName = slice.metadata.labels?.[LABEL.serviceName];
     if (svcName === undefined || slice.addressType === 'FQDN') continue;
     const targets = ((slice.endpoints ?? []) as { targetRef?: SliceTargetRef }[]).some(
-      (e) => e.targetRef?.kind === 'Pod' && (e.targetRef.namespace ?? '') === ns && e.targetRef.name === pod.metadata.name && (e.targetRef.uid ?? '') === (pod.metadata.uid ?? ''),
+      (e) =>
+        e.targetRef?.kind === 'Pod' &&
+        (e.targetRef.namespace ?? '') === ns &&
+        e.targetRef.name === pod.metadata.name &&
+        (e.targetRef.uid ?? '') === (pod.metadata.uid ?? ''),
     );
     const sliceNs = slice.metadata.namespace!;
     const hostname = kubeServiceHostname(svcName, sliceNs, domain);
@@ -168,7 +196,8 @@ export function workloadEntryWorkload(we: KubeObject, view: MeshView): Workload 
   const waypoint = computeWorkloadWaypoint(ns, labels, view);
   setIf(w, 'waypoint', waypoint.waypoint);
   setIf(w, 'applicationTunnel', waypoint.applicationTunnel);
-  const workloadName = we.metadata.annotations?.[ANNOTATION.autoRegistrationGroup] ?? labels[LABEL.workloadName] ?? we.metadata.name;
+  const workloadName =
+    we.metadata.annotations?.[ANNOTATION.autoRegistrationGroup] ?? labels[LABEL.workloadName] ?? we.metadata.name;
   const canonical = canonicalService(labels, workloadName);
   setIf(w, 'canonicalName', canonical.name);
   setIf(w, 'canonicalRevision', canonical.revision);
@@ -181,7 +210,10 @@ export function workloadEntryWorkload(we: KubeObject, view: MeshView): Workload 
   }
   for (const svc of view.servicesSelecting(ns, labels)) {
     if (!isServedKubeService(svc)) continue;
-    services.set(`${ns}/${kubeServiceHostname(svc.metadata.name, ns, s.domain)}`, servicePortsForEntry(svc, false, spec.ports));
+    services.set(
+      `${ns}/${kubeServiceHostname(svc.metadata.name, ns, s.domain)}`,
+      servicePortsForEntry(svc, false, spec.ports),
+    );
   }
   setIf(w, 'services', sortedMap(services));
   setIf(w, 'authorizationPolicies', workloadPolicies(view, ns, labels));

@@ -86,10 +86,20 @@ export class CertificateAuthority {
    * when the CSR does not verify (the caller's fault); any other error is the CA's. `lane` names
    * the requesting node, so the workers serve nodes round-robin.
    */
-  async issueForCsr(csr: ParsedCsr, sans: readonly SanEntry[], ttlMs: number, now = Date.now(), lane?: string): Promise<IssuedCertificate> {
+  async issueForCsr(
+    csr: ParsedCsr,
+    sans: readonly SanEntry[],
+    ttlMs: number,
+    now = Date.now(),
+    lane?: string,
+  ): Promise<IssuedCertificate> {
     const { material, signer, keyHandle } = this;
     const prepared = signer.prepare(leafRequest(csr.spki, sans, ttlMs, now));
-    const outcome = await this.pool.verify(verifyJob(csr), { key: keyHandle!, hash: signer.signingHash, tbs: prepared.tbs }, lane);
+    const outcome = await this.pool.verify(
+      verifyJob(csr),
+      { key: keyHandle!, hash: signer.signingHash, tbs: prepared.tbs },
+      lane,
+    );
     checkVerified(outcome);
     if (!outcome.certificateSignature) throw new Error(outcome.error ?? 'the signing worker returned no signature');
     const leaf = signer.assemble(prepared, outcome.certificateSignature);

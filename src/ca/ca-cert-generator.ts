@@ -39,28 +39,38 @@ function algorithmFor(keyType: CaKeyType, rsaBits: number): webcrypto.RsaHashedK
     : { name: 'ECDSA', namedCurve: 'P-256' };
 }
 
-async function importSigningKey(keyPem: string): Promise<{ key: webcrypto.CryptoKey; signingAlgorithm: webcrypto.Algorithm | webcrypto.EcdsaParams }> {
+async function importSigningKey(
+  keyPem: string,
+): Promise<{ key: webcrypto.CryptoKey; signingAlgorithm: webcrypto.Algorithm | webcrypto.EcdsaParams }> {
   const keyObject = crypto.createPrivateKey(keyPem);
   const der = keyObject.export({ format: 'der', type: 'pkcs8' });
   if (keyObject.asymmetricKeyType === 'rsa') {
     const alg = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
-    return { key: await crypto.webcrypto.subtle.importKey('pkcs8', der, alg, false, ['sign']) as webcrypto.CryptoKey, signingAlgorithm: alg };
+    return { key: await crypto.webcrypto.subtle.importKey('pkcs8', der, alg, false, ['sign']), signingAlgorithm: alg };
   }
   const curve = keyObject.asymmetricKeyDetails?.namedCurve === 'secp384r1' ? 'P-384' : 'P-256';
-  const key = (await crypto.webcrypto.subtle.importKey('pkcs8', der, { name: 'ECDSA', namedCurve: curve }, false, ['sign'])) as webcrypto.CryptoKey;
-  return { key, signingAlgorithm: { name: 'ECDSA', hash: curve === 'P-384' ? 'SHA-384' : 'SHA-256' } as webcrypto.EcdsaParams };
+  const key = await crypto.webcrypto.subtle.importKey('pkcs8', der, { name: 'ECDSA', namedCurve: curve }, false, [
+    'sign',
+  ]);
+  return {
+    key,
+    signingAlgorithm: { name: 'ECDSA', hash: curve === 'P-384' ? 'SHA-384' : 'SHA-256' } as webcrypto.EcdsaParams,
+  };
 }
 
 export async function generateCaCertificate(req: CaCertificateRequest): Promise<GeneratedCa> {
   const subtle = crypto.webcrypto.subtle;
   const alg = algorithmFor(req.keyType, req.rsaBits ?? 2048);
-  const keys = (await subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const keys = await subtle.generateKey(alg, true, ['sign', 'verify']);
   const now = req.now ?? new Date();
   const serial = crypto.randomBytes(16);
   serial[0] = serial[0]! & 0x7f;
   const extensions: x509.Extension[] = [
     new x509.BasicConstraintsExtension(true, req.pathLength, true),
-    new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+    new x509.KeyUsagesExtension(
+      x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
+      true,
+    ),
     await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
   ];
   const base = {
@@ -92,6 +102,8 @@ export async function generateCaCertificate(req: CaCertificateRequest): Promise<
     });
   }
   const pkcs8 = Buffer.from(await subtle.exportKey('pkcs8', keys.privateKey));
-  const keyPem = crypto.createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' }).export({ format: 'pem', type: 'pkcs8' }) as string;
+  const keyPem = crypto
+    .createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' })
+    .export({ format: 'pem', type: 'pkcs8' }) as string;
   return { certPem: cert.toString('pem') + '\n', keyPem };
 }

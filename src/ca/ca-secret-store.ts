@@ -43,10 +43,14 @@ export class LocalCaSecretStore implements CaSecretStore {
     // missing half may only be misplaced. The operator decides.
     const consequence = 'to create a new root (every workload then needs a new certificate)';
     if (cert === undefined) {
-      throw new Error(`${this.keyFile} has no certificate beside it: restore ${this.certFile} from a backup, or delete ${CA_KEY_FILE} ${consequence}`);
+      throw new Error(
+        `${this.keyFile} has no certificate beside it: restore ${this.certFile} from a backup, or delete ${CA_KEY_FILE} ${consequence}`,
+      );
     }
     if (key === undefined) {
-      throw new Error(`${this.certFile} has no private key beside it: restore ${this.keyFile} from a backup, or delete ${CA_CERT_FILE} ${consequence}`);
+      throw new Error(
+        `${this.certFile} has no private key beside it: restore ${this.keyFile} from a backup, or delete ${CA_CERT_FILE} ${consequence}`,
+      );
     }
     return { caCertPem: cert, caKeyPem: key };
   }

@@ -209,7 +209,12 @@ export class CsrVerifierPool {
         const outcome: VerifyOutcome = { ok: r.ok };
         if (r.error) outcome.error = r.error;
         if (r.signing) outcome.signingFailed = true;
-        if (r.signature) outcome.certificateSignature = Buffer.from(r.signature.buffer, r.signature.byteOffset, r.signature.byteLength);
+        if (r.signature)
+          outcome.certificateSignature = Buffer.from(
+            r.signature.buffer,
+            r.signature.byteOffset,
+            r.signature.byteLength,
+          );
         p.resolve(outcome);
       }
       // An idle worker must not keep the process alive; a busy one must, until it answers.

@@ -57,21 +57,25 @@ const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([A-Za-z0-9+/=\s]*?)-----END ([A-
 /** Extracts the DER of the single CSR block in `pem`. */
 export function csrDerFromPem(pem: string): Buffer {
   if (typeof pem !== 'string' || pem.trim() === '') throw new CsrError('CSR is empty');
-  if (Buffer.byteLength(pem, 'utf8') > MAX_CSR_PEM_BYTES) throw new CsrError(`CSR is larger than ${MAX_CSR_PEM_BYTES} bytes`);
+  if (Buffer.byteLength(pem, 'utf8') > MAX_CSR_PEM_BYTES)
+    throw new CsrError(`CSR is larger than ${MAX_CSR_PEM_BYTES} bytes`);
   const blocks = [...pem.matchAll(PEM_BLOCK)];
   if (blocks.length === 0) throw new CsrError('CSR is not PEM: no BEGIN/END CERTIFICATE REQUEST block');
   if (blocks.length > 1) throw new CsrError(`CSR PEM holds ${blocks.length} blocks; exactly one is allowed`);
   const [, begin, body, end] = blocks[0]!;
-  if (begin !== end || !PEM_LABELS.includes(begin!)) throw new CsrError(`PEM block is "${begin}", not a CERTIFICATE REQUEST`);
+  if (begin !== end || !PEM_LABELS.includes(begin!))
+    throw new CsrError(`PEM block is "${begin}", not a CERTIFICATE REQUEST`);
   const b64 = body!.replace(/\s+/g, '');
-  if (b64.length === 0 || b64.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) throw new CsrError('CSR PEM body is not valid base64');
+  if (b64.length === 0 || b64.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(b64))
+    throw new CsrError('CSR PEM body is not valid base64');
   return Buffer.from(b64, 'base64');
 }
 
 function algorithmIdentifier(der: Buffer, tlv: Tlv, what: string): { oid: string; params: Tlv | undefined } {
   expectTag(tlv, TAG.SEQUENCE, what);
   const parts = children(der, tlv);
-  if (parts.length < 1 || parts.length > 2) throw new DerError(`${what}: expected 1 or 2 elements, got ${parts.length}`);
+  if (parts.length < 1 || parts.length > 2)
+    throw new DerError(`${what}: expected 1 or 2 elements, got ${parts.length}`);
   expectTag(parts[0]!, TAG.OID, `${what} algorithm`);
   return { oid: decodeOid(content(der, parts[0]!)), params: parts[1] };
 }
@@ -99,7 +103,10 @@ function jwkInteger(bytes: Buffer): string {
 
 // The key itself is imported (and fully validated) by the verifier worker; here only its
 // algorithm, curve and size are read from the DER, which costs microseconds.
-function describeKey(der: Buffer, spkiTlv: Tlv): { family: 'RSA' | 'EC'; description: string; jwk?: crypto.JsonWebKey } {
+function describeKey(
+  der: Buffer,
+  spkiTlv: Tlv,
+): { family: 'RSA' | 'EC'; description: string; jwk?: crypto.JsonWebKey } {
   expectTag(spkiTlv, TAG.SEQUENCE, 'SubjectPublicKeyInfo');
   const parts = children(der, spkiTlv);
   if (parts.length !== 2) throw new DerError('SubjectPublicKeyInfo: expected 2 elements');
@@ -122,11 +129,17 @@ function describeKey(der: Buffer, spkiTlv: Tlv): { family: 'RSA' | 'EC'; descrip
     const modulus = content(key, fields[0]!);
     if (modulus.length === 0 || modulus[0]! & 0x80) throw new CsrError('RSA modulus is not a positive integer');
     const size = bitLength(modulus);
-    if (size < MIN_RSA_KEY_BITS) throw new CsrError(`RSA key of ${size} bits is too small (at least ${MIN_RSA_KEY_BITS})`);
-    if (size > MAX_RSA_KEY_BITS) throw new CsrError(`RSA key of ${size} bits is too large (at most ${MAX_RSA_KEY_BITS})`);
+    if (size < MIN_RSA_KEY_BITS)
+      throw new CsrError(`RSA key of ${size} bits is too small (at least ${MIN_RSA_KEY_BITS})`);
+    if (size > MAX_RSA_KEY_BITS)
+      throw new CsrError(`RSA key of ${size} bits is too large (at most ${MAX_RSA_KEY_BITS})`);
     const exponent = content(key, fields[1]!);
     if (exponent.length === 0 || exponent[0]! & 0x80) throw new CsrError('RSA exponent is not a positive integer');
-    return { family: 'RSA', description: `RSA ${size}`, jwk: { kty: 'RSA', n: jwkInteger(modulus), e: jwkInteger(exponent) } };
+    return {
+      family: 'RSA',
+      description: `RSA ${size}`,
+      jwk: { kty: 'RSA', n: jwkInteger(modulus), e: jwkInteger(exponent) },
+    };
   }
   if (alg.oid === OID.ecPublicKey) {
     if (!alg.params || alg.params.tag !== TAG.OID) throw new CsrError('EC public key must name its curve');
@@ -138,7 +151,12 @@ function describeKey(der: Buffer, spkiTlv: Tlv): { family: 'RSA' | 'EC'; descrip
     // Compressed points (0x02/0x03) have no JWK form; the verifier imports those from DER.
     if (key.length !== known.lengths[0] || key[0] !== 0x04) return { family: 'EC', description };
     const half = (key.length - 1) / 2;
-    const jwk = { kty: 'EC', crv: known.name, x: key.subarray(1, 1 + half).toString('base64url'), y: key.subarray(1 + half).toString('base64url') };
+    const jwk = {
+      kty: 'EC',
+      crv: known.name,
+      x: key.subarray(1, 1 + half).toString('base64url'),
+      y: key.subarray(1 + half).toString('base64url'),
+    };
     return { family: 'EC', description, jwk };
   }
   throw new CsrError(`unsupported public key algorithm ${alg.oid} (ECDSA P-256/P-384 or RSA only)`);
@@ -167,7 +185,8 @@ export function parseCsrDer(der: Buffer): ParsedCsr {
     const sigAlg = algorithmIdentifier(der, sigAlgTlv, 'signatureAlgorithm');
     const known = SIGNATURE_ALGORITHMS[sigAlg.oid];
     if (!known) throw new CsrError(`unsupported signature algorithm ${sigAlg.oid}`);
-    if (known.family !== key.family) throw new CsrError(`signature algorithm ${sigAlg.oid} does not fit a ${key.description} key`);
+    if (known.family !== key.family)
+      throw new CsrError(`signature algorithm ${sigAlg.oid} does not fit a ${key.description} key`);
     expectTag(sigTlv, TAG.BIT_STRING, 'signature');
     const sig = content(der, sigTlv);
     if (sig.length < 2 || sig[0] !== 0) throw new CsrError('signature BIT STRING is malformed');
@@ -187,7 +206,10 @@ export function parseCsrDer(der: Buffer): ParsedCsr {
 }
 
 /** Verifies the CSR's own signature (and imports its key) off the event loop. */
-export async function verifyCsrSignature(csr: ParsedCsr, pool: CsrVerifierPool = sharedCsrVerifierPool()): Promise<void> {
+export async function verifyCsrSignature(
+  csr: ParsedCsr,
+  pool: CsrVerifierPool = sharedCsrVerifierPool(),
+): Promise<void> {
   checkVerified(await pool.verify(verifyJob(csr)));
 }
 

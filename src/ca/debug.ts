@@ -11,14 +11,27 @@ import type { NodeFairQueue } from './fair-queue';
 export const DEBUG_TOP_NODES = 50;
 
 function describe(cert: crypto.X509Certificate) {
-  return { subject: cert.subject, issuer: cert.issuer, notBefore: cert.validFrom, notAfter: cert.validTo, serial: cert.serialNumber, sha256: cert.fingerprint256 };
+  return {
+    subject: cert.subject,
+    issuer: cert.issuer,
+    notBefore: cert.validFrom,
+    notAfter: cert.validTo,
+    serial: cert.serialNumber,
+    sha256: cert.fingerprint256,
+  };
 }
 
-export function caDebugView(authority: CertificateAuthority, ctx: { servingCerts: ServingCertSource }, fairQueue?: NodeFairQueue): DebugResponse {
+export function caDebugView(
+  authority: CertificateAuthority,
+  ctx: { servingCerts: ServingCertSource },
+  fairQueue?: NodeFairQueue,
+): DebugResponse {
   const m = authority.current();
   let serving: unknown = null;
   try {
-    const leafPem = ctx.servingCerts.current().certChainPem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/)?.[0];
+    const leafPem = ctx.servingCerts
+      .current()
+      .certChainPem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/)?.[0];
     if (leafPem) {
       const leaf = new crypto.X509Certificate(leafPem);
       serving = { names: leaf.subjectAltName?.split(', ') ?? [], notAfter: leaf.validTo, sha256: leaf.fingerprint256 };
@@ -39,8 +52,14 @@ export function caDebugView(authority: CertificateAuthority, ctx: { servingCerts
   };
 }
 
-export function registerCaDebug(ctx: { debug: DebugRegistry; servingCerts: ServingCertSource }, authority: CertificateAuthority, fairQueue?: NodeFairQueue): void {
-  ctx.debug.add('ca', 'mesh CA: key source, signing certificate, chain, roots, serving certificate (public facts only) and per-node CSR queues', () =>
-    caDebugView(authority, ctx, fairQueue),
+export function registerCaDebug(
+  ctx: { debug: DebugRegistry; servingCerts: ServingCertSource },
+  authority: CertificateAuthority,
+  fairQueue?: NodeFairQueue,
+): void {
+  ctx.debug.add(
+    'ca',
+    'mesh CA: key source, signing certificate, chain, roots, serving certificate (public facts only) and per-node CSR queues',
+    () => caDebugView(authority, ctx, fairQueue),
   );
 }

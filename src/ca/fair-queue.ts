@@ -129,10 +129,18 @@ export class NodeFairQueue {
     const s = state;
     const free = this.running < this.opts.slots && this.queued === 0;
     if (!free && s.waiting.length - s.head >= this.queueLimit) {
-      return Promise.reject(this.deny('queue_full', node, `node ${node} already has ${this.queueLimit} certificate requests queued (NODE_QUEUE_LIMIT)`));
+      return Promise.reject(
+        this.deny(
+          'queue_full',
+          node,
+          `node ${node} already has ${this.queueLimit} certificate requests queued (NODE_QUEUE_LIMIT)`,
+        ),
+      );
     }
     if (this.rate > 0 && !this.takeToken(s, now)) {
-      return Promise.reject(this.deny('rate_limited', node, `node ${node} is over CA_NODE_RATE_LIMIT (${this.rate} certificates/s)`));
+      return Promise.reject(
+        this.deny('rate_limited', node, `node ${node} is over CA_NODE_RATE_LIMIT (${this.rate} certificates/s)`),
+      );
     }
     if (free) {
       this.opts.onWait?.(0);
@@ -218,7 +226,8 @@ export class NodeFairQueue {
       s.startedBefore = fresh ? s.started : 0;
       s.started = 0;
       const bucketFull = this.rate === 0 || s.tokens + ((now - s.refilledAt) * this.rate) / 1000 >= this.burst;
-      if (s.startedBefore === 0 && s.running === 0 && s.waiting.length === s.head && bucketFull) this.nodes.delete(node);
+      if (s.startedBefore === 0 && s.running === 0 && s.waiting.length === s.head && bucketFull)
+        this.nodes.delete(node);
     }
   }
 

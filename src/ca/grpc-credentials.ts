@@ -29,7 +29,8 @@ class ServingCertProvider implements grpc.experimental.CertificateProvider {
     if (this.unsubscribe) return;
     this.unsubscribe = this.source.onChange((cert) => {
       for (const l of this.ca) l({ caCertificate: Buffer.from(cert.rootsPem) });
-      for (const l of this.identity) l({ certificate: Buffer.from(cert.certChainPem), privateKey: Buffer.from(cert.privateKeyPem) });
+      for (const l of this.identity)
+        l({ certificate: Buffer.from(cert.certChainPem), privateKey: Buffer.from(cert.privateKeyPem) });
     });
   }
 
@@ -61,7 +62,8 @@ class ServingCertProvider implements grpc.experimental.CertificateProvider {
     this.ensureSubscribed();
     queueMicrotask(() => {
       const cert = this.currentOrNull();
-      if (cert && this.identity.has(listener)) listener({ certificate: Buffer.from(cert.certChainPem), privateKey: Buffer.from(cert.privateKeyPem) });
+      if (cert && this.identity.has(listener))
+        listener({ certificate: Buffer.from(cert.certChainPem), privateKey: Buffer.from(cert.privateKeyPem) });
     });
   }
 

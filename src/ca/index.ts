@@ -76,7 +76,13 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
   const stops: (() => void | Promise<void>)[] = [];
   const writer = local ? undefined : kubeWriter(deps);
 
-  const secretStore = deps.secretStore ?? (local ? new LocalCaSecretStore(flags.stateDir) : writer ? new KubeCaSecretStore(writer, env.POD_NAMESPACE) : undefined);
+  const secretStore =
+    deps.secretStore ??
+    (local
+      ? new LocalCaSecretStore(flags.stateDir)
+      : writer
+        ? new KubeCaSecretStore(writer, env.POD_NAMESPACE)
+        : undefined);
   if (!secretStore) throw new Error('Kubernetes mode needs a kubeConfig (or a secretStore) for the CA');
   const authority = new CertificateAuthority(await loadKeyMaterial(ctx, secretStore));
   if (authority.current().source === 'plugged-in') {
@@ -100,7 +106,11 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
         })
       : undefined;
 
-  const fairness = createNodeFairness({ metrics, workers: authority.signingWorkers, ratePerSecond: env.CA_NODE_RATE_LIMIT });
+  const fairness = createNodeFairness({
+    metrics,
+    workers: authority.signingWorkers,
+    ratePerSecond: env.CA_NODE_RATE_LIMIT,
+  });
   stops.push(() => fairness.stop());
   if (env.ENABLE_CA_SERVER) {
     const service = createCertificateService({
@@ -141,7 +151,13 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
   } else {
     const api = deps.rootConfigMaps ?? (writer ? new KubeRootConfigMapApi(writer) : undefined);
     if (api) {
-      const publisher = new RootCertPublisher(ctx.store, api, env.PILOT_CA_CERT_CONFIGMAP, () => authority.rootBundlePem(), deps.rootCertResyncMs);
+      const publisher = new RootCertPublisher(
+        ctx.store,
+        api,
+        env.PILOT_CA_CERT_CONFIGMAP,
+        () => authority.rootBundlePem(),
+        deps.rootCertResyncMs,
+      );
       let stopPublisher: (() => void) | undefined;
       ctx.leader.runWhileLeader(ROOT_CERT_LEASE, () => {
         stopPublisher = publisher.start((l) => authority.onChange(l));
@@ -157,7 +173,10 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
 
   registerCaDebug(ctx, authority, fairness.queue);
   setReady(true);
-  log.info({ source: authority.current().source, signer: authority.current().signingCert.subject, mode: ctx.options.mode }, 'CA started');
+  log.info(
+    { source: authority.current().source, signer: authority.current().signingCert.subject, mode: ctx.options.mode },
+    'CA started',
+  );
   const handle: CaHandle = {
     authority,
     authenticator,

@@ -45,7 +45,8 @@ function parseCerts(text: string, what: string): crypto.X509Certificate[] {
 export function buildKeyMaterial(files: CaFiles, source: CaKeyMaterial['source']): CaKeyMaterial {
   const [signingCert, ...extra] = parseCerts(files.caCertPem, 'ca-cert.pem');
   if (!signingCert) throw new Error('ca-cert.pem holds no certificate');
-  if (extra.length > 0) throw new Error('ca-cert.pem must hold exactly one certificate (put intermediates in cert-chain.pem)');
+  if (extra.length > 0)
+    throw new Error('ca-cert.pem must hold exactly one certificate (put intermediates in cert-chain.pem)');
   if (!signingCert.ca) throw new Error('ca-cert.pem is not a CA certificate (BasicConstraints CA:true is required)');
   let signingKey: crypto.KeyObject;
   try {
@@ -54,7 +55,8 @@ export function buildKeyMaterial(files: CaFiles, source: CaKeyMaterial['source']
     // The parser's own message could quote key material; say only what is wrong.
     throw new Error('ca-key.pem is not a readable PEM private key');
   }
-  if (!signingCert.checkPrivateKey(signingKey)) throw new Error('ca-key.pem does not match the public key of ca-cert.pem');
+  if (!signingCert.checkPrivateKey(signingKey))
+    throw new Error('ca-key.pem does not match the public key of ca-cert.pem');
   const roots = parseCerts(files.rootCertPem, 'root-cert.pem');
   if (roots.length === 0) throw new Error('root-cert.pem holds no certificate');
   const chainPems = splitPemCertificates(files.certChainPem);

@@ -4,7 +4,18 @@
 // worker that verified the CSR signs (csr-verifier-pool.ts), elsewhere the libuv thread pool.
 
 import * as crypto from 'node:crypto';
-import { TAG, children, content, decodeOid, encodeOid, encodeTime, encodeUnsignedInteger, readTlv, tlv, whole } from './der';
+import {
+  TAG,
+  children,
+  content,
+  decodeOid,
+  encodeOid,
+  encodeTime,
+  encodeUnsignedInteger,
+  readTlv,
+  tlv,
+  whole,
+} from './der';
 
 /** Bytes of randomness in a serial number (RFC 5280 allows up to 20 octets). */
 export const SERIAL_BYTES = 16;
@@ -53,12 +64,17 @@ function extension(oid: string, critical: boolean, value: Buffer): Buffer {
 /** The signature algorithm (hash and AlgorithmIdentifier DER) a CA key signs with. */
 export function signatureAlgorithmFor(key: crypto.KeyObject): { hash: string; algorithmId: Buffer } {
   if (key.asymmetricKeyType === 'rsa') {
-    return { hash: 'sha256', algorithmId: tlv(TAG.SEQUENCE, encodeOid('1.2.840.113549.1.1.11'), Buffer.from([TAG.NULL, 0])) };
+    return {
+      hash: 'sha256',
+      algorithmId: tlv(TAG.SEQUENCE, encodeOid('1.2.840.113549.1.1.11'), Buffer.from([TAG.NULL, 0])),
+    };
   }
   if (key.asymmetricKeyType === 'ec') {
     const curve = key.asymmetricKeyDetails?.namedCurve;
-    if (curve === 'prime256v1') return { hash: 'sha256', algorithmId: tlv(TAG.SEQUENCE, encodeOid('1.2.840.10045.4.3.2')) };
-    if (curve === 'secp384r1') return { hash: 'sha384', algorithmId: tlv(TAG.SEQUENCE, encodeOid('1.2.840.10045.4.3.3')) };
+    if (curve === 'prime256v1')
+      return { hash: 'sha256', algorithmId: tlv(TAG.SEQUENCE, encodeOid('1.2.840.10045.4.3.2')) };
+    if (curve === 'secp384r1')
+      return { hash: 'sha384', algorithmId: tlv(TAG.SEQUENCE, encodeOid('1.2.840.10045.4.3.3')) };
     throw new Error(`CA key uses unsupported EC curve ${curve ?? 'unknown'} (P-256 or P-384)`);
   }
   throw new Error(`CA key type ${key.asymmetricKeyType ?? 'unknown'} is not supported (RSA or ECDSA)`);
@@ -106,7 +122,10 @@ function ipBytes(ip: string): Buffer {
 }
 
 export function toPem(der: Buffer, label = 'CERTIFICATE'): string {
-  const b64 = der.toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '');
+  const b64 = der
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .replace(/\n$/, '');
   return `-----BEGIN ${label}-----\n${b64}\n-----END ${label}-----\n`;
 }
 
@@ -120,7 +139,10 @@ export class LeafSigner {
   private readonly algorithmAndIssuer: Buffer;
   private readonly fixedExtensions: Buffer;
 
-  constructor(signingCertDer: Buffer, private readonly key: crypto.KeyObject) {
+  constructor(
+    signingCertDer: Buffer,
+    private readonly key: crypto.KeyObject,
+  ) {
     const cert = new crypto.X509Certificate(signingCertDer);
     this.notAfterLimit = new Date(cert.validTo);
     const alg = signatureAlgorithmFor(key);
@@ -177,11 +199,14 @@ export class LeafSigner {
     try {
       prepared = this.prepare(req);
     } catch (err) {
-      return Promise.reject(err as Error);
+      return Promise.reject(err);
     }
     return new Promise((resolve, reject) => {
       crypto.sign(this.hash, prepared.tbs, this.key, (err, signature) => {
-        if (err) return reject(new Error(`signing failed: ${err.message}`));
+        if (err) {
+          reject(new Error(`signing failed: ${err.message}`));
+          return;
+        }
         resolve(this.assemble(prepared, signature));
       });
     });

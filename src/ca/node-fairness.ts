@@ -43,10 +43,16 @@ export function createNodeFairness(o: NodeFairnessOptions): NodeFairness {
     const top = [...counts].sort((a, b) => total(b[1]) - total(a[1])).slice(0, TOP_DENIED_NODES);
     o.metrics.topDeniedNodes.reset();
     for (const [node, c] of top) {
-      for (const reason of ['queue_full', 'rate_limited'] as const) if (c[reason] > 0) o.metrics.topDeniedNodes.set({ node, reason }, c[reason]);
+      for (const reason of ['queue_full', 'rate_limited'] as const)
+        if (c[reason] > 0) o.metrics.topDeniedNodes.set({ node, reason }, c[reason]);
     }
     log.warn(
-      { intervalMs, denied: totals, nodes: counts.size >= DENIAL_TRACKED_NODES ? `${DENIAL_TRACKED_NODES}+` : counts.size, top: top.map(([node, c]) => ({ node, ...c })) },
+      {
+        intervalMs,
+        denied: totals,
+        nodes: counts.size >= DENIAL_TRACKED_NODES ? `${DENIAL_TRACKED_NODES}+` : counts.size,
+        top: top.map(([node, c]) => ({ node, ...c })),
+      },
       'certificate requests refused by per-node fairness (RESOURCE_EXHAUSTED)',
     );
     counts = new Map();

@@ -32,11 +32,16 @@ export function loadPluggedInCa(dir: string): CaKeyMaterial | undefined {
   const missing = PLUGGED_IN_FILES.filter((_, i) => contents[i] === undefined);
   if (missing.length > 0) {
     const present = PLUGGED_IN_FILES.filter((_, i) => contents[i] !== undefined);
-    throw new Error(`plugged-in CA in ${dir} is incomplete: missing ${missing.join(', ')}; add them, or remove ${present.join(', ')} to use a self-signed root`);
+    throw new Error(
+      `plugged-in CA in ${dir} is incomplete: missing ${missing.join(', ')}; add them, or remove ${present.join(', ')} to use a self-signed root`,
+    );
   }
   const [caCertPem, caKeyPem, rootCertPem, certChainPem] = contents as string[];
   try {
-    return buildKeyMaterial({ caCertPem: caCertPem!, caKeyPem: caKeyPem!, rootCertPem: rootCertPem!, certChainPem: certChainPem! }, 'plugged-in');
+    return buildKeyMaterial(
+      { caCertPem: caCertPem!, caKeyPem: caKeyPem!, rootCertPem: rootCertPem!, certChainPem: certChainPem! },
+      'plugged-in',
+    );
   } catch (err) {
     throw new Error(`plugged-in CA in ${dir}: ${(err as Error).message}`);
   }
@@ -46,7 +51,11 @@ export function loadPluggedInCa(dir: string): CaKeyMaterial | undefined {
  * Watches ROOT_CA_DIR and calls `onChange` with new material when the files change and still
  * form a valid CA. An invalid update is logged and the previous material stays in use.
  */
-export function watchPluggedInCa(dir: string, current: CaKeyMaterial, onChange: (m: CaKeyMaterial) => void): () => void {
+export function watchPluggedInCa(
+  dir: string,
+  current: CaKeyMaterial,
+  onChange: (m: CaKeyMaterial) => void,
+): () => void {
   let fingerprint = fingerprintOf(current);
   let timer: NodeJS.Timeout | undefined;
   const reload = () => {
@@ -55,7 +64,10 @@ export function watchPluggedInCa(dir: string, current: CaKeyMaterial, onChange: 
     try {
       next = loadPluggedInCa(dir);
     } catch (err) {
-      log.error({ dir, reason: (err as Error).message }, 'plugged-in CA files changed but are not usable; keeping the previous CA');
+      log.error(
+        { dir, reason: (err as Error).message },
+        'plugged-in CA files changed but are not usable; keeping the previous CA',
+      );
       return;
     }
     if (!next) {
@@ -75,7 +87,9 @@ export function watchPluggedInCa(dir: string, current: CaKeyMaterial, onChange: 
   let watcher: fs.FSWatcher | undefined;
   try {
     watcher = fs.watch(dir, schedule);
-    watcher.on('error', (err) => log.warn({ dir, err: err.message }, 'watching the plugged-in CA failed; polling only'));
+    watcher.on('error', (err) =>
+      log.warn({ dir, err: err.message }, 'watching the plugged-in CA failed; polling only'),
+    );
   } catch (err) {
     log.warn({ dir, err: (err as Error).message }, 'cannot watch the plugged-in CA directory; polling only');
   }

@@ -15,7 +15,11 @@ const log = scopedLogger('ca');
 
 export const ROOT_CERT_KEY = 'root-cert.pem';
 export const ROOT_CERT_LABEL = { 'istio.io/config': 'true' } as const;
-export const EXCLUDED_NAMESPACES: ReadonlySet<string> = new Set(['kube-public', 'kube-node-lease', 'local-path-storage']);
+export const EXCLUDED_NAMESPACES: ReadonlySet<string> = new Set([
+  'kube-public',
+  'kube-node-lease',
+  'local-path-storage',
+]);
 export const ROOT_CERT_RESYNC_MS = 30_000;
 
 /** Writes <stateDir>/root-cert.pem atomically (readers never see half a file). */
@@ -46,10 +50,19 @@ export class KubeRootConfigMapApi implements RootConfigMapApi {
 
   async list(name: string): Promise<RootConfigMap[]> {
     const { items } = await this.writer.list(CONFIGMAPS, { fieldSelector: `metadata.name=${name}` });
-    return items.map((cm) => ({ namespace: cm.metadata.namespace ?? '', data: cm.data ?? {}, labels: cm.metadata.labels ?? {} }));
+    return items.map((cm) => ({
+      namespace: cm.metadata.namespace ?? '',
+      data: cm.data ?? {},
+      labels: cm.metadata.labels ?? {},
+    }));
   }
 
-  async put(namespace: string, name: string, data: Record<string, string>, labels: Record<string, string>): Promise<void> {
+  async put(
+    namespace: string,
+    name: string,
+    data: Record<string, string>,
+    labels: Record<string, string>,
+  ): Promise<void> {
     const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels }, data };
     await this.writer.createOrReplace({ ...CONFIGMAPS, namespace, name }, body);
   }
@@ -110,7 +123,8 @@ export class RootCertPublisher {
     let written = 0;
     for (const ns of this.store.list('Namespace')) {
       const name = ns.metadata.name;
-      if (EXCLUDED_NAMESPACES.has(name) || ns.metadata.deletionTimestamp || ns.status?.phase === 'Terminating') continue;
+      if (EXCLUDED_NAMESPACES.has(name) || ns.metadata.deletionTimestamp || ns.status?.phase === 'Terminating')
+        continue;
       const cm = existing.get(name);
       if (cm && cm.data[ROOT_CERT_KEY] === pem && cm.labels['istio.io/config'] === 'true') continue;
       try {

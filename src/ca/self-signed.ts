@@ -26,12 +26,18 @@ export async function ensureSelfSignedCa(store: CaSecretStore, opts: SelfSignedO
     });
     data = await store.createIfAbsent({ caCertPem: generated.certPem, caKeyPem: generated.keyPem });
     const won = data.caCertPem === generated.certPem;
-    log.info({ where: store.describe(), created: won }, won ? 'self-signed root created' : 'another replica created the root first; using it');
+    log.info(
+      { where: store.describe(), created: won },
+      won ? 'self-signed root created' : 'another replica created the root first; using it',
+    );
   } else {
     log.info({ where: store.describe() }, 'self-signed root loaded');
   }
   try {
-    return buildKeyMaterial({ caCertPem: data.caCertPem, caKeyPem: data.caKeyPem, certChainPem: '', rootCertPem: data.caCertPem }, 'self-signed');
+    return buildKeyMaterial(
+      { caCertPem: data.caCertPem, caKeyPem: data.caKeyPem, certChainPem: '', rootCertPem: data.caCertPem },
+      'self-signed',
+    );
   } catch (err) {
     throw new Error(`self-signed root in ${store.describe()}: ${(err as Error).message}`);
   }

@@ -54,7 +54,10 @@ export function requestedTtlMs(validity: string | number | undefined, defaultMs:
   if (seconds < 0n) throw new Refusal(grpc.status.INVALID_ARGUMENT, `validity_duration ${seconds} is negative`);
   if (seconds === 0n) return defaultMs;
   if (seconds * 1000n > BigInt(maxMs)) {
-    throw new Refusal(grpc.status.INVALID_ARGUMENT, `requested TTL ${seconds}s is greater than the max allowed TTL ${maxMs / 1000}s`);
+    throw new Refusal(
+      grpc.status.INVALID_ARGUMENT,
+      `requested TTL ${seconds}s is greater than the max allowed TTL ${maxMs / 1000}s`,
+    );
   }
   return Number(seconds) * 1000;
 }
@@ -63,7 +66,10 @@ function impersonationRequest(req: IstioCertificateRequest): string | undefined 
   const value = req.metadata?.fields?.[IMPERSONATED_IDENTITY_KEY];
   if (value === undefined) return undefined;
   if (value.kind !== 'stringValue' || typeof value.stringValue !== 'string') {
-    throw new Refusal(grpc.status.INVALID_ARGUMENT, `metadata ${IMPERSONATED_IDENTITY_KEY} must be a string, got ${value.kind ?? 'no value'}`);
+    throw new Refusal(
+      grpc.status.INVALID_ARGUMENT,
+      `metadata ${IMPERSONATED_IDENTITY_KEY} must be a string, got ${value.kind ?? 'no value'}`,
+    );
   }
   return value.stringValue === '' ? undefined : value.stringValue;
 }
@@ -74,7 +80,9 @@ export function createCertificateService(deps: CertificateServiceDeps): {
 } {
   const { metrics } = deps;
 
-  async function handle(call: grpc.ServerUnaryCall<IstioCertificateRequest, IstioCertificateResponse>): Promise<IstioCertificateResponse> {
+  async function handle(
+    call: grpc.ServerUnaryCall<IstioCertificateRequest, IstioCertificateResponse>,
+  ): Promise<IstioCertificateResponse> {
     metrics.csrCount.inc();
     const req = call.request;
     let caller: Authenticated;
@@ -89,14 +97,21 @@ export function createCertificateService(deps: CertificateServiceDeps): {
     const callerId = caller.identities[0]!;
     const requested = impersonationRequest(req);
     let identity = callerId;
-    let node = caller.nodeName ?? (caller.podName ? (deps.store.get('Pod', caller.namespace, caller.podName)?.spec?.nodeName as string | undefined) : undefined);
+    let node =
+      caller.nodeName ??
+      (caller.podName
+        ? (deps.store.get('Pod', caller.namespace, caller.podName)?.spec?.nodeName as string | undefined)
+        : undefined);
     if (requested !== undefined && requested !== callerId) {
       const decision = deps.nodeAuthorizer
         ? deps.nodeAuthorizer.authorize(caller, requested)
         : ({ allowed: false, reason: 'impersonation_disabled', detail: 'CA_TRUSTED_NODE_ACCOUNTS is empty' } as const);
       if (!decision.allowed) {
         metrics.nodeAuthDenials.inc({ reason: decision.reason });
-        log.warn({ caller: callerId, requested, reason: decision.reason, detail: decision.detail }, IMPERSONATION_FAILURE);
+        log.warn(
+          { caller: callerId, requested, reason: decision.reason, detail: decision.detail },
+          IMPERSONATION_FAILURE,
+        );
         throw new Refusal(grpc.status.UNAUTHENTICATED, IMPERSONATION_FAILURE);
       }
       identity = requested;
@@ -151,7 +166,8 @@ export function createCertificateService(deps: CertificateServiceDeps): {
         (res) => callback(null, res),
         (err: unknown) => {
           if (err instanceof Refusal) {
-            if (err.code === grpc.status.INVALID_ARGUMENT) log.warn({ peer: call.getPeer(), detail: err.message }, 'CSR refused');
+            if (err.code === grpc.status.INVALID_ARGUMENT)
+              log.warn({ peer: call.getPeer(), detail: err.message }, 'CSR refused');
             callback({ code: err.code, details: err.message });
           } else {
             log.error({ err: (err as Error).message }, 'CreateCertificate failed unexpectedly');

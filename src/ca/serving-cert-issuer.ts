@@ -32,7 +32,11 @@ function hostOf(address: string): string | undefined {
 
 /** istiod's getDNSNames, plus localhost and loopback IPs in local mode. */
 export function servingSans(inp: ServingNameInputs): SanEntry[] {
-  const dns = new Set<string>([`istiod.${inp.namespace}.svc`, `istiod-remote.${inp.namespace}.svc`, `istio-pilot.${inp.namespace}.svc`]);
+  const dns = new Set<string>([
+    `istiod.${inp.namespace}.svc`,
+    `istiod-remote.${inp.namespace}.svc`,
+    `istio-pilot.${inp.namespace}.svc`,
+  ]);
   if (inp.revision !== '' && inp.revision !== 'default') dns.add(`istiod-${inp.revision}.${inp.namespace}.svc`);
   const discovery = inp.discoveryAddress ? hostOf(inp.discoveryAddress) : undefined;
   if (discovery && !/^[\d.]+$/.test(discovery) && !discovery.includes(':')) dns.add(discovery);
@@ -44,11 +48,18 @@ export function servingSans(inp: ServingNameInputs): SanEntry[] {
 }
 
 async function newKey(caKey: crypto.KeyObject): Promise<crypto.KeyObject> {
-  const pair = caKey.asymmetricKeyType === 'ec' ? await generateKeyPair('ec', { namedCurve: 'prime256v1' }) : await generateKeyPair('rsa', { modulusLength: 2048 });
+  const pair =
+    caKey.asymmetricKeyType === 'ec'
+      ? await generateKeyPair('ec', { namedCurve: 'prime256v1' })
+      : await generateKeyPair('rsa', { modulusLength: 2048 });
   return pair.privateKey;
 }
 
-export async function issueServingCertificate(authority: CertificateAuthority, sans: readonly SanEntry[], ttlMs: number): Promise<{ cert: ServingCertificate; notBefore: number; notAfter: number }> {
+export async function issueServingCertificate(
+  authority: CertificateAuthority,
+  sans: readonly SanEntry[],
+  ttlMs: number,
+): Promise<{ cert: ServingCertificate; notBefore: number; notAfter: number }> {
   const material = authority.current();
   const key = await newKey(material.signingKey);
   const spki = crypto.createPublicKey(key).export({ format: 'der', type: 'spki' });
@@ -88,7 +99,9 @@ export class ServingCertRotator {
   /** Re-issues now (CA rotated) or when the names changed (meshConfig). */
   trigger(why: string, onlyIfNamesChanged = false): void {
     if (onlyIfNamesChanged && JSON.stringify(this.sans()) === this.lastNames) return;
-    this.running = this.running.then(() => this.renew(why)).catch((err: Error) => log.error({ err: err.message }, 'renewing the serving certificate failed'));
+    this.running = this.running
+      .then(() => this.renew(why))
+      .catch((err: Error) => log.error({ err: err.message }, 'renewing the serving certificate failed'));
   }
 
   stop(): void {
@@ -103,7 +116,10 @@ export class ServingCertRotator {
     this.lastNames = JSON.stringify(sans);
     this.sink.set(cert);
     this.renewAt = notBefore + (notAfter - notBefore) * RENEW_AT_FRACTION;
-    log.info({ why, names: sans.map((s) => Object.values(s)[0]), notAfter: new Date(notAfter).toISOString() }, 'serving certificate issued');
+    log.info(
+      { why, names: sans.map((s) => Object.values(s)[0]), notAfter: new Date(notAfter).toISOString() },
+      'serving certificate issued',
+    );
     this.schedule();
   }
 

@@ -13,7 +13,12 @@ export const TOKEN_FLAGS = {
   podUID: { kind: 'string', default: '', help: 'uid of that pod' },
   node: { kind: 'string', default: '', help: 'node the pod runs on' },
   audience: { kind: 'list', default: 'istio-ca', help: 'audiences of the token' },
-  ttl: { kind: 'duration', default: '1h', help: 'lifetime of the token', check: (v: number) => (v < 1000 ? 'must be at least 1s' : undefined) },
+  ttl: {
+    kind: 'duration',
+    default: '1h',
+    help: 'lifetime of the token',
+    check: (v: number) => (v < 1000 ? 'must be at least 1s' : undefined),
+  },
   help: { kind: 'bool', default: 'false', help: 'print this help and exit' },
 } as const satisfies Record<string, SettingSpec>;
 
@@ -30,7 +35,11 @@ export function tokenHelp(): string {
   ].join('\n');
 }
 
-export async function runTokenCommand(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s), err: (s: string) => void = (s) => process.stderr.write(s)): Promise<number> {
+export async function runTokenCommand(
+  argv: string[],
+  out: (s: string) => void = (s) => process.stdout.write(s),
+  err: (s: string) => void = (s) => process.stderr.write(s),
+): Promise<number> {
   try {
     const { values, given, positional } = parseFlags(TOKEN_FLAGS, argv);
     if (values.help) {
@@ -44,7 +53,13 @@ export async function runTokenCommand(argv: string[], out: (s: string) => void =
     const key = loadOrCreateTokenKey(values.stateDir);
     const token = signLocalToken(
       key,
-      { namespace: values.namespace, serviceAccount: values.serviceAccount, podName: values.pod, podUid: values.podUID, ...(values.node ? { nodeName: values.node } : {}) },
+      {
+        namespace: values.namespace,
+        serviceAccount: values.serviceAccount,
+        podName: values.pod,
+        podUid: values.podUID,
+        ...(values.node ? { nodeName: values.node } : {}),
+      },
       values.audience,
       Math.floor(values.ttl / 1000),
     );

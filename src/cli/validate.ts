@@ -95,7 +95,15 @@ function isIstioKind(object: JsonObject): boolean {
 }
 
 function checkObject(file: string, document: string, object: unknown): ObjectReport | undefined {
-  const base = { file, document, kind: '', namespace: '', name: '', errors: [] as FieldError[], warnings: [] as string[] };
+  const base = {
+    file,
+    document,
+    kind: '',
+    namespace: '',
+    name: '',
+    errors: [] as FieldError[],
+    warnings: [] as string[],
+  };
   if (!isObject(object)) return { ...base, errors: [{ path: '', message: 'the document is not an object' }] };
   const meta = isObject(object['metadata']) ? object['metadata'] : {};
   const kind = typeof object['kind'] === 'string' ? object['kind'] : '';
@@ -110,7 +118,8 @@ function checkObject(file: string, document: string, object: unknown): ObjectRep
     report.errors.push(...verdict.result.errors);
     report.warnings.push(...verdict.result.warnings);
     if (report.errors.length === 0) {
-      for (const k of unknownTopLevelKeys(object)) report.errors.push({ path: k, message: `unknown field "${k}" on ${kind} resource ${namespace}/${name}` });
+      for (const k of unknownTopLevelKeys(object))
+        report.errors.push({ path: k, message: `unknown field "${k}" on ${kind} resource ${namespace}/${name}` });
     }
   }
   return report;
@@ -121,12 +130,25 @@ export function validateManifestText(file: string, text: string): ObjectReport[]
   const reports: ObjectReport[] = [];
   parseAllDocuments(text).forEach((doc, i) => {
     if (doc.errors.length > 0) {
-      reports.push({ file, document: String(i), kind: '', namespace: '', name: '', errors: doc.errors.map((e) => ({ path: '', message: `YAML: ${e.message}` })), warnings: [] });
+      reports.push({
+        file,
+        document: String(i),
+        kind: '',
+        namespace: '',
+        name: '',
+        errors: doc.errors.map((e) => ({ path: '', message: `YAML: ${e.message}` })),
+        warnings: [],
+      });
       return;
     }
     const value: unknown = doc.toJS();
     if (value === null || value === undefined) return;
-    if (isObject(value) && typeof value['kind'] === 'string' && value['kind'].endsWith('List') && Array.isArray(value['items'])) {
+    if (
+      isObject(value) &&
+      typeof value['kind'] === 'string' &&
+      value['kind'].endsWith('List') &&
+      Array.isArray(value['items'])
+    ) {
       value['items'].forEach((item, j) => {
         const r = checkObject(file, `${i}.items[${j}]`, item);
         if (r) reports.push(r);
@@ -147,7 +169,9 @@ function formatText(reports: ObjectReport[]): string {
     for (const w of r.warnings) lines.push(`${where}: warning: ${w}`);
   }
   const invalid = reports.filter((r) => r.errors.length > 0).length;
-  lines.push(`${reports.length} object(s) checked, ${invalid} invalid, ${reports.reduce((n, r) => n + r.warnings.length, 0)} warning(s)`);
+  lines.push(
+    `${reports.length} object(s) checked, ${invalid} invalid, ${reports.reduce((n, r) => n + r.warnings.length, 0)} warning(s)`,
+  );
   return `${lines.join('\n')}\n`;
 }
 

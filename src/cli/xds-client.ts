@@ -10,18 +10,40 @@ import { deltaJson, meshView, renderDelta, renderTable } from './xds-view';
 
 export const XDS_CLIENT_FLAGS = {
   addr: { kind: 'string', default: '', help: 'xDS server HOST:PORT (15012 with --rootCert, 15010 without)' },
-  rootCert: { kind: 'string', default: '', help: 'PEM file of the roots that sign the server certificate; empty connects without TLS' },
-  serverName: { kind: 'string', default: '', help: 'name checked against the server certificate, e.g. istiod.istio-system.svc' },
-  token: { kind: 'string', default: '', help: 'bearer token, or a file holding it (as ztunnel\'s AUTH_TOKEN)' },
+  rootCert: {
+    kind: 'string',
+    default: '',
+    help: 'PEM file of the roots that sign the server certificate; empty connects without TLS',
+  },
+  serverName: {
+    kind: 'string',
+    default: '',
+    help: 'name checked against the server certificate, e.g. istiod.istio-system.svc',
+  },
+  token: { kind: 'string', default: '', help: "bearer token, or a file holding it (as ztunnel's AUTH_TOKEN)" },
   clusterId: { kind: 'string', default: 'Kubernetes', help: 'clusterid header and CLUSTER_ID metadata' },
   node: { kind: 'string', default: '', help: 'NODE_NAME of the ztunnel to impersonate' },
   namespace: { kind: 'string', default: 'istio-system', help: "the ztunnel's namespace (must match the token's)" },
   pod: { kind: 'string', default: 'ztunnel-xds-client', help: "the ztunnel's pod name" },
   ip: { kind: 'string', default: '1.1.1.1', help: "the ztunnel's INSTANCE_IP" },
-  'on-demand': { kind: 'list', default: '', help: 'on-demand Address keys (uid, network/ip or ns/hostname), comma separated; more may follow as arguments' },
+  'on-demand': {
+    kind: 'list',
+    default: '',
+    help: 'on-demand Address keys (uid, network/ip or ns/hostname), comma separated; more may follow as arguments',
+  },
   watch: { kind: 'bool', default: 'false', help: 'keep the stream open and print each delta' },
-  output: { kind: 'string', default: 'table', help: 'table or json', check: (v: string) => (v === 'table' || v === 'json' ? undefined : 'must be table or json') },
-  timeout: { kind: 'duration', default: '15s', help: 'how long to wait for the first responses', check: (v: number) => (v <= 0 ? 'must be greater than 0' : undefined) },
+  output: {
+    kind: 'string',
+    default: 'table',
+    help: 'table or json',
+    check: (v: string) => (v === 'table' || v === 'json' ? undefined : 'must be table or json'),
+  },
+  timeout: {
+    kind: 'duration',
+    default: '15s',
+    help: 'how long to wait for the first responses',
+    check: (v: number) => (v <= 0 ? 'must be greater than 0' : undefined),
+  },
   help: { kind: 'bool', default: 'false', help: 'print this help and exit' },
 } as const satisfies Record<string, SettingSpec>;
 
@@ -49,7 +71,11 @@ function readToken(value: string): string {
   return value;
 }
 
-export async function runXdsClientCommand(argv: string[], out: Writer = (s) => process.stdout.write(s), err: Writer = (s) => process.stderr.write(s)): Promise<number> {
+export async function runXdsClientCommand(
+  argv: string[],
+  out: Writer = (s) => process.stdout.write(s),
+  err: Writer = (s) => process.stderr.write(s),
+): Promise<number> {
   let client: AdsClient | undefined;
   try {
     const { values, given, positional } = parseFlags(XDS_CLIENT_FLAGS, argv);
@@ -60,7 +86,8 @@ export async function runXdsClientCommand(argv: string[], out: Writer = (s) => p
     const missing = (['addr', 'node'] as const).filter((f) => !given.has(f) || values[f].trim() === '');
     if (missing.length > 0) throw new UsageError(`missing ${missing.map((f) => `--${f}`).join(', ')} (see --help)`);
     const onDemand = [...values['on-demand'], ...positional];
-    if (positional.length > 0 && !given.has('on-demand')) throw new UsageError(`unexpected argument: ${positional[0]} (on-demand names follow --on-demand)`);
+    if (positional.length > 0 && !given.has('on-demand'))
+      throw new UsageError(`unexpected argument: ${positional[0]} (on-demand names follow --on-demand)`);
     let rootCertPem: string | undefined;
     if (values.rootCert !== '') {
       try {
@@ -74,7 +101,13 @@ export async function runXdsClientCommand(argv: string[], out: Writer = (s) => p
       clusterId: values.clusterId,
       node: {
         id: ztunnelNodeId(values.ip, values.pod, values.namespace),
-        metadata: { NAME: values.pod, NAMESPACE: values.namespace, INSTANCE_IPS: values.ip, NODE_NAME: values.node, CLUSTER_ID: values.clusterId },
+        metadata: {
+          NAME: values.pod,
+          NAMESPACE: values.namespace,
+          INSTANCE_IPS: values.ip,
+          NODE_NAME: values.node,
+          CLUSTER_ID: values.clusterId,
+        },
       },
     };
     if (rootCertPem) options.rootCertPem = rootCertPem;
@@ -96,14 +129,23 @@ export async function runXdsClientCommand(argv: string[], out: Writer = (s) => p
 }
 
 /** Runs the stream: initial requests as ztunnel sends them, then prints once or on every delta. */
-async function session(client: AdsClient, onDemand: string[], watch: boolean, output: 'table' | 'json', timeoutMs: number, out: Writer, err: Writer): Promise<number> {
+async function session(
+  client: AdsClient,
+  onDemand: string[],
+  watch: boolean,
+  output: 'table' | 'json',
+  timeoutMs: number,
+  out: Writer,
+  err: Writer,
+): Promise<number> {
   const held = new HeldResources();
   const firstOf = new Set<string>();
   let onDemandSent = onDemand.length === 0;
   let onDemandAnswered = onDemand.length === 0;
   let initialPrinted = false;
 
-  const printAll = () => out(output === 'json' ? JSON.stringify(meshView(held), null, 2) + '\n' : renderTable(meshView(held)));
+  const printAll = () =>
+    out(output === 'json' ? JSON.stringify(meshView(held), null, 2) + '\n' : renderTable(meshView(held)));
 
   return new Promise<number>((resolveOnce) => {
     // The caller closes the client once this resolves; the stream's CANCELLED status that follows is not news.
@@ -114,7 +156,9 @@ async function session(client: AdsClient, onDemand: string[], watch: boolean, ou
       resolveOnce(code);
     };
     const timer = setTimeout(() => {
-      err(`istiod-ts xds-client: no complete answer within ${timeoutMs} ms (got ${[...firstOf].join(', ') || 'nothing'})\n`);
+      err(
+        `istiod-ts xds-client: no complete answer within ${timeoutMs} ms (got ${[...firstOf].join(', ') || 'nothing'})\n`,
+      );
       resolve(1);
     }, timeoutMs);
     const onSignal = () => resolve(0);

@@ -25,7 +25,11 @@ export function decodeResource(typeUrl: string, r: DeltaResource): DecodedResour
     }
     if (typeUrl === AUTHORIZATION_TYPE_URL) return { ...base, kind: 'policy', value: authorizationToJson(bytes) };
   } catch (err) {
-    return { ...base, kind: 'unknown', value: { error: `cannot decode ${bytes.length} bytes: ${(err as Error).message}` } };
+    return {
+      ...base,
+      kind: 'unknown',
+      value: { error: `cannot decode ${bytes.length} bytes: ${(err as Error).message}` },
+    };
   }
   return { ...base, kind: 'unknown', value: { typeUrl, bytes: bytes.length } };
 }
@@ -52,29 +56,51 @@ export function meshView(held: HeldResources): MeshView {
   return view;
 }
 
-const str = (v: unknown): string => (v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v));
+const str = (v: unknown): string =>
+  v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v);
 
 function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
 }
 
 function workloadRow(d: DecodedResource): string[] {
   const w = d.value;
-  return [d.name, str(w['namespace']), str(w['name']), ((w['addresses'] as string[] | undefined) ?? []).join(','), str(w['node']), str(w['tunnelProtocol'] ?? 'NONE'), str(w['status'] ?? 'HEALTHY')];
+  return [
+    d.name,
+    str(w['namespace']),
+    str(w['name']),
+    ((w['addresses'] as string[] | undefined) ?? []).join(','),
+    str(w['node']),
+    str(w['tunnelProtocol'] ?? 'NONE'),
+    str(w['status'] ?? 'HEALTHY'),
+  ];
 }
 
 function serviceRow(d: DecodedResource): string[] {
   const s = d.value;
-  const vips = ((s['addresses'] as { network?: string; address?: string }[] | undefined) ?? []).map((a) => `${a.network ?? ''}/${a.address ?? ''}`);
-  const ports = ((s['ports'] as { servicePort?: number; targetPort?: number }[] | undefined) ?? []).map((p) => `${p.servicePort ?? 0}->${p.targetPort ?? 0}`);
+  const vips = ((s['addresses'] as { network?: string; address?: string }[] | undefined) ?? []).map(
+    (a) => `${a.network ?? ''}/${a.address ?? ''}`,
+  );
+  const ports = ((s['ports'] as { servicePort?: number; targetPort?: number }[] | undefined) ?? []).map(
+    (p) => `${p.servicePort ?? 0}->${p.targetPort ?? 0}`,
+  );
   return [d.name, vips.join(','), ports.join(','), str(s['waypoint'])];
 }
 
 function policyRow(d: DecodedResource): string[] {
   const p = d.value;
-  return [d.name, str(p['scope'] ?? 'GLOBAL'), str(p['action'] ?? 'ALLOW'), String(((p['rules'] as unknown[] | undefined) ?? []).length)];
+  return [
+    d.name,
+    str(p['scope'] ?? 'GLOBAL'),
+    str(p['action'] ?? 'ALLOW'),
+    String(((p['rules'] as unknown[] | undefined) ?? []).length),
+  ];
 }
 
 export function renderTable(view: MeshView): string {
@@ -88,13 +114,23 @@ export function renderTable(view: MeshView): string {
     `POLICIES (${view.policies.length})`,
     table(['NAME', 'SCOPE', 'ACTION', 'RULES'], view.policies.map(policyRow)),
   ];
-  if (view.other.length > 0) parts.push('', `OTHER (${view.other.length})`, table(['NAME', 'DETAIL'], view.other.map((d) => [d.name, str(d.value)])));
+  if (view.other.length > 0)
+    parts.push(
+      '',
+      `OTHER (${view.other.length})`,
+      table(
+        ['NAME', 'DETAIL'],
+        view.other.map((d) => [d.name, str(d.value)]),
+      ),
+    );
   return parts.join('\n') + '\n';
 }
 
 /** One delta as lines: "+ kind name version" for adds and updates, "- name" for removals. */
 export function renderDelta(r: DeltaResponse): string {
-  const lines = [`# ${r.type_url} nonce=${r.nonce} resources=${r.resources.length} removed=${r.removed_resources.length}`];
+  const lines = [
+    `# ${r.type_url} nonce=${r.nonce} resources=${r.resources.length} removed=${r.removed_resources.length}`,
+  ];
   for (const res of r.resources) {
     const d = decodeResource(r.type_url, res);
     lines.push(`+ ${d.kind} ${d.name} ${d.version}`);

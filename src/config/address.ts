@@ -25,7 +25,8 @@ export function parseListenAddress(text: string): ListenAddress | null {
     if (colon < 0) throw new Error(`invalid address "${text}": expected host:port, e.g. ":15010" or "127.0.0.1:0"`);
     host = text.slice(0, colon);
     portText = text.slice(colon + 1);
-    if (host.includes(':')) throw new Error(`invalid address "${text}": put an IPv6 host in brackets, e.g. "[::1]:15010"`);
+    if (host.includes(':'))
+      throw new Error(`invalid address "${text}": put an IPv6 host in brackets, e.g. "[::1]:15010"`);
   }
   if (!/^\d+$/.test(portText)) throw new Error(`invalid address "${text}": port "${portText}" is not a number`);
   const port = Number(portText);

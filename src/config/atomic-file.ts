@@ -29,7 +29,10 @@ export interface AtomicWriteOptions {
 export const TEMP_FILE_PREFIX = '.tmp-';
 
 function tempPathFor(file: string): string {
-  return path.join(path.dirname(file), `${TEMP_FILE_PREFIX}${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}`);
+  return path.join(
+    path.dirname(file),
+    `${TEMP_FILE_PREFIX}${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}`,
+  );
 }
 
 function isIgnorableDirSyncError(err: unknown): boolean {
@@ -39,7 +42,11 @@ function isIgnorableDirSyncError(err: unknown): boolean {
 }
 
 /** Writes `data` to `file` atomically (see the file comment); creates the parent directory if needed. */
-export async function writeFileAtomic(file: string, data: string | Uint8Array, options: AtomicWriteOptions): Promise<void> {
+export async function writeFileAtomic(
+  file: string,
+  data: string | Uint8Array,
+  options: AtomicWriteOptions,
+): Promise<void> {
   const dir = path.dirname(file);
   await fs.promises.mkdir(dir, { recursive: true, mode: STATE_DIR_MODE });
   const tmp = tempPathFor(file);

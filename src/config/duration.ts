@@ -30,7 +30,9 @@ export function parseDuration(text: string): number {
     PART.lastIndex = pos;
     const m = PART.exec(value);
     if (!m) {
-      throw new Error(`invalid duration "${text}": expected a number and a unit (ns, us, ms, s, m, h), e.g. "10s" or "1h30m"`);
+      throw new Error(
+        `invalid duration "${text}": expected a number and a unit (ns, us, ms, s, m, h), e.g. "10s" or "1h30m"`,
+      );
     }
     total += Number(m[1]) * UNIT_MS[m[2]!]!;
     pos = PART.lastIndex;

@@ -48,14 +48,46 @@ export const SERVE_FLAGS = {
   httpsAddr: { kind: 'addr', default: ':15017', help: 'HTTPS listener for the validating webhook' },
   monitoringAddr: { kind: 'addr', default: ':15014', help: 'HTTP listener for /metrics and /version' },
   httpAddr: { kind: 'addr', default: ':8080', help: 'HTTP listener for /ready and /debug/' },
-  meshConfig: { kind: 'string', default: './etc/istio/config/mesh', help: 'meshConfig file; when absent, ConfigMap istio[-<rev>] key "mesh" is watched' },
-  configDir: { kind: 'string', default: '', help: 'local mode: read Kubernetes YAML manifests from this folder instead of a cluster', check: readableFolder },
-  stateDir: { kind: 'string', default: './.istiod-ts', help: "local mode: the CA's key material, root cert and token key" },
-  kubeconfig: { kind: 'string', default: '', help: 'kubeconfig file; default is in-cluster config, then $KUBECONFIG, then ~/.kube/config' },
+  meshConfig: {
+    kind: 'string',
+    default: './etc/istio/config/mesh',
+    help: 'meshConfig file; when absent, ConfigMap istio[-<rev>] key "mesh" is watched',
+  },
+  configDir: {
+    kind: 'string',
+    default: '',
+    help: 'local mode: read Kubernetes YAML manifests from this folder instead of a cluster',
+    check: readableFolder,
+  },
+  stateDir: {
+    kind: 'string',
+    default: './.istiod-ts',
+    help: "local mode: the CA's key material, root cert and token key",
+  },
+  kubeconfig: {
+    kind: 'string',
+    default: '',
+    help: 'kubeconfig file; default is in-cluster config, then $KUBECONFIG, then ~/.kube/config',
+  },
   domain: { kind: 'string', default: 'cluster.local', help: 'DNS domain suffix of the cluster' },
-  log_output_level: { kind: 'string', default: 'default:info', help: 'levels per scope, e.g. "default:info,ca:debug"', check: logLevels },
-  keepaliveMaxServerConnectionAge: { kind: 'duration', default: '30m', help: 'close gRPC connections after this age (with jitter) so clients rebalance', check: positive },
-  shutdownDuration: { kind: 'duration', default: DEFAULT_SHUTDOWN_DURATION, help: 'on SIGTERM/SIGINT, how long in-flight requests and streams get to finish before what is left is closed', check: positive },
+  log_output_level: {
+    kind: 'string',
+    default: 'default:info',
+    help: 'levels per scope, e.g. "default:info,ca:debug"',
+    check: logLevels,
+  },
+  keepaliveMaxServerConnectionAge: {
+    kind: 'duration',
+    default: '30m',
+    help: 'close gRPC connections after this age (with jitter) so clients rebalance',
+    check: positive,
+  },
+  shutdownDuration: {
+    kind: 'duration',
+    default: DEFAULT_SHUTDOWN_DURATION,
+    help: 'on SIGTERM/SIGINT, how long in-flight requests and streams get to finish before what is left is closed',
+    check: positive,
+  },
   debugAllowRemote: { kind: 'bool', default: 'false', help: 'serve /debug/ to non-loopback callers too' },
   help: { kind: 'bool', default: 'false', help: 'print this help and exit' },
 } as const satisfies Record<string, SettingSpec>;
@@ -66,31 +98,108 @@ export const SERVE_ENV = {
   POD_NAME: { kind: 'string', default: '', help: 'pod name of this replica (leader election identity)' },
   REVISION: { kind: 'string', default: 'default', help: 'control plane revision' },
   CLUSTER_ID: { kind: 'string', default: 'Kubernetes', help: 'id of the cluster this control plane runs in' },
-  SHARED_MESH_CONFIG: { kind: 'string', default: '', help: 'ConfigMap in POD_NAMESPACE whose "mesh" key is layered under the primary meshConfig' },
+  SHARED_MESH_CONFIG: {
+    kind: 'string',
+    default: '',
+    help: 'ConfigMap in POD_NAMESPACE whose "mesh" key is layered under the primary meshConfig',
+  },
   // CA.
   ENABLE_CA_SERVER: { kind: 'bool', default: 'true', help: 'serve IstioCertificateService' },
-  CA_TRUSTED_NODE_ACCOUNTS: { kind: 'list', default: '', help: 'ns/sa list allowed to impersonate identities on their own node; unset means "<POD_NAMESPACE>/ztunnel"' },
-  CITADEL_SELF_SIGNED_CA_CERT_TTL: { kind: 'duration', default: '87600h', help: 'lifetime of the self-signed root (and of istiod\'s serving certificate)', check: positive },
-  CITADEL_SELF_SIGNED_CA_RSA_KEY_SIZE: { kind: 'int', default: '2048', help: 'RSA key size of the self-signed root', check: atLeast(2048) },
-  CITADEL_SELF_SIGNED_CA_KEY_TYPE: { kind: 'string', default: 'RSA', help: 'key type of a new self-signed root: RSA or ECDSA (P-256)', check: (v: string) => (['RSA', 'ECDSA'].includes(v) ? undefined : 'must be RSA or ECDSA') },
-  CA_NODE_RATE_LIMIT: { kind: 'int', default: '0', help: 'certificates per second each node (or non-ztunnel caller identity) may be issued, token bucket with a burst of max(limit, 110); over it a call gets RESOURCE_EXHAUSTED; 0 is off', check: (v: number) => (v < 0 ? 'must be 0 (off) or a positive number of certificates per second' : undefined) },
-  DEFAULT_WORKLOAD_CERT_TTL: { kind: 'duration', default: '24h', help: 'workload certificate lifetime when the CSR asks for none', check: positive },
-  MAX_WORKLOAD_CERT_TTL: { kind: 'duration', default: '2160h', help: 'longest workload certificate lifetime a CSR may ask for', check: positive },
-  ROOT_CA_DIR: { kind: 'string', default: './etc/cacerts', help: 'plugged-in CA files: ca-cert.pem, ca-key.pem, root-cert.pem, cert-chain.pem' },
+  CA_TRUSTED_NODE_ACCOUNTS: {
+    kind: 'list',
+    default: '',
+    help: 'ns/sa list allowed to impersonate identities on their own node; unset means "<POD_NAMESPACE>/ztunnel"',
+  },
+  CITADEL_SELF_SIGNED_CA_CERT_TTL: {
+    kind: 'duration',
+    default: '87600h',
+    help: "lifetime of the self-signed root (and of istiod's serving certificate)",
+    check: positive,
+  },
+  CITADEL_SELF_SIGNED_CA_RSA_KEY_SIZE: {
+    kind: 'int',
+    default: '2048',
+    help: 'RSA key size of the self-signed root',
+    check: atLeast(2048),
+  },
+  CITADEL_SELF_SIGNED_CA_KEY_TYPE: {
+    kind: 'string',
+    default: 'RSA',
+    help: 'key type of a new self-signed root: RSA or ECDSA (P-256)',
+    check: (v: string) => (['RSA', 'ECDSA'].includes(v) ? undefined : 'must be RSA or ECDSA'),
+  },
+  CA_NODE_RATE_LIMIT: {
+    kind: 'int',
+    default: '0',
+    help: 'certificates per second each node (or non-ztunnel caller identity) may be issued, token bucket with a burst of max(limit, 110); over it a call gets RESOURCE_EXHAUSTED; 0 is off',
+    check: (v: number) => (v < 0 ? 'must be 0 (off) or a positive number of certificates per second' : undefined),
+  },
+  DEFAULT_WORKLOAD_CERT_TTL: {
+    kind: 'duration',
+    default: '24h',
+    help: 'workload certificate lifetime when the CSR asks for none',
+    check: positive,
+  },
+  MAX_WORKLOAD_CERT_TTL: {
+    kind: 'duration',
+    default: '2160h',
+    help: 'longest workload certificate lifetime a CSR may ask for',
+    check: positive,
+  },
+  ROOT_CA_DIR: {
+    kind: 'string',
+    default: './etc/cacerts',
+    help: 'plugged-in CA files: ca-cert.pem, ca-key.pem, root-cert.pem, cert-chain.pem',
+  },
   TOKEN_AUDIENCES: { kind: 'list', default: 'istio-ca', help: 'audiences accepted on bearer tokens' },
-  PILOT_CA_CERT_CONFIGMAP: { kind: 'string', default: 'istio-ca-root-cert', help: 'ConfigMap the root certificate is written to in every namespace' },
+  PILOT_CA_CERT_CONFIGMAP: {
+    kind: 'string',
+    default: 'istio-ca-root-cert',
+    help: 'ConfigMap the root certificate is written to in every namespace',
+  },
   ISTIOD_CUSTOM_HOST: { kind: 'list', default: '', help: "extra DNS names on istiod's serving certificate" },
   // Validating webhook.
-  VALIDATION_WEBHOOK_CONFIG_NAME: { kind: 'string', default: 'istio-istio-system', help: 'when non-empty (Kubernetes mode), keep the caBundle and failurePolicy of the ValidatingWebhookConfigurations labelled istio.io/rev=<REVISION>' },
+  VALIDATION_WEBHOOK_CONFIG_NAME: {
+    kind: 'string',
+    default: 'istio-istio-system',
+    help: 'when non-empty (Kubernetes mode), keep the caBundle and failurePolicy of the ValidatingWebhookConfigurations labelled istio.io/rev=<REVISION>',
+  },
   // xDS.
-  PILOT_DEBOUNCE_AFTER: { kind: 'duration', default: '100ms', help: 'quiet window that coalesces changes into one push' },
-  PILOT_DEBOUNCE_MAX: { kind: 'duration', default: '10s', help: 'longest a change may wait for a quiet window', check: positive },
-  ISTIO_GPRC_MAXSTREAMS: { kind: 'int', default: '100000', help: 'concurrent gRPC streams per connection', check: positive },
-  ISTIO_GPRC_MAXRECVMSGSIZE: { kind: 'int', default: '4194304', help: 'largest gRPC message accepted, bytes', check: positive },
+  PILOT_DEBOUNCE_AFTER: {
+    kind: 'duration',
+    default: '100ms',
+    help: 'quiet window that coalesces changes into one push',
+  },
+  PILOT_DEBOUNCE_MAX: {
+    kind: 'duration',
+    default: '10s',
+    help: 'longest a change may wait for a quiet window',
+    check: positive,
+  },
+  ISTIO_GPRC_MAXSTREAMS: {
+    kind: 'int',
+    default: '100000',
+    help: 'concurrent gRPC streams per connection',
+    check: positive,
+  },
+  ISTIO_GPRC_MAXRECVMSGSIZE: {
+    kind: 'int',
+    default: '4194304',
+    help: 'largest gRPC message accepted, bytes',
+    check: positive,
+  },
   XDS_AUTH: { kind: 'bool', default: 'true', help: 'require authentication on xDS streams' },
-  PILOT_ENABLE_XDS_IDENTITY_CHECK: { kind: 'bool', default: 'true', help: "require node metadata NAMESPACE to equal the caller's namespace" },
+  PILOT_ENABLE_XDS_IDENTITY_CHECK: {
+    kind: 'bool',
+    default: 'true',
+    help: "require node metadata NAMESPACE to equal the caller's namespace",
+  },
   // Ambient index.
-  AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY: { kind: 'bool', default: 'false', help: 'send AuthorizationPolicies annotated istio.io/dry-run=true to ztunnel with dry_run set (ztunnel only logs them)' },
+  AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY: {
+    kind: 'bool',
+    default: 'false',
+    help: 'send AuthorizationPolicies annotated istio.io/dry-run=true to ztunnel with dry_run set (ztunnel only logs them)',
+  },
 } as const satisfies Record<string, SettingSpec>;
 
 export type ServeFlags = SettingValues<typeof SERVE_FLAGS>;
@@ -120,7 +229,10 @@ function stateDirProblem(dir: string): string | undefined {
       if (code !== 'ENOENT' && code !== 'ENOTDIR') return `${at} cannot be read (${code ?? 'error'})`;
     }
     if (st) {
-      if (!st.isDirectory()) return at === path.resolve(dir) ? `${dir} is not a folder` : `${at} is not a folder, so ${dir} cannot be created`;
+      if (!st.isDirectory())
+        return at === path.resolve(dir)
+          ? `${dir} is not a folder`
+          : `${at} is not a folder, so ${dir} cannot be created`;
       try {
         fs.accessSync(at, fs.constants.W_OK | fs.constants.X_OK);
       } catch {
@@ -163,7 +275,7 @@ export function parseServeOptions(argv: string[], env: Record<string, string | u
     flags: values,
     env: envValues,
     mode: values.configDir !== '' ? 'local' : 'kubernetes',
-    given: given as ReadonlySet<string>,
+    given: given,
   };
 }
 

@@ -137,7 +137,7 @@ export function parseFlags<T extends Record<string, SettingSpec>>(table: T, argv
       i++;
     }
     values[name] = convert(spec, `--${name}`, text);
-    given.add(name as keyof T);
+    given.add(name);
   }
   return { values: values as SettingValues<T>, given, positional };
 }

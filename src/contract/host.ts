@@ -8,7 +8,11 @@ export type GrpcPorts = 'plaintext' | 'secure' | 'both';
 
 export interface GrpcRegistrar {
   /** Adds a service to the plaintext server, the TLS server, or both. */
-  addService(service: grpc.ServiceDefinition, implementation: grpc.UntypedServiceImplementation, ports: GrpcPorts): void;
+  addService(
+    service: grpc.ServiceDefinition,
+    implementation: grpc.UntypedServiceImplementation,
+    ports: GrpcPorts,
+  ): void;
   /** True when secureGRPCAddr is enabled; the CA moves to the plaintext port when it is not. */
   secureEnabled: boolean;
 }

@@ -5,7 +5,7 @@
 /** Runs singleton controllers only while this replica leads; local mode always leads. */
 export interface LeaderElector {
   /** Starts `run` when leadership of `lease` is gained; calls the returned stop when it is lost. */
-  runWhileLeader(lease: string, run: () => (() => void | Promise<void>)): void;
+  runWhileLeader(lease: string, run: () => () => void | Promise<void>): void;
 }
 
 /** Lease names: istiod's, so a mixed istiod/istiod-ts deployment never double-runs a controller. */

@@ -23,7 +23,10 @@ function toLevel(text: string): LogLevel {
 /** Parses "default:info,ca:debug" (or a bare "debug" for the default scope). */
 export function parseLogLevels(spec: string): Map<string, LogLevel> {
   const levels = new Map<string, LogLevel>();
-  for (const part of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const colon = part.indexOf(':');
     const scope = colon < 0 ? DEFAULT_SCOPE : part.slice(0, colon).trim();
     const level = toLevel(colon < 0 ? part : part.slice(colon + 1));
@@ -90,7 +93,8 @@ class LogRegistry {
     const parsed = toLevel(level);
     this.configured.set(scope, parsed);
     if (scope === DEFAULT_SCOPE) {
-      for (const [name, log] of this.scopes) if (!this.configured.has(name) || name === DEFAULT_SCOPE) log.level = parsed;
+      for (const [name, log] of this.scopes)
+        if (!this.configured.has(name) || name === DEFAULT_SCOPE) log.level = parsed;
     }
     this.scope(scope).level = parsed;
     return parsed;

@@ -23,7 +23,8 @@ export function applyMeshLayer(base: MeshConfig, layer: MeshLayer): MeshConfig {
   return next;
 }
 
-export type MeshBuild = { ok: true; mesh: MeshConfig; skipped: MeshConfigError[] } | { ok: false; error: MeshConfigError };
+export type MeshBuild =
+  { ok: true; mesh: MeshConfig; skipped: MeshConfigError[] } | { ok: false; error: MeshConfigError };
 
 /**
  * Builds the effective meshConfig from the layers in order. With a single layer, an invalid

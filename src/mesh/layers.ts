@@ -64,7 +64,8 @@ export class FileLayer implements LayerSource {
         changed();
       } catch (err) {
         // A file that vanished mid-swap or for good: keep the last text, say so once.
-        if (!this.readFailed) log.warn({ err, file: this.file }, 'cannot read the meshConfig file; keeping the last config');
+        if (!this.readFailed)
+          log.warn({ err, file: this.file }, 'cannot read the meshConfig file; keeping the last config');
         this.readFailed = true;
       }
     };
@@ -75,7 +76,9 @@ export class FileLayer implements LayerSource {
         if (this.debounce) clearTimeout(this.debounce);
         this.debounce = setTimeout(() => void reread(), this.debounceMs);
       });
-      this.watcher.on('error', (err) => log.warn({ err, file: this.file }, 'watching the meshConfig folder failed; polling only'));
+      this.watcher.on('error', (err) =>
+        log.warn({ err, file: this.file }, 'watching the meshConfig folder failed; polling only'),
+      );
     } catch (err) {
       log.warn({ err, file: this.file }, 'cannot watch the meshConfig folder; polling only');
     }
@@ -113,7 +116,10 @@ export class ConfigMapLayer implements LayerSource {
   start(changed: () => void): void {
     this.unsubscribe = this.store.subscribe((events) => {
       const ours = events.some(
-        (e) => e.kind === 'ConfigMap' && e.object.metadata.namespace === this.namespace && e.object.metadata.name === this.name,
+        (e) =>
+          e.kind === 'ConfigMap' &&
+          e.object.metadata.namespace === this.namespace &&
+          e.object.metadata.name === this.name,
       );
       if (ours) changed();
     });

@@ -29,7 +29,10 @@ function deepMerge(base: Json, overlay: Json): Json {
   return out;
 }
 
-function mergeProviders(base: readonly ExtensionProvider[], overlay: readonly ExtensionProvider[]): ExtensionProvider[] {
+function mergeProviders(
+  base: readonly ExtensionProvider[],
+  overlay: readonly ExtensionProvider[],
+): ExtensionProvider[] {
   const out = base.map((p) => clone(p));
   for (const p of overlay) {
     const at = out.findIndex((e) => e.name === p.name);
@@ -46,7 +49,7 @@ export function applyMeshOverlay(base: MeshConfig, overlay: MeshOverlay): MeshCo
     if (value === null || value === undefined) continue;
     switch (key) {
       case 'defaultConfig':
-        out[key] = deepMerge(isMap(out[key]) ? (out[key] as Json) : {}, value as Json);
+        out[key] = deepMerge(isMap(out[key]) ? out[key] : {}, value as Json);
         break;
       case 'extensionProviders':
         out[key] = mergeProviders((out[key] as ExtensionProvider[] | undefined) ?? [], value as ExtensionProvider[]);

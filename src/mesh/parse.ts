@@ -112,7 +112,10 @@ function checkType(field: string, type: FieldType, v: unknown, issues: MeshConfi
       if (!Number.isInteger(v)) fail('a port number');
       return;
     case 'duration':
-      if (typeof v !== 'string') return fail('a duration such as "10s"');
+      if (typeof v !== 'string') {
+        fail('a duration such as "10s"');
+        return;
+      }
       try {
         parseDuration(v);
       } catch (e) {
@@ -126,21 +129,37 @@ function checkType(field: string, type: FieldType, v: unknown, issues: MeshConfi
       if (!isMap(v)) fail('a mapping');
       return;
     case 'objects':
-      if (!Array.isArray(v)) return fail('a list');
+      if (!Array.isArray(v)) {
+        fail('a list');
+        return;
+      }
       v.forEach((item, i) => {
-        if (!isMap(item)) issues.push({ field: `${field}[${i}]`, message: `expected a mapping, got ${typeName(item)}` });
+        if (!isMap(item))
+          issues.push({ field: `${field}[${i}]`, message: `expected a mapping, got ${typeName(item)}` });
       });
       return;
     case 'stringMap':
-      if (!isMap(v)) return fail('a mapping of strings');
+      if (!isMap(v)) {
+        fail('a mapping of strings');
+        return;
+      }
       for (const [k, s] of Object.entries(v)) {
-        if (typeof s !== 'string') issues.push({ field: `${field}.${k}`, message: `expected a string (quote values like "true"), got ${typeName(s)}` });
+        if (typeof s !== 'string')
+          issues.push({
+            field: `${field}.${k}`,
+            message: `expected a string (quote values like "true"), got ${typeName(s)}`,
+          });
       }
       return;
   }
 }
 
-function checkFields(prefix: string, table: Record<string, FieldType>, obj: Record<string, unknown>, issues: MeshConfigIssue[]): void {
+function checkFields(
+  prefix: string,
+  table: Record<string, FieldType>,
+  obj: Record<string, unknown>,
+  issues: MeshConfigIssue[],
+): void {
   for (const [key, value] of Object.entries(obj)) {
     const type = table[key];
     // null means "not set", as in istiod's JSON decoding.
@@ -155,12 +174,17 @@ function checkLabelSelectors(selectors: unknown[], issues: MeshConfigIssue[]): v
     if (sel['matchLabels'] !== undefined) checkType(`${field}.matchLabels`, 'stringMap', sel['matchLabels'], issues);
     const exprs = sel['matchExpressions'];
     if (exprs === undefined) return;
-    if (!Array.isArray(exprs)) return void issues.push({ field: `${field}.matchExpressions`, message: 'expected a list' });
+    if (!Array.isArray(exprs))
+      return void issues.push({ field: `${field}.matchExpressions`, message: 'expected a list' });
     exprs.forEach((e, j) => {
       const f = `${field}.matchExpressions[${j}]`;
-      if (!isMap(e) || typeof e['key'] !== 'string') return void issues.push({ field: f, message: 'expected a mapping with a string key' });
+      if (!isMap(e) || typeof e['key'] !== 'string')
+        return void issues.push({ field: f, message: 'expected a mapping with a string key' });
       if (!LABEL_OPERATORS.includes(e['operator'] as string)) {
-        issues.push({ field: `${f}.operator`, message: `must be one of ${LABEL_OPERATORS.join(', ')}, got ${typeName(e['operator'])}` });
+        issues.push({
+          field: `${f}.operator`,
+          message: `must be one of ${LABEL_OPERATORS.join(', ')}, got ${typeName(e['operator'])}`,
+        });
       }
       if (e['values'] !== undefined) checkType(`${f}.values`, 'strings', e['values'], issues);
     });
@@ -175,7 +199,10 @@ export function parseMeshConfig(text: string, source: string): MeshOverlay {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
   const err = doc.errors[0];
-  if (err) throw new MeshConfigError(source, [{ field: '', message: `line ${lines.linePos(err.pos[0]).line}: ${err.message}` }]);
+  if (err)
+    throw new MeshConfigError(source, [
+      { field: '', message: `line ${lines.linePos(err.pos[0]).line}: ${err.message}` },
+    ]);
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: 100 });
@@ -183,7 +210,10 @@ export function parseMeshConfig(text: string, source: string): MeshOverlay {
     throw new MeshConfigError(source, [{ field: '', message: (e as Error).message }]);
   }
   if (value === null || value === undefined) return {};
-  if (!isMap(value)) throw new MeshConfigError(source, [{ field: '', message: `expected a mapping of meshConfig fields, got ${typeName(value)}` }]);
+  if (!isMap(value))
+    throw new MeshConfigError(source, [
+      { field: '', message: `expected a mapping of meshConfig fields, got ${typeName(value)}` },
+    ]);
 
   const issues: MeshConfigIssue[] = [];
   checkFields('', TOP_LEVEL, value, issues);
@@ -199,8 +229,10 @@ export function parseMeshConfig(text: string, source: string): MeshOverlay {
   if (Array.isArray(value['caCertificates'])) {
     value['caCertificates'].forEach((c, i) => {
       if (!isMap(c)) return;
-      for (const k of ['pem', 'spiffeBundleUrl']) if (c[k] !== undefined) checkType(`caCertificates[${i}].${k}`, 'string', c[k], issues);
-      for (const k of ['certSigners', 'trustDomains']) if (c[k] !== undefined) checkType(`caCertificates[${i}].${k}`, 'strings', c[k], issues);
+      for (const k of ['pem', 'spiffeBundleUrl'])
+        if (c[k] !== undefined) checkType(`caCertificates[${i}].${k}`, 'string', c[k], issues);
+      for (const k of ['certSigners', 'trustDomains'])
+        if (c[k] !== undefined) checkType(`caCertificates[${i}].${k}`, 'strings', c[k], issues);
     });
   }
   if (issues.length > 0) throw new MeshConfigError(source, issues);

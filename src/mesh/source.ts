@@ -72,11 +72,17 @@ export class MeshWatcher implements MeshConfigSource {
     const result = buildMeshConfig(this.layers.map((l) => l.read()));
     if (!result.ok) {
       this.error = result.error.message;
-      log.warn({ source: result.error.source, issues: result.error.issues }, `invalid meshConfig, keeping the last good one: ${result.error.message}`);
+      log.warn(
+        { source: result.error.source, issues: result.error.issues },
+        `invalid meshConfig, keeping the last good one: ${result.error.message}`,
+      );
       return;
     }
     for (const skipped of result.skipped) {
-      log.warn({ source: skipped.source, issues: skipped.issues }, `invalid meshConfig layer ignored: ${skipped.message}`);
+      log.warn(
+        { source: skipped.source, issues: skipped.issues },
+        `invalid meshConfig layer ignored: ${skipped.message}`,
+      );
     }
     this.error = result.skipped.length > 0 ? result.skipped.map((e) => e.message).join('; ') : undefined;
     const fingerprint = canonicalJson(result.mesh);
@@ -84,7 +90,10 @@ export class MeshWatcher implements MeshConfigSource {
     const previous = this.mesh;
     this.mesh = deepFreeze(result.mesh);
     this.fingerprint = fingerprint;
-    log.info({ origin: this.origin, trustDomain: this.mesh.trustDomain, rootNamespace: this.mesh.rootNamespace }, 'meshConfig applied');
+    log.info(
+      { origin: this.origin, trustDomain: this.mesh.trustDomain, rootNamespace: this.mesh.rootNamespace },
+      'meshConfig applied',
+    );
     for (const listener of this.listeners) {
       try {
         listener(this.mesh, previous);

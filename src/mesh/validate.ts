@@ -23,7 +23,8 @@ export function trustDomainProblem(domain: string): string | undefined {
   const parts = domain.split('.');
   for (let i = 0; i < parts.length; i++) {
     if (i === parts.length - 1 && parts[i] === '' && i > 0) break;
-    if (!isDns1123Label(parts[i]!)) return `trust domain name "${domain}" invalid: label "${parts[i]}" is not a lowercase DNS-1123 label`;
+    if (!isDns1123Label(parts[i]!))
+      return `trust domain name "${domain}" invalid: label "${parts[i]}" is not a lowercase DNS-1123 label`;
   }
   return undefined;
 }
@@ -41,7 +42,9 @@ function fqdnProblem(host: string): string | undefined {
 }
 
 function portProblem(port: unknown): string | undefined {
-  return Number.isInteger(port) && (port as number) >= 1 && (port as number) <= 65535 ? undefined : `port ${JSON.stringify(port)} must be in the range 1..65535`;
+  return Number.isInteger(port) && (port as number) >= 1 && (port as number) <= 65535
+    ? undefined
+    : `port ${JSON.stringify(port)} must be in the range 1..65535`;
 }
 
 /** host:port with a DNS name or IP host, as istiod's ValidateProxyAddress. */
@@ -84,13 +87,15 @@ export function validateMeshConfig(mesh: MeshConfig): MeshConfigIssue[] {
     add('connectTimeout', 'only durations to ms precision are supported');
   }
   const detect = durationMs(mesh['protocolDetectionTimeout'] ?? '0s');
-  if (detect === undefined || detect < 0 || detect % 1 !== 0) add('protocolDetectionTimeout', 'must be 0s or a whole number of milliseconds');
+  if (detect === undefined || detect < 0 || detect % 1 !== 0)
+    add('protocolDetectionTimeout', 'must be 0s or a whole number of milliseconds');
 
   const pc = mesh.defaultConfig;
   if (!pc) {
     add('defaultConfig', 'is required');
   } else {
-    if (!pc.discoveryAddress) add('defaultConfig.discoveryAddress', 'must be set to the address of the discovery service (host:port)');
+    if (!pc.discoveryAddress)
+      add('defaultConfig.discoveryAddress', 'must be set to the address of the discovery service (host:port)');
     else add('defaultConfig.discoveryAddress', proxyAddressProblem(pc.discoveryAddress));
     if (!pc['configPath']) add('defaultConfig.configPath', 'must be set');
     if (!pc['binaryPath']) add('defaultConfig.binaryPath', 'must be set');
@@ -101,14 +106,17 @@ export function validateMeshConfig(mesh: MeshConfig): MeshConfigIssue[] {
     }
     const drain = durationMs(pc['drainDuration']);
     if (drain === undefined || drain < 1) add('defaultConfig.drainDuration', 'must be a duration of at least 1ms');
-    else if (drain % 1000 !== 0) add('defaultConfig.drainDuration', 'only durations to seconds precision are supported');
+    else if (drain % 1000 !== 0)
+      add('defaultConfig.drainDuration', 'only durations to seconds precision are supported');
     add('defaultConfig.proxyAdminPort', portProblem(pc['proxyAdminPort']));
     add('defaultConfig.statusPort', portProblem(pc['statusPort']));
     const auth = pc['controlPlaneAuthPolicy'];
-    if (auth !== undefined && auth !== 'NONE' && auth !== 'MUTUAL_TLS') add('defaultConfig.controlPlaneAuthPolicy', `must be NONE or MUTUAL_TLS, got ${JSON.stringify(auth)}`);
+    if (auth !== undefined && auth !== 'NONE' && auth !== 'MUTUAL_TLS')
+      add('defaultConfig.controlPlaneAuthPolicy', `must be NONE or MUTUAL_TLS, got ${JSON.stringify(auth)}`);
   }
 
   const mtls = mesh['meshMTLS'] as Record<string, unknown> | undefined;
-  if (mtls && mtls['ecdhCurves'] !== undefined) add('meshMTLS.ecdhCurves', 'mesh TLS does not support ECDH curves configuration');
+  if (mtls && mtls['ecdhCurves'] !== undefined)
+    add('meshMTLS.ecdhCurves', 'mesh TLS does not support ECDH curves configuration');
   return issues;
 }

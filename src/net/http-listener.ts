@@ -102,21 +102,30 @@ export interface ListenOptions {
 
 /** Applies deadlines, keep-alive and the per-socket bound to a node:http server (Node 20 semantics). */
 function applyHttpLimits(server: http.Server, limits: HttpLimits): void {
-  if (limits.headersMs > limits.requestMs) throw new Error(`the head deadline (${limits.headersMs} ms) must not exceed the request deadline (${limits.requestMs} ms)`);
+  if (limits.headersMs > limits.requestMs)
+    throw new Error(
+      `the head deadline (${limits.headersMs} ms) must not exceed the request deadline (${limits.requestMs} ms)`,
+    );
   // Both are absolute from the request's start; Node answers 408 and closes when one passes.
   server.headersTimeout = limits.headersMs;
   server.requestTimeout = limits.requestMs;
   server.keepAliveTimeout = limits.keepAliveMs;
   server.maxRequestsPerSocket = limits.maxRequestsPerSocket;
   // A createServer option in @types/node, but a property Node 20 reads when the server starts listening.
-  (server as http.Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = limits.deadlineCheckIntervalMs;
+  (server as http.Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval =
+    limits.deadlineCheckIntervalMs;
   server.maxConnections = limits.maxConnections;
 }
 
 function rejectedCounter(registry: Registry): Counter<'listener'> {
   const existing = registry.getSingleMetric(METRIC_CONNECTIONS_REJECTED);
   if (existing) return existing as Counter<'listener'>;
-  return new Counter({ name: METRIC_CONNECTIONS_REJECTED, help: 'Connections closed at accept because the listener held its maximum', labelNames: ['listener'], registers: [registry] });
+  return new Counter({
+    name: METRIC_CONNECTIONS_REJECTED,
+    help: 'Connections closed at accept because the listener held its maximum',
+    labelNames: ['listener'],
+    registers: [registry],
+  });
 }
 
 /**
@@ -130,14 +139,25 @@ function reportDrops(server: net.Server, name: string, logger: Logger, registry:
   let timer: NodeJS.Timeout | undefined;
   const report = () => {
     if (since === 0) return void (timer = undefined);
-    logger.warn({ listener: name, maxConnections: server.maxConnections, rejected: since, intervalMs: CONNECTION_LIMIT_LOG_INTERVAL_MS }, 'connection limit: more connections were closed at accept');
+    logger.warn(
+      {
+        listener: name,
+        maxConnections: server.maxConnections,
+        rejected: since,
+        intervalMs: CONNECTION_LIMIT_LOG_INTERVAL_MS,
+      },
+      'connection limit: more connections were closed at accept',
+    );
     since = 0;
     timer = setTimeout(report, CONNECTION_LIMIT_LOG_INTERVAL_MS).unref();
   };
   server.on('drop', () => {
     counter?.inc({ listener: name });
     if (timer) return void since++;
-    logger.warn({ listener: name, maxConnections: server.maxConnections }, 'connection limit reached: new connections are closed at accept');
+    logger.warn(
+      { listener: name, maxConnections: server.maxConnections },
+      'connection limit reached: new connections are closed at accept',
+    );
     timer = setTimeout(report, CONNECTION_LIMIT_LOG_INTERVAL_MS).unref();
   });
   return () => clearTimeout(timer);
@@ -195,18 +215,36 @@ function httpCloser(server: http.Server, stopReporting: () => void): Pick<BoundL
  * connection cap given in `opts.maxConnections`. The fourth argument may be a logger (as before)
  * or the options.
  */
-export function listen(name: string, server: net.Server, addr: ListenAddress, loggerOrOptions?: Logger | ListenOptions): Promise<BoundListener> {
+export function listen(
+  name: string,
+  server: net.Server,
+  addr: ListenAddress,
+  loggerOrOptions?: Logger | ListenOptions,
+): Promise<BoundListener> {
   const opts: ListenOptions = isLogger(loggerOrOptions) ? { logger: loggerOrOptions } : (loggerOrOptions ?? {});
   const logger = opts.logger ?? log;
   const isHttp = server instanceof http.Server;
-  if (isHttp) applyHttpLimits(server, { ...HTTP_LIMITS, ...opts.http, ...(opts.maxConnections !== undefined ? { maxConnections: opts.maxConnections } : {}) });
+  if (isHttp)
+    applyHttpLimits(server, {
+      ...HTTP_LIMITS,
+      ...opts.http,
+      ...(opts.maxConnections !== undefined ? { maxConnections: opts.maxConnections } : {}),
+    });
   else if (opts.maxConnections !== undefined) server.maxConnections = opts.maxConnections;
   const stopReporting = server.maxConnections > 0 ? reportDrops(server, name, logger, opts.metrics) : () => undefined;
   const closer: Pick<BoundListener, 'close' | 'forceClose'> = isHttp
     ? httpCloser(server, stopReporting)
     : { close: () => new Promise<void>((done) => server.close(() => (stopReporting(), done()))) };
   return new Promise((resolve, reject) => {
-    const failed = (err: Error) => reject(new ListenError(name, formatAddress(addr.host === '' ? '::' : addr.host, addr.port), bindErrorCode(err), err.message));
+    const failed = (err: Error) =>
+      reject(
+        new ListenError(
+          name,
+          formatAddress(addr.host === '' ? '::' : addr.host, addr.port),
+          bindErrorCode(err),
+          err.message,
+        ),
+      );
     server.once('error', failed);
     const onListening = () => {
       server.off('error', failed);

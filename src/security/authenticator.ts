@@ -59,7 +59,9 @@ const BEARER = /^bearer\s+(\S+)\s*$/i;
 /** An authenticated caller plus why it was accepted. */
 export type Authenticated = CallerIdentity & { nodeName?: string };
 
-export function createCallAuthenticator(opts: AuthenticatorOptions): CallAuthenticator & { authenticate(call: ServerSurfaceCall): Promise<Authenticated> } {
+export function createCallAuthenticator(
+  opts: AuthenticatorOptions,
+): CallAuthenticator & { authenticate(call: ServerSurfaceCall): Promise<Authenticated> } {
   const now = opts.now ?? Date.now;
 
   function fromCertificate(call: ServerSurfaceCall): Authenticated | AuthError | undefined {
@@ -73,7 +75,10 @@ export function createCallAuthenticator(opts: AuthenticatorOptions): CallAuthent
     }
     const t = now();
     if (new Date(leaf.validFrom).getTime() > t || new Date(leaf.validTo).getTime() < t) {
-      return new AuthError('untrusted_certificate', `client certificate is outside its validity (${leaf.validFrom} to ${leaf.validTo})`);
+      return new AuthError(
+        'untrusted_certificate',
+        `client certificate is outside its validity (${leaf.validFrom} to ${leaf.validTo})`,
+      );
     }
     // The TLS layer checked the chain against the roots it was configured with; checking the
     // issuer again here keeps a root rotation from trusting certificates of the previous root.
@@ -98,14 +103,18 @@ export function createCallAuthenticator(opts: AuthenticatorOptions): CallAuthent
     const auth = call.metadata.get(AUTHORIZATION_HEADER);
     if (auth.length === 0) return undefined;
     const header = String(auth[0]);
-    if (header.length > MAX_TOKEN_BYTES + 16) return new AuthError('malformed_token', `authorization header is longer than ${MAX_TOKEN_BYTES} bytes`);
+    if (header.length > MAX_TOKEN_BYTES + 16)
+      return new AuthError('malformed_token', `authorization header is longer than ${MAX_TOKEN_BYTES} bytes`);
     const match = BEARER.exec(header);
     if (!match) return new AuthError('malformed_token', 'authorization header is not "Bearer <token>"');
     const cluster = call.metadata.get(CLUSTER_ID_HEADER);
     // istiod reads the header only when it has exactly one value.
     const clusterId = cluster.length === 1 ? String(cluster[0]) : '';
     if (clusterId !== '' && clusterId !== opts.clusterId) {
-      return new AuthError('unknown_cluster', `clusterid "${clusterId}" is not a known cluster (this cluster is "${opts.clusterId}")`);
+      return new AuthError(
+        'unknown_cluster',
+        `clusterid "${clusterId}" is not a known cluster (this cluster is "${opts.clusterId}")`,
+      );
     }
     let token: VerifiedToken;
     try {

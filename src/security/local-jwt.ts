@@ -51,13 +51,17 @@ const b64url = (b: Buffer | string) => Buffer.from(b).toString('base64url');
 export function loadOrCreateTokenKey(stateDir: string): crypto.KeyObject {
   const file = path.join(stateDir, TOKEN_KEY_FILE);
   const unreadable = () =>
-    new Error(`${file} is not a readable private key: restore it from a backup, or delete it to create a new one (tokens signed with the old key then stop verifying)`);
+    new Error(
+      `${file} is not a readable private key: restore it from a backup, or delete it to create a new one (tokens signed with the old key then stop verifying)`,
+    );
   try {
     return crypto.createPrivateKey(fs.readFileSync(file, 'utf8'));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw unreadable();
   }
-  const pem = crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
+  const pem = crypto
+    .generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
+    .privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
   try {
     // Exclusive: the server and `istiod-ts token` may race to create it; the first one wins.
     writeFileAtomicSync(file, pem, { mode: PRIVATE_FILE_MODE, exclusive: true });
@@ -72,7 +76,13 @@ export function loadOrCreateTokenKey(stateDir: string): crypto.KeyObject {
   }
 }
 
-export function signLocalToken(key: crypto.KeyObject, subject: TokenSubject, audiences: string[], ttlSeconds: number, now = Date.now()): string {
+export function signLocalToken(
+  key: crypto.KeyObject,
+  subject: TokenSubject,
+  audiences: string[],
+  ttlSeconds: number,
+  now = Date.now(),
+): string {
   const iat = Math.floor(now / 1000);
   const claims: ProjectedClaims = {
     iss: LOCAL_TOKEN_ISSUER,
@@ -99,7 +109,9 @@ export function peekJwtPayload(token: string): Record<string, unknown> | undefin
   if (parts.length !== 3 || token.length > MAX_TOKEN_BYTES) return undefined;
   try {
     const payload: unknown = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8'));
-    return payload && typeof payload === 'object' && !Array.isArray(payload) ? (payload as Record<string, unknown>) : undefined;
+    return payload && typeof payload === 'object' && !Array.isArray(payload)
+      ? (payload as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -108,8 +120,14 @@ export function peekJwtPayload(token: string): Record<string, unknown> | undefin
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 /** Verifies a local token: signature, expiry, audience, and the service-account claims. */
-export function verifyLocalToken(publicKey: crypto.KeyObject, token: string, audiences: readonly string[], now = Date.now()): VerifiedToken {
-  if (token.length > MAX_TOKEN_BYTES) throw new AuthError('malformed_token', `token is longer than ${MAX_TOKEN_BYTES} bytes`);
+export function verifyLocalToken(
+  publicKey: crypto.KeyObject,
+  token: string,
+  audiences: readonly string[],
+  now = Date.now(),
+): VerifiedToken {
+  if (token.length > MAX_TOKEN_BYTES)
+    throw new AuthError('malformed_token', `token is longer than ${MAX_TOKEN_BYTES} bytes`);
   const parts = token.split('.');
   if (parts.length !== 3) throw new AuthError('malformed_token', 'token is not a JWT (three dot-separated parts)');
   let header: { alg?: unknown };
@@ -118,24 +136,41 @@ export function verifyLocalToken(publicKey: crypto.KeyObject, token: string, aud
   } catch {
     throw new AuthError('malformed_token', 'token header is not base64url JSON');
   }
-  if (header.alg !== 'ES256') throw new AuthError('invalid_token', `token algorithm ${String(header.alg)} is not ES256`);
-  const ok = crypto.verify('sha256', Buffer.from(`${parts[0]}.${parts[1]}`), { key: publicKey, dsaEncoding: 'ieee-p1363' }, Buffer.from(parts[2]!, 'base64url'));
+  if (header.alg !== 'ES256')
+    throw new AuthError('invalid_token', `token algorithm ${String(header.alg)} is not ES256`);
+  const ok = crypto.verify(
+    'sha256',
+    Buffer.from(`${parts[0]}.${parts[1]}`),
+    { key: publicKey, dsaEncoding: 'ieee-p1363' },
+    Buffer.from(parts[2]!, 'base64url'),
+  );
   if (!ok) throw new AuthError('invalid_token', 'token signature does not verify with the local token key');
   const claims = peekJwtPayload(token) as Partial<ProjectedClaims> | undefined;
   if (!claims) throw new AuthError('malformed_token', 'token payload is not a JSON object');
   const seconds = Math.floor(now / 1000);
-  if (typeof claims.exp !== 'number' || claims.exp + CLOCK_SKEW_SECONDS <= seconds) throw new AuthError('expired_token', `token expired at ${claims.exp ?? 'unknown time'}`);
-  if (typeof claims.nbf === 'number' && claims.nbf - CLOCK_SKEW_SECONDS > seconds) throw new AuthError('invalid_token', 'token is not valid yet');
-  const tokenAud = Array.isArray(claims.aud) ? claims.aud.filter((a): a is string => typeof a === 'string') : typeof claims.aud === 'string' ? [claims.aud] : [];
+  if (typeof claims.exp !== 'number' || claims.exp + CLOCK_SKEW_SECONDS <= seconds)
+    throw new AuthError('expired_token', `token expired at ${claims.exp ?? 'unknown time'}`);
+  if (typeof claims.nbf === 'number' && claims.nbf - CLOCK_SKEW_SECONDS > seconds)
+    throw new AuthError('invalid_token', 'token is not valid yet');
+  const tokenAud = Array.isArray(claims.aud)
+    ? claims.aud.filter((a): a is string => typeof a === 'string')
+    : typeof claims.aud === 'string'
+      ? [claims.aud]
+      : [];
   if (!tokenAud.some((a) => audiences.includes(a))) {
-    throw new AuthError('wrong_audience', `token audiences [${tokenAud.join(', ')}] include none of [${audiences.join(', ')}]`);
+    throw new AuthError(
+      'wrong_audience',
+      `token audiences [${tokenAud.join(', ')}] include none of [${audiences.join(', ')}]`,
+    );
   }
   const sa = parseServiceAccountUsername(str(claims.sub) ?? '');
-  if (!sa) throw new AuthError('not_a_service_account', `token subject "${String(claims.sub)}" is not a service account`);
+  if (!sa)
+    throw new AuthError('not_a_service_account', `token subject "${String(claims.sub)}" is not a service account`);
   const k8s = claims['kubernetes.io'];
   const podName = str(k8s?.pod?.name);
   const podUid = str(k8s?.pod?.uid);
-  if (!podName || !podUid) throw new AuthError('invalid_token', 'token carries no pod name and uid (kubernetes.io.pod)');
+  if (!podName || !podUid)
+    throw new AuthError('invalid_token', 'token carries no pod name and uid (kubernetes.io.pod)');
   const nodeName = str(k8s?.node?.name);
   return { ...sa, podName, podUid, ...(nodeName ? { nodeName } : {}), audiences: tokenAud, exp: claims.exp };
 }

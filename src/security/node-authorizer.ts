@@ -17,7 +17,8 @@ export type NodeAuthDenial =
   | 'caller_pod_mismatch'
   | 'no_pod_on_node';
 
-export type NodeAuthDecision = { allowed: true; node: string } | { allowed: false; reason: NodeAuthDenial; detail: string };
+export type NodeAuthDecision =
+  { allowed: true; node: string } | { allowed: false; reason: NodeAuthDenial; detail: string };
 
 const TERMINAL_PHASES = new Set(['Failed', 'Succeeded']);
 
@@ -58,9 +59,14 @@ export class NodeAuthorizer {
   /** Checks in istiod's order whether `caller` may obtain a certificate for `requested`. */
   authorize(caller: CallerIdentity, requested: string): NodeAuthDecision {
     const callerAccount = `${caller.namespace}/${caller.serviceAccount}`;
-    if (this.trusted.size === 0) return { allowed: false, reason: 'impersonation_disabled', detail: 'CA_TRUSTED_NODE_ACCOUNTS is empty' };
+    if (this.trusted.size === 0)
+      return { allowed: false, reason: 'impersonation_disabled', detail: 'CA_TRUSTED_NODE_ACCOUNTS is empty' };
     if (!this.trusted.has(callerAccount)) {
-      return { allowed: false, reason: 'caller_not_trusted', detail: `caller ${callerAccount} is not in CA_TRUSTED_NODE_ACCOUNTS` };
+      return {
+        allowed: false,
+        reason: 'caller_not_trusted',
+        detail: `caller ${callerAccount} is not in CA_TRUSTED_NODE_ACCOUNTS`,
+      };
     }
     let target;
     try {
@@ -69,24 +75,54 @@ export class NodeAuthorizer {
       return { allowed: false, reason: 'invalid_identity', detail: (err as Error).message };
     }
     if (!this.opts.trustDomains().includes(target.trustDomain)) {
-      return { allowed: false, reason: 'untrusted_trust_domain', detail: `trust domain ${target.trustDomain} is not the mesh trust domain or an alias` };
+      return {
+        allowed: false,
+        reason: 'untrusted_trust_domain',
+        detail: `trust domain ${target.trustDomain} is not the mesh trust domain or an alias`,
+      };
     }
     if (!caller.podName || !caller.podUid) {
-      return { allowed: false, reason: 'caller_pod_unknown', detail: `caller ${callerAccount} presented no pod name and uid` };
+      return {
+        allowed: false,
+        reason: 'caller_pod_unknown',
+        detail: `caller ${callerAccount} presented no pod name and uid`,
+      };
     }
     const pod = this.store.get('Pod', caller.namespace, caller.podName);
-    if (!pod) return { allowed: false, reason: 'caller_pod_unknown', detail: `caller pod ${caller.namespace}/${caller.podName} does not exist` };
+    if (!pod)
+      return {
+        allowed: false,
+        reason: 'caller_pod_unknown',
+        detail: `caller pod ${caller.namespace}/${caller.podName} does not exist`,
+      };
     if (pod.metadata.uid !== caller.podUid) {
-      return { allowed: false, reason: 'caller_pod_mismatch', detail: `caller pod ${caller.namespace}/${caller.podName} has uid ${pod.metadata.uid ?? '(none)'}, token says ${caller.podUid}` };
+      return {
+        allowed: false,
+        reason: 'caller_pod_mismatch',
+        detail: `caller pod ${caller.namespace}/${caller.podName} has uid ${pod.metadata.uid ?? '(none)'}, token says ${caller.podUid}`,
+      };
     }
     if (serviceAccountOf(pod) !== caller.serviceAccount) {
-      return { allowed: false, reason: 'caller_pod_mismatch', detail: `caller pod ${caller.namespace}/${caller.podName} runs as ${serviceAccountOf(pod)}, token says ${caller.serviceAccount}` };
+      return {
+        allowed: false,
+        reason: 'caller_pod_mismatch',
+        detail: `caller pod ${caller.namespace}/${caller.podName} runs as ${serviceAccountOf(pod)}, token says ${caller.serviceAccount}`,
+      };
     }
     const node = pod.spec?.nodeName as string | undefined;
-    if (!node) return { allowed: false, reason: 'no_pod_on_node', detail: `caller pod ${caller.namespace}/${caller.podName} is not bound to a node` };
+    if (!node)
+      return {
+        allowed: false,
+        reason: 'no_pod_on_node',
+        detail: `caller pod ${caller.namespace}/${caller.podName} is not bound to a node`,
+      };
     const key = nodeServiceAccountKey(node, target.namespace, target.serviceAccount);
     if (this.store.byIndex('Pod', NODE_SA_INDEX, key).length === 0) {
-      return { allowed: false, reason: 'no_pod_on_node', detail: `no running pod of ${target.namespace}/${target.serviceAccount} on node ${node}` };
+      return {
+        allowed: false,
+        reason: 'no_pod_on_node',
+        detail: `no running pod of ${target.namespace}/${target.serviceAccount} on node ${node}`,
+      };
     }
     return { allowed: true, node };
   }

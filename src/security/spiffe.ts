@@ -25,7 +25,11 @@ export function parseSpiffeId(id: string): SpiffeIdentity {
     throw new Error(`identity "${id}" is not of the form spiffe://<trust domain>/ns/<namespace>/sa/<service account>`);
   }
   const [trustDomain, , namespace, , serviceAccount] = parts as [string, string, string, string, string];
-  for (const [what, value] of [['trust domain', trustDomain], ['namespace', namespace], ['service account', serviceAccount]] as const) {
+  for (const [what, value] of [
+    ['trust domain', trustDomain],
+    ['namespace', namespace],
+    ['service account', serviceAccount],
+  ] as const) {
     if (!SEGMENT.test(value)) throw new Error(`identity "${id}" has an invalid ${what}`);
   }
   return { trustDomain, namespace, serviceAccount };
@@ -37,7 +41,9 @@ export function serviceAccountUsername(namespace: string, serviceAccount: string
 }
 
 /** Splits "system:serviceaccount:<ns>:<sa>"; undefined for any other username. */
-export function parseServiceAccountUsername(username: string): { namespace: string; serviceAccount: string } | undefined {
+export function parseServiceAccountUsername(
+  username: string,
+): { namespace: string; serviceAccount: string } | undefined {
   const parts = username.split(':');
   if (parts.length !== 4 || parts[0] !== 'system' || parts[1] !== 'serviceaccount') return undefined;
   if (!SEGMENT.test(parts[2]!) || !SEGMENT.test(parts[3]!)) return undefined;

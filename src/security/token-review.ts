@@ -29,7 +29,16 @@ export interface TokenReviewer {
 
 /** What the reviewer needs of the API server: one TokenReview create (store/kube's KubeWriter). */
 export interface TokenReviewApi {
-  createTokenReview(token: string, audiences: readonly string[]): Promise<{ authenticated: boolean; username: string; audiences?: string[]; extra: Record<string, string[]>; error?: string }>;
+  createTokenReview(
+    token: string,
+    audiences: readonly string[],
+  ): Promise<{
+    authenticated: boolean;
+    username: string;
+    audiences?: string[];
+    extra: Record<string, string[]>;
+    error?: string;
+  }>;
 }
 
 /** TokenReview through the one writer to the API server. */
@@ -51,12 +60,20 @@ export class KubeTokenReviewer implements TokenReviewer {
 
 /** Turns a review into the caller's identity, or an AuthError with the reason. */
 export function identityFromReview(review: TokenReviewResult, audiences: readonly string[]): VerifiedToken {
-  if (!review.authenticated) throw new AuthError('invalid_token', `TokenReview did not authenticate the token: ${review.error ?? 'no reason given'}`);
+  if (!review.authenticated)
+    throw new AuthError(
+      'invalid_token',
+      `TokenReview did not authenticate the token: ${review.error ?? 'no reason given'}`,
+    );
   if (review.audiences && !review.audiences.some((a) => audiences.includes(a))) {
-    throw new AuthError('wrong_audience', `token audiences [${review.audiences.join(', ')}] include none of [${audiences.join(', ')}]`);
+    throw new AuthError(
+      'wrong_audience',
+      `token audiences [${review.audiences.join(', ')}] include none of [${audiences.join(', ')}]`,
+    );
   }
   const sa = parseServiceAccountUsername(review.username ?? '');
-  if (!sa) throw new AuthError('not_a_service_account', `token user "${review.username ?? ''}" is not a service account`);
+  if (!sa)
+    throw new AuthError('not_a_service_account', `token user "${review.username ?? ''}" is not a service account`);
   const podName = review.extra?.[POD_NAME_EXTRA]?.[0] ?? '';
   const podUid = review.extra?.[POD_UID_EXTRA]?.[0] ?? '';
   return { ...sa, podName, podUid, audiences: review.audiences ?? [...audiences], exp: 0 };

@@ -15,7 +15,9 @@ import { CachedTokenVerifier, KubeTokenReviewer, type TokenReviewer } from '../s
 import { KubeClient, KubeWriter } from '../store/kube';
 
 /** Given the CA's current issuers, the authenticator for gRPC calls (the CA takes one of these). */
-export type CallAuthenticatorFactory = (meshIssuers: () => readonly crypto.X509Certificate[]) => Promise<CallAuthenticator>;
+export type CallAuthenticatorFactory = (
+  meshIssuers: () => readonly crypto.X509Certificate[],
+) => Promise<CallAuthenticator>;
 
 export interface AuthenticatorSources {
   /** Kubernetes mode: TokenReview through this config, unless `tokenReviewer` is given. */
@@ -38,7 +40,11 @@ async function tokenVerifier(options: ServeOptions, sources: AuthenticatorSource
 }
 
 /** Client certificate first, then a bearer token, for the trust domain and cluster of this server. */
-export function callAuthenticatorFactory(options: ServeOptions, mesh: MeshConfigSource, sources: AuthenticatorSources = {}): CallAuthenticatorFactory {
+export function callAuthenticatorFactory(
+  options: ServeOptions,
+  mesh: MeshConfigSource,
+  sources: AuthenticatorSources = {},
+): CallAuthenticatorFactory {
   return async (meshIssuers) =>
     createCallAuthenticator({
       trustDomain: () => mesh.current().trustDomain,

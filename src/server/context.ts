@@ -6,7 +6,15 @@ import type { CaHostDeps } from '../ca/host-deps';
 import type { WebhookServerDeps } from '../webhook/server';
 import type { XdsHostDeps } from '../xds/host-deps';
 
-export type { DebugRegistry, DebugRequest, DebugResponse, GrpcPorts, GrpcRegistrar, OnShutdown, Readiness } from '../contract/host';
+export type {
+  DebugRegistry,
+  DebugRequest,
+  DebugResponse,
+  GrpcPorts,
+  GrpcRegistrar,
+  OnShutdown,
+  Readiness,
+} from '../contract/host';
 export type { ServingCertificate, ServingCertSink, ServingCertSource } from '../contract/serving-cert';
 export type { LeaderElector } from '../contract/leader';
 export type { CallAuthenticator, CallerIdentity } from '../security/identity';

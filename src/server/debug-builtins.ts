@@ -22,7 +22,9 @@ export function registerBuiltinDebug(debug: DebugRegistry, store: ObjectStore, m
     const objects = kinds.flatMap((kind) => store.list(kind, namespace).map((o) => ({ kind, ...o })));
     objects.sort((a, b) =>
       a.kind === b.kind
-        ? `${a.metadata.namespace ?? ''}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace ?? ''}/${b.metadata.name}`)
+        ? `${a.metadata.namespace ?? ''}/${a.metadata.name}`.localeCompare(
+            `${b.metadata.namespace ?? ''}/${b.metadata.name}`,
+          )
         : a.kind.localeCompare(b.kind),
     );
     const truncated = objects.length > MAX_DEBUG_CONFIG_OBJECTS;
@@ -34,7 +36,8 @@ export function registerBuiltinDebug(debug: DebugRegistry, store: ObjectStore, m
     if (req.method !== 'PUT' && req.method !== 'POST') return { status: 405, body: { error: 'use GET or PUT' } };
     const scope = req.query.get('scope');
     const level = req.query.get('level');
-    if (!scope || !level) return { status: 400, body: { error: 'PUT /debug/logging needs ?scope=<scope>&level=<level>' } };
+    if (!scope || !level)
+      return { status: 400, body: { error: 'PUT /debug/logging needs ?scope=<scope>&level=<level>' } };
     try {
       logs.setLevel(scope, level);
     } catch (err) {

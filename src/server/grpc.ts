@@ -27,11 +27,18 @@ grpc.setLogger({
   },
 });
 
-async function bind(name: string, server: grpc.Server, addr: ListenAddress, creds: grpc.ServerCredentials): Promise<number> {
+async function bind(
+  name: string,
+  server: grpc.Server,
+  addr: ListenAddress,
+  creds: grpc.ServerCredentials,
+): Promise<number> {
   const tryBind = (host: string) =>
     new Promise<number>((resolve, reject) =>
       server.bindAsync(formatAddress(host, addr.port), creds, (err, port) =>
-        err ? reject(new ListenError(name, formatAddress(host, addr.port), bindErrorCode(err), err.message)) : resolve(port),
+        err
+          ? reject(new ListenError(name, formatAddress(host, addr.port), bindErrorCode(err), err.message))
+          : resolve(port),
       ),
     );
   if (addr.host !== '') return tryBind(addr.host);
@@ -74,7 +81,11 @@ export class GrpcServers implements GrpcRegistrar {
     return this.secure !== undefined;
   }
 
-  addService(service: grpc.ServiceDefinition, implementation: grpc.UntypedServiceImplementation, ports: GrpcPorts): void {
+  addService(
+    service: grpc.ServiceDefinition,
+    implementation: grpc.UntypedServiceImplementation,
+    ports: GrpcPorts,
+  ): void {
     if (ports !== 'secure' && this.plaintext) this.plaintext.addService(service, implementation);
     if (ports !== 'plaintext' && this.secure) this.secure.addService(service, implementation);
   }

@@ -14,7 +14,9 @@ export const MAX_DEBUG_BODY_BYTES = 64 * 1024;
 
 function send(res: http.ServerResponse, status: number, body: unknown, contentType?: string): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body, null, 2) + '\n';
-  res.writeHead(status, { 'content-type': contentType ?? (typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json') });
+  res.writeHead(status, {
+    'content-type': contentType ?? (typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json'),
+  });
   res.end(text);
 }
 
@@ -62,7 +64,9 @@ export function httpHandler(h: HttpHandlers): http.RequestListener {
     if (url.pathname === '/debug' || url.pathname.startsWith('/debug/')) {
       if (!h.allowRemoteDebug && !isLoopback(req.socket.remoteAddress)) {
         // Debug pages show the mesh's configuration; by default only local callers see them.
-        send(res, 403, { error: 'debug endpoints answer only loopback callers; start with --debugAllowRemote to change that' });
+        send(res, 403, {
+          error: 'debug endpoints answer only loopback callers; start with --debugAllowRemote to change that',
+        });
         return;
       }
       const name = url.pathname.slice('/debug/'.length);

@@ -41,7 +41,16 @@ export interface RunningServer {
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   logs.configure(options.flags.log_output_level);
   const { flags, env } = options;
-  log.info({ mode: options.mode, configDir: flags.configDir || undefined, namespace: env.POD_NAMESPACE, revision: env.REVISION, cluster: env.CLUSTER_ID }, 'starting');
+  log.info(
+    {
+      mode: options.mode,
+      configDir: flags.configDir || undefined,
+      namespace: env.POD_NAMESPACE,
+      revision: env.REVISION,
+      cluster: env.CLUSTER_ID,
+    },
+    'starting',
+  );
 
   const shutdownHooks: (() => void | Promise<void>)[] = [];
   const listeners = new Map<string, BoundListener>();
@@ -85,7 +94,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     listeners.set('http', await listen('http', server, flags.httpAddr, { metrics }));
   }
   if (flags.monitoringAddr) {
-    listeners.set('monitoring', await listen('monitoring', http.createServer(monitoringHandler(metrics)), flags.monitoringAddr, { metrics }));
+    listeners.set(
+      'monitoring',
+      await listen('monitoring', http.createServer(monitoringHandler(metrics)), flags.monitoringAddr, { metrics }),
+    );
   }
 
   await startComponents(ctx, kube);
@@ -110,7 +122,14 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   secureStarted.catch((err) => err instanceof ListenError || log.error({ err }, 'secure gRPC listener failed'));
   // The webhook listens once the CA has issued the serving certificate.
   const webhookStarted = startWebhookServer(ctx).then((h) => {
-    if (h.enabled) listeners.set('webhook', { name: 'webhook', address: h.address!, port: h.port!, close: h.close, forceClose: h.forceClose });
+    if (h.enabled)
+      listeners.set('webhook', {
+        name: 'webhook',
+        address: h.address!,
+        port: h.port!,
+        close: h.close,
+        forceClose: h.forceClose,
+      });
   });
   webhookStarted.catch((err) => err instanceof ListenError || log.error({ err }, 'webhook listener failed'));
 
@@ -124,7 +143,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       const parts: ShutdownPart[] = [
         // Listeners first: they stop accepting and send GOAWAY before the xDS server ends its
         // streams, so a ztunnel that reconnects reaches another replica, not this one.
-        ...[...listeners.values()].map((l) => ({ name: l.name, drain: () => l.close(deadlineMs), force: l.forceClose })),
+        ...[...listeners.values()].map((l) => ({
+          name: l.name,
+          drain: () => l.close(deadlineMs),
+          force: l.forceClose,
+        })),
         // Hooks start in reverse order of registration but do not wait for each other: one
         // that waits on a slow client (a webhook request sent half-way) must not keep the xDS
         // server from ending its streams inside the drain window.
@@ -149,5 +172,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       log.info({ forced }, 'stopped');
     })());
 
-  return { ctx, readiness, listeners, secureStarted: Promise.all([secureStarted, webhookStarted]).then(() => undefined), stop };
+  return {
+    ctx,
+    readiness,
+    listeners,
+    secureStarted: Promise.all([secureStarted, webhookStarted]).then(() => undefined),
+    stop,
+  };
 }

@@ -26,7 +26,11 @@ export interface DrainResult {
  * components end their streams) without waiting for one before starting the next, then waits
  * for all of them up to `deadlineMs`. A drain that throws is logged and counts as finished.
  */
-export async function drainWithin(parts: readonly ShutdownPart[], deadlineMs: number, log: Logger): Promise<DrainResult> {
+export async function drainWithin(
+  parts: readonly ShutdownPart[],
+  deadlineMs: number,
+  log: Logger,
+): Promise<DrainResult> {
   const pending = new Set<ShutdownPart>(parts);
   const drained = parts.map(async (part) => {
     try {

@@ -27,21 +27,39 @@ export interface SourceDeps {
 }
 
 function localSource(options: ServeOptions, deps: SourceDeps): SourceAndLeader {
-  const errors = new Gauge({ name: 'istiod_ts_local_config_errors', help: 'Files under --configDir that cannot be loaded, plus ignored duplicates', registers: [deps.metrics] });
-  const objects = new Gauge({ name: 'istiod_ts_local_config_objects', help: 'Objects loaded from --configDir', registers: [deps.metrics] });
-  const events = new Counter({ name: 'istiod_ts_local_config_events_total', help: 'Store events produced by --configDir changes', labelNames: ['type'], registers: [deps.metrics] });
+  const errors = new Gauge({
+    name: 'istiod_ts_local_config_errors',
+    help: 'Files under --configDir that cannot be loaded, plus ignored duplicates',
+    registers: [deps.metrics],
+  });
+  const objects = new Gauge({
+    name: 'istiod_ts_local_config_objects',
+    help: 'Objects loaded from --configDir',
+    registers: [deps.metrics],
+  });
+  const events = new Counter({
+    name: 'istiod_ts_local_config_events_total',
+    help: 'Store events produced by --configDir changes',
+    labelNames: ['type'],
+    registers: [deps.metrics],
+  });
   const source = new LocalSource({
     dir: options.flags.configDir,
     writer: deps.store,
     onReload: (stats) => {
       errors.set(stats.errors);
       objects.set(stats.objects);
-      for (const type of ['add', 'update', 'delete'] as const) if (stats.events[type]) events.inc({ type }, stats.events[type]);
+      for (const type of ['add', 'update', 'delete'] as const)
+        if (stats.events[type]) events.inc({ type }, stats.events[type]);
     },
   });
-  deps.debug.add('localconfig', 'files under --configDir that cannot be loaded (parse errors, files past a limit, parser time or heap limits) and ignored duplicates, with file, line and reason', () => ({
-    body: { dir: options.flags.configDir, errors: source.errors() },
-  }));
+  deps.debug.add(
+    'localconfig',
+    'files under --configDir that cannot be loaded (parse errors, files past a limit, parser time or heap limits) and ignored duplicates, with file, line and reason',
+    () => ({
+      body: { dir: options.flags.configDir, errors: source.errors() },
+    }),
+  );
   return { source, leader: new SoleLeader() };
 }
 
@@ -54,7 +72,9 @@ async function kubernetesSource(options: ServeOptions, deps: SourceDeps): Promis
     store: deps.store,
     mesh: deps.mesh,
   });
-  deps.debug.add('kubernetes', 'watched kinds: synced, objects, resourceVersion, failures, missing CRDs', () => ({ body: kube.source.status() }));
+  deps.debug.add('kubernetes', 'watched kinds: synced, objects, resourceVersion, failures, missing CRDs', () => ({
+    body: kube.source.status(),
+  }));
   return { source: kube.source, leader: kube.leader, kube: kube.client };
 }
 

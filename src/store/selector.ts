@@ -15,7 +15,10 @@ export interface LabelSelector {
 }
 
 /** Every key/value of `match` is present in `labels`. An empty map matches everything. */
-export function matchLabels(labels: Record<string, string> | undefined, match: Record<string, string> | undefined): boolean {
+export function matchLabels(
+  labels: Record<string, string> | undefined,
+  match: Record<string, string> | undefined,
+): boolean {
   if (!match) return true;
   for (const [k, v] of Object.entries(match)) if (labels?.[k] !== v) return false;
   return true;
@@ -26,7 +29,7 @@ export function matchesSelector(labels: Record<string, string> | undefined, sele
   if (!matchLabels(labels, selector.matchLabels)) return false;
   for (const req of selector.matchExpressions ?? []) {
     const has = labels !== undefined && Object.prototype.hasOwnProperty.call(labels, req.key);
-    const value = has ? labels![req.key] : undefined;
+    const value = has ? labels[req.key] : undefined;
     switch (req.operator) {
       case 'In':
         if (!has || !(req.values ?? []).includes(value!)) return false;

@@ -37,7 +37,14 @@ export interface ResourceLabels {
 
 export type ReviewOutcome =
   | { type: 'passed'; resource: ResourceLabels }
-  | { type: 'failed'; reason: FailureReason; resource: ResourceLabels; dryRun: boolean; message: string; allowed: boolean }
+  | {
+      type: 'failed';
+      reason: FailureReason;
+      resource: ResourceLabels;
+      dryRun: boolean;
+      message: string;
+      allowed: boolean;
+    }
   | { type: 'http-error'; status: number; message: string }
   | { type: 'undecodable'; message: string };
 
@@ -56,7 +63,12 @@ interface AdmissionResponse {
 }
 
 function httpError(status: number, message: string): AdmissionReply {
-  return { status, contentType: 'text/plain; charset=utf-8', body: `${message}\n`, outcome: { type: 'http-error', status, message } };
+  return {
+    status,
+    contentType: 'text/plain; charset=utf-8',
+    body: `${message}\n`,
+    outcome: { type: 'http-error', status, message },
+  };
 }
 
 function reply(apiVersion: string | undefined, response: AdmissionResponse, outcome: ReviewOutcome): AdmissionReply {
@@ -65,7 +77,11 @@ function reply(apiVersion: string | undefined, response: AdmissionResponse, outc
   return { status: 200, contentType: JSON_CONTENT_TYPE, body: JSON.stringify(review), outcome };
 }
 
-const denied = (uid: string, message: string): AdmissionResponse => ({ uid, allowed: false, status: { metadata: {}, message } });
+const denied = (uid: string, message: string): AdmissionResponse => ({
+  uid,
+  allowed: false,
+  status: { metadata: {}, message },
+});
 
 /** Decodes the body as an AdmissionReview of a version we speak, or says why it is not one. */
 function decodeReview(body: Buffer): { review: JsonObject; apiVersion: string } | { error: string } {
@@ -79,8 +95,14 @@ function decodeReview(body: Buffer): { review: JsonObject; apiVersion: string } 
   const kind = parsed['kind'];
   const apiVersion = parsed['apiVersion'];
   if (typeof kind !== 'string' || kind === '') return { error: "could not decode body: Object 'Kind' is missing" };
-  if (typeof apiVersion !== 'string' || (apiVersion !== ADMISSION_V1 && apiVersion !== ADMISSION_V1BETA1) || kind !== 'AdmissionReview') {
-    return { error: `could not decode body: no kind "${kind}" is registered for version "${typeof apiVersion === 'string' ? apiVersion : quote(apiVersion)}"` };
+  if (
+    typeof apiVersion !== 'string' ||
+    (apiVersion !== ADMISSION_V1 && apiVersion !== ADMISSION_V1BETA1) ||
+    kind !== 'AdmissionReview'
+  ) {
+    return {
+      error: `could not decode body: no kind "${kind}" is registered for version "${typeof apiVersion === 'string' ? apiVersion : quote(apiVersion)}"`,
+    };
   }
   return { review: parsed, apiVersion };
 }
@@ -106,7 +128,8 @@ export function reviewAdmission(body: Buffer, contentType: string | undefined): 
   if (contentType !== JSON_CONTENT_TYPE) return httpError(415, `invalid Content-Type, want \`${JSON_CONTENT_TYPE}\``);
 
   const decoded = decodeReview(body);
-  if ('error' in decoded) return reply(undefined, denied('', decoded.error), { type: 'undecodable', message: decoded.error });
+  if ('error' in decoded)
+    return reply(undefined, denied('', decoded.error), { type: 'undecodable', message: decoded.error });
   const { review, apiVersion } = decoded;
   const request = review['request'];
   if (!isObject(request)) {
@@ -129,11 +152,16 @@ export function reviewAdmission(body: Buffer, contentType: string | undefined): 
   if (operation !== 'CREATE' && operation !== 'UPDATE') {
     // Deletes and connects are never checked; istiod still counts them under this reason.
     const message = `unsupported webhook operation ${typeof operation === 'string' ? operation : quote(operation)}`;
-    return reply(apiVersion, { uid, allowed: true }, { type: 'failed', reason: FAILURE_REASONS.unsupportedOperation, resource, dryRun, message, allowed: true });
+    return reply(
+      apiVersion,
+      { uid, allowed: true },
+      { type: 'failed', reason: FAILURE_REASONS.unsupportedOperation, resource, dryRun, message, allowed: true },
+    );
   }
 
   const object = request['object'] ?? null;
-  if (object !== null && !isObject(object)) return fail(FAILURE_REASONS.decodeError, 'cannot decode configuration: the object is not a JSON object');
+  if (object !== null && !isObject(object))
+    return fail(FAILURE_REASONS.decodeError, 'cannot decode configuration: the object is not a JSON object');
   const obj: JsonObject = object ?? {};
   for (const field of ['metadata', 'spec'] as const) {
     if (obj[field] !== undefined && obj[field] !== null && !isObject(obj[field])) {
@@ -149,13 +177,22 @@ export function reviewAdmission(body: Buffer, contentType: string | undefined): 
     // istiod's two outcomes: the spec does not convert to its proto (crd_conversion_error, "error
     // decoding configuration"), or it converts and fails validation (invalid_config).
     const what = verdict.decodeError ? 'error decoding configuration' : 'configuration is invalid';
-    return fail(verdict.decodeError ? FAILURE_REASONS.conversionError : FAILURE_REASONS.invalidConfig, `${what}: ${result.errors.map(formatError).join('; ')}`);
+    return fail(
+      verdict.decodeError ? FAILURE_REASONS.conversionError : FAILURE_REASONS.invalidConfig,
+      `${what}: ${result.errors.map(formatError).join('; ')}`,
+    );
   }
   const extra = unknownTopLevelKeys(obj);
   if (extra.length > 0) {
-    const kind = isObject(request['kind']) && typeof request['kind']['kind'] === 'string' ? request['kind']['kind'] : verdict.schema.kind;
+    const kind =
+      isObject(request['kind']) && typeof request['kind']['kind'] === 'string'
+        ? request['kind']['kind']
+        : verdict.schema.kind;
     const namespace = typeof request['namespace'] === 'string' ? request['namespace'] : meta.namespace;
-    return fail(FAILURE_REASONS.invalidConfig, clip(`unknown field "${extra[0]}" on ${kind} resource ${namespace}/${meta.name}`));
+    return fail(
+      FAILURE_REASONS.invalidConfig,
+      clip(`unknown field "${extra[0]}" on ${kind} resource ${namespace}/${meta.name}`),
+    );
   }
   const response: AdmissionResponse = { uid, allowed: true };
   if (result.warnings.length > 0) response.warnings = result.warnings;

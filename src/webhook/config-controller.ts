@@ -47,9 +47,17 @@ export function caBundleError(pem: string): string | undefined {
  * The configuration with every caBundle set and, when `failClose`, every explicit failurePolicy
  * set to Fail; undefined when it already is so (no write needed).
  */
-export function desiredWebhookConfig(current: KubeObject, caBundleBase64: string, failClose: boolean): KubeObject | undefined {
+export function desiredWebhookConfig(
+  current: KubeObject,
+  caBundleBase64: string,
+  failClose: boolean,
+): KubeObject | undefined {
   const webhooks = (current['webhooks'] as Webhook[] | undefined) ?? [];
-  const stale = webhooks.some((w) => w.clientConfig?.caBundle !== caBundleBase64 || (failClose && w.failurePolicy !== undefined && w.failurePolicy !== 'Fail'));
+  const stale = webhooks.some(
+    (w) =>
+      w.clientConfig?.caBundle !== caBundleBase64 ||
+      (failClose && w.failurePolicy !== undefined && w.failurePolicy !== 'Fail'),
+  );
   if (!stale) return undefined;
   const next = structuredClone(current);
   for (const w of (next['webhooks'] as Webhook[] | undefined) ?? []) {
@@ -132,7 +140,8 @@ export class WebhookConfigController {
         resourcePath(WEBHOOKS),
         { labelSelector: this.selector, resourceVersion: list.resourceVersion, allowWatchBookmarks: true },
         (phase: string, obj: KubeObject) => {
-          if ((phase === 'ADDED' || phase === 'MODIFIED') && obj?.metadata?.name) this.schedule(obj.metadata.name, false);
+          if ((phase === 'ADDED' || phase === 'MODIFIED') && obj?.metadata?.name)
+            this.schedule(obj.metadata.name, false);
         },
         (err: unknown) => this.rewatch(err),
       );
@@ -182,7 +191,10 @@ export class WebhookConfigController {
     try {
       retry = await this.reconcile(name, s);
     } catch (err) {
-      log.warn({ webhookConfiguration: name, err: (err as Error).message }, 'updating the webhook configuration failed; retrying');
+      log.warn(
+        { webhookConfiguration: name, err: (err as Error).message },
+        'updating the webhook configuration failed; retrying',
+      );
       retry = true;
     } finally {
       s.running = false;
@@ -226,7 +238,10 @@ export class WebhookConfigController {
       await this.writer.update(ref, next, ONE_TRY);
       s.lastWriteAt = Date.now();
       s.attempts++;
-      log.info({ webhookConfiguration: name, failurePolicy: this.failClose ? 'Fail' : 'unchanged' }, 'webhook configuration updated');
+      log.info(
+        { webhookConfiguration: name, failurePolicy: this.failClose ? 'Fail' : 'unchanged' },
+        'webhook configuration updated',
+      );
     }
     // Until the probe passes, keep trying so Ignore becomes Fail as soon as it can.
     return !this.failClose;
@@ -238,13 +253,22 @@ export class WebhookConfigController {
  * VALIDATION_WEBHOOK_CONFIG_NAME is set (istiod's switch; the name itself is not matched).
  */
 export function startWebhookConfigController(
-  ctx: { options: { mode: string; env: { VALIDATION_WEBHOOK_CONFIG_NAME: string; REVISION: string; POD_NAMESPACE: string } }; leader: { runWhileLeader(lease: string, run: () => () => void | Promise<void>): void }; servingCerts: ServingCertSource },
+  ctx: {
+    options: { mode: string; env: { VALIDATION_WEBHOOK_CONFIG_NAME: string; REVISION: string; POD_NAMESPACE: string } };
+    leader: { runWhileLeader(lease: string, run: () => () => void | Promise<void>): void };
+    servingCerts: ServingCertSource;
+  },
   client: KubeClient,
 ): void {
   const { mode, env } = ctx.options;
   if (mode !== 'kubernetes' || env.VALIDATION_WEBHOOK_CONFIG_NAME === '') return;
   ctx.leader.runWhileLeader(VALIDATION_LEASE, () => {
-    const controller = new WebhookConfigController({ client, revision: env.REVISION, namespace: env.POD_NAMESPACE, certs: ctx.servingCerts });
+    const controller = new WebhookConfigController({
+      client,
+      revision: env.REVISION,
+      namespace: env.POD_NAMESPACE,
+      certs: ctx.servingCerts,
+    });
     controller.start();
     return () => controller.stop();
   });

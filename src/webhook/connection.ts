@@ -59,7 +59,9 @@ export class WebhookConnection {
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     // One listener for the connection's life, however many answers wait for it.
     socket.on('drain', () => this.onDrain());
-    socket.on('error', (err) => host.log.debug({ err: err.message, peer: socket.remoteAddress }, 'webhook connection failed'));
+    socket.on('error', (err) =>
+      host.log.debug({ err: err.message, peer: socket.remoteAddress }, 'webhook connection failed'),
+    );
   }
 
   /** Nothing of a request has arrived since the last answer. */
@@ -110,17 +112,27 @@ export class WebhookConnection {
     while (!this.blocked && !this.ending) {
       const next = this.reader.next();
       if (next === undefined) break;
-      if (isProtocolError(next)) return this.endWith(this.host.refuse(next, this.socket.remoteAddress));
+      if (isProtocolError(next)) {
+        this.endWith(this.host.refuse(next, this.socket.remoteAddress));
+        return;
+      }
       if (this.unflushed >= limits.maxPipelined) {
         const message = `more than ${limits.maxPipelined} requests sent without reading their answers; send one at a time`;
         this.host.log.info({ peer: this.socket.remoteAddress, limit: limits.maxPipelined }, message);
-        return this.endWith({ status: 429, contentType: TEXT, body: `${message}\n` });
+        this.endWith({ status: 429, contentType: TEXT, body: `${message}\n` });
+        return;
       }
       const reply = this.host.answer(next);
       this.answered++;
-      if (!next.keepAlive || this.answered >= limits.maxRequestsPerConnection || this.host.shuttingDown()) return this.endWith(reply);
+      if (!next.keepAlive || this.answered >= limits.maxRequestsPerConnection || this.host.shuttingDown()) {
+        this.endWith(reply);
+        return;
+      }
       this.unflushed++;
-      this.socket.write(formatResponse(reply.status, reply.contentType, reply.body, { close: false, date: this.host.date() }), this.flushed);
+      this.socket.write(
+        formatResponse(reply.status, reply.contentType, reply.body, { close: false, date: this.host.date() }),
+        this.flushed,
+      );
       // Whatever is left in the reader began arriving by the last chunk.
       this.requestStart = this.lastDataAt;
       if (this.socket.writableNeedDrain) {

@@ -92,7 +92,8 @@ export class RequestReader {
 
   private join(): void {
     if (this.parts.length === 0) return;
-    this.buf = this.buf.length === 0 && this.parts.length === 1 ? this.parts[0]! : Buffer.concat([this.buf, ...this.parts]);
+    this.buf =
+      this.buf.length === 0 && this.parts.length === 1 ? this.parts[0]! : Buffer.concat([this.buf, ...this.parts]);
     this.parts = [];
     this.partsLength = 0;
   }
@@ -130,7 +131,9 @@ export class RequestReader {
     while (this.buf.length >= start + 2 && this.buf[start] === 0x0d && this.buf[start + 1] === 0x0a) start += 2;
     const end = this.buf.indexOf(CRLFCRLF, start);
     if (end < 0) {
-      return this.buf.length - start > MAX_HEADER_BYTES ? fail(431, `request headers are larger than ${MAX_HEADER_BYTES} bytes`) : undefined;
+      return this.buf.length - start > MAX_HEADER_BYTES
+        ? fail(431, `request headers are larger than ${MAX_HEADER_BYTES} bytes`)
+        : undefined;
     }
     if (end - start > MAX_HEADER_BYTES) return fail(431, `request headers are larger than ${MAX_HEADER_BYTES} bytes`);
     const text = this.buf.toString('latin1', start, end);
@@ -143,7 +146,8 @@ export class RequestReader {
     let contentLength: string | undefined;
     for (let i = 1; i < lines.length; i++) {
       const line = lines[i]!;
-      if (line[0] === ' ' || line[0] === '\t') return fail(400, 'malformed header: obsolete line folding is not accepted');
+      if (line[0] === ' ' || line[0] === '\t')
+        return fail(400, 'malformed header: obsolete line folding is not accepted');
       const colon = line.indexOf(':');
       const name = colon > 0 ? line.slice(0, colon) : '';
       if (!TOKEN.test(name)) return fail(400, `malformed header line ${i}`);
@@ -158,27 +162,38 @@ export class RequestReader {
         if (contentLength !== undefined) return fail(400, 'more than one Content-Length header');
         // llhttp takes spaces after the digits but not a tab; the two readers must agree on every
         // length, so a tab there is refused as llhttp refuses it.
-        if (raw.replace(/^[ \t]+/, '').includes('\t')) return fail(400, `invalid Content-Length "${value.slice(0, MAX_CONTENT_LENGTH_DIGITS)}": a tab after the digits`);
+        if (raw.replace(/^[ \t]+/, '').includes('\t'))
+          return fail(
+            400,
+            `invalid Content-Length "${value.slice(0, MAX_CONTENT_LENGTH_DIGITS)}": a tab after the digits`,
+          );
         contentLength = value;
       }
       // llhttp matches Connection tokens up to a space or comma only, so "close<TAB>" is no close
       // token to it; rather than copy that quirk, a tab inside the value is refused.
-      if (key === 'connection' && raw.replace(/^[ \t]+/, '').includes('\t')) return fail(400, `malformed header line ${i}: a tab inside the Connection value`);
+      if (key === 'connection' && raw.replace(/^[ \t]+/, '').includes('\t'))
+        return fail(400, `malformed header line ${i}: a tab inside the Connection value`);
       const prior = headers.get(key);
       headers.set(key, prior === undefined || key === 'content-length' ? value : `${prior}, ${value}`);
     }
-    if (headers.has('transfer-encoding')) return fail(411, 'a request body must be sent with Content-Length; Transfer-Encoding is not accepted');
+    if (headers.has('transfer-encoding'))
+      return fail(411, 'a request body must be sent with Content-Length; Transfer-Encoding is not accepted');
     const method = requestLine[1]!;
     if (!METHODS.has(method)) return fail(501, `the method ${JSON.stringify(method.slice(0, 20))} is not implemented`);
     // An upgrade leaves HTTP/1.1 (llhttp hands the socket over); a review never asks for one.
     if (headers.has('upgrade')) return fail(400, 'protocol upgrades are not accepted');
     let bodyLength = 0;
     if (contentLength !== undefined) {
-      if (!/^\d+$/.test(contentLength) || contentLength.length > MAX_CONTENT_LENGTH_DIGITS) return fail(400, `invalid Content-Length "${contentLength}"`);
+      if (!/^\d+$/.test(contentLength) || contentLength.length > MAX_CONTENT_LENGTH_DIGITS)
+        return fail(400, `invalid Content-Length "${contentLength}"`);
       bodyLength = Number(contentLength);
-      if (bodyLength > this.maxBodyBytes) return { status: 400, message: `request body of ${bodyLength} bytes is over the limit`, tooLarge: true };
+      if (bodyLength > this.maxBodyBytes)
+        return { status: 400, message: `request body of ${bodyLength} bytes is over the limit`, tooLarge: true };
     }
-    const connection = (headers.get('connection') ?? '').toLowerCase().split(',').map((t) => t.replace(OWS_EDGES, ''));
+    const connection = (headers.get('connection') ?? '')
+      .toLowerCase()
+      .split(',')
+      .map((t) => t.replace(OWS_EDGES, ''));
     const keepAlive = requestLine[3] === '1' ? !connection.includes('close') : connection.includes('keep-alive');
     return { method, target: requestLine[2]!, headers, keepAlive, length: end + 4, bodyLength };
   }
@@ -198,7 +213,12 @@ const REASONS: Readonly<Record<number, string>> = {
 };
 
 /** One HTTP/1.1 response with a Content-Length body, as bytes ready for the socket. */
-export function formatResponse(status: number, contentType: string, body: string, opts: { close: boolean; date: string }): Buffer {
+export function formatResponse(
+  status: number,
+  contentType: string,
+  body: string,
+  opts: { close: boolean; date: string },
+): Buffer {
   const head =
     `HTTP/1.1 ${status} ${REASONS[status] ?? 'Unknown'}\r\n` +
     `Content-Type: ${contentType}\r\n` +

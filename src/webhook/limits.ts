@@ -77,7 +77,14 @@ export const WEBHOOK_LIMITS: Readonly<WebhookLimits> = {
  * deadline (they are equal by default), so shortening the head deadline alone shortens both.
  */
 export function webhookLimits(overrides: Partial<WebhookLimits> = {}): WebhookLimits {
-  const limits = { ...WEBHOOK_LIMITS, ...overrides, requestMs: overrides.requestMs ?? overrides.headersMs ?? REQUEST_TIMEOUT_MS };
-  if (limits.headersMs > limits.requestMs) throw new Error(`the head deadline (${limits.headersMs} ms) must not exceed the request deadline (${limits.requestMs} ms)`);
+  const limits = {
+    ...WEBHOOK_LIMITS,
+    ...overrides,
+    requestMs: overrides.requestMs ?? overrides.headersMs ?? REQUEST_TIMEOUT_MS,
+  };
+  if (limits.headersMs > limits.requestMs)
+    throw new Error(
+      `the head deadline (${limits.headersMs} ms) must not exceed the request deadline (${limits.requestMs} ms)`,
+    );
   return limits;
 }

@@ -20,7 +20,12 @@ function counter<L extends string>(registry: Registry, name: string, help: strin
 
 export function webhookMetrics(registry: Registry): WebhookMetrics {
   const passed = counter(registry, METRIC_PASSED, 'Resource is valid', ['group', 'version', 'resource']);
-  const failed = counter(registry, METRIC_FAILED, 'Resource validation failed', ['group', 'version', 'resource', 'reason']);
+  const failed = counter(registry, METRIC_FAILED, 'Resource validation failed', [
+    'group',
+    'version',
+    'resource',
+    'reason',
+  ]);
   const httpError = counter(registry, METRIC_HTTP_ERROR, 'Resource validation http serve errors', ['status']);
   return {
     record(outcome) {

@@ -11,13 +11,22 @@ export const PROBE_GATEWAY_NAME = 'invalid-gateway';
 const GATEWAYS = { group: 'networking.istio.io', version: 'v1', plural: 'gateways' };
 
 /** Error texts that mean "the webhook is in the path" (or cannot be, and never will be). */
-export const READY_ERROR_TEXTS = ['denied the request', 'the server could not find the requested resource', 'does not support dry run'] as const;
+export const READY_ERROR_TEXTS = [
+  'denied the request',
+  'the server could not find the requested resource',
+  'does not support dry run',
+] as const;
 
 export function probeGateway(namespace: string, revision: string): KubeObject {
   return {
     apiVersion: 'networking.istio.io/v1',
     kind: 'Gateway',
-    metadata: { name: PROBE_GATEWAY_NAME, namespace, labels: { 'istio.io/rev': revision }, annotations: { [ALWAYS_REJECT_ANNOTATION]: 'true' } },
+    metadata: {
+      name: PROBE_GATEWAY_NAME,
+      namespace,
+      labels: { 'istio.io/rev': revision },
+      annotations: { [ALWAYS_REJECT_ANNOTATION]: 'true' },
+    },
     spec: {},
   };
 }
@@ -31,7 +40,11 @@ export function probeOutcomeReady(err: unknown): boolean {
 }
 
 /** Runs the dry-run create (an update if the Gateway exists) and classifies the answer. */
-export async function webhookRejectsInvalidConfig(client: KubeClient, namespace: string, revision: string): Promise<{ ready: boolean; detail: string }> {
+export async function webhookRejectsInvalidConfig(
+  client: KubeClient,
+  namespace: string,
+  revision: string,
+): Promise<{ ready: boolean; detail: string }> {
   const gateway = probeGateway(namespace, revision);
   // One try: a webhook that cannot be called is an answer here, and the controller probes again.
   const writer = new KubeWriter(client, { maxAttempts: 1 });
@@ -43,7 +56,11 @@ export async function webhookRejectsInvalidConfig(client: KubeClient, namespace:
     if (isAlreadyExists(err)) {
       try {
         const current = await writer.get(ref);
-        await writer.update(ref, { ...gateway, metadata: { ...gateway.metadata, resourceVersion: current?.metadata.resourceVersion } }, { dryRun: true });
+        await writer.update(
+          ref,
+          { ...gateway, metadata: { ...gateway.metadata, resourceVersion: current?.metadata.resourceVersion } },
+          { dryRun: true },
+        );
         return { ready: false, detail: 'the always-reject Gateway update was accepted: the webhook is not called yet' };
       } catch (updateErr) {
         return { ready: probeOutcomeReady(updateErr), detail: (updateErr as Error).message };

@@ -86,8 +86,10 @@ function answer(req: HttpRequest, metrics: WebhookMetrics): Answer {
   }
   metrics.record(reply.outcome);
   const o = reply.outcome;
-  if (o.type === 'failed' && !o.allowed) log.info({ reason: o.reason, resource: o.resource.resource, dryRun: o.dryRun }, clipForLog(o.message));
-  else if (o.type === 'http-error' || o.type === 'undecodable') log.info({ status: reply.status }, clipForLog(o.message));
+  if (o.type === 'failed' && !o.allowed)
+    log.info({ reason: o.reason, resource: o.resource.resource, dryRun: o.dryRun }, clipForLog(o.message));
+  else if (o.type === 'http-error' || o.type === 'undecodable')
+    log.info({ status: reply.status }, clipForLog(o.message));
   return { status: reply.status, contentType: reply.contentType, body: reply.body };
 }
 
@@ -131,7 +133,10 @@ export interface WebhookServerDeps {
  * readiness condition that turns true when it listens (istiod's "config validation" probe).
  * `overrides` shorten the limits in tests (see limits.ts).
  */
-export async function startWebhookServer(ctx: WebhookServerDeps, overrides: Partial<WebhookLimits> = {}): Promise<WebhookServerHandle> {
+export async function startWebhookServer(
+  ctx: WebhookServerDeps,
+  overrides: Partial<WebhookLimits> = {},
+): Promise<WebhookServerHandle> {
   const addr = ctx.options.flags.httpsAddr;
   if (!addr) {
     log.info('httpsAddr is empty: the validating webhook is disabled');
@@ -153,11 +158,14 @@ export async function startWebhookServer(ctx: WebhookServerDeps, overrides: Part
     shuttingDown: () => closing !== undefined,
     date: httpDate,
   };
-  const server = tls.createServer({ ...tlsOptions(cert), ALPNProtocols: ['http/1.1'], keepAlive: true, handshakeTimeout: limits.handshakeMs }, (socket) => {
-    const conn = new WebhookConnection(socket, host);
-    connections.add(conn);
-    socket.on('close', () => connections.delete(conn));
-  });
+  const server = tls.createServer(
+    { ...tlsOptions(cert), ALPNProtocols: ['http/1.1'], keepAlive: true, handshakeTimeout: limits.handshakeMs },
+    (socket) => {
+      const conn = new WebhookConnection(socket, host);
+      connections.add(conn);
+      socket.on('close', () => connections.delete(conn));
+    },
+  );
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -177,7 +185,11 @@ export async function startWebhookServer(ctx: WebhookServerDeps, overrides: Part
   }, checkInterval(limits));
   deadlines.unref();
 
-  const { address, port } = await listen('webhook', server, addr, { logger: log, metrics: ctx.metrics, maxConnections: limits.maxConnections });
+  const { address, port } = await listen('webhook', server, addr, {
+    logger: log,
+    metrics: ctx.metrics,
+    maxConnections: limits.maxConnections,
+  });
   ready(true);
 
   const forceClose = () => {

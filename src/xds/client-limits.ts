@@ -141,11 +141,13 @@ function checkMetadata(buf: Buffer, start: number, end: number): string | undefi
         if (field === STRUCT_FIELDS) child = Kind.Entry;
         break;
       case Kind.Entry:
-        if (field === ENTRY_KEY && n > MAX_METADATA_STRING_BYTES) return overLimit('node.metadata key', n, MAX_METADATA_STRING_BYTES, 'MAX_METADATA_STRING_BYTES');
+        if (field === ENTRY_KEY && n > MAX_METADATA_STRING_BYTES)
+          return overLimit('node.metadata key', n, MAX_METADATA_STRING_BYTES, 'MAX_METADATA_STRING_BYTES');
         if (field === ENTRY_VALUE) child = Kind.Value;
         break;
       case Kind.Value:
-        if (field === VALUE_STRING && n > MAX_METADATA_STRING_BYTES) return overLimit('node.metadata value', n, MAX_METADATA_STRING_BYTES, 'MAX_METADATA_STRING_BYTES');
+        if (field === VALUE_STRING && n > MAX_METADATA_STRING_BYTES)
+          return overLimit('node.metadata value', n, MAX_METADATA_STRING_BYTES, 'MAX_METADATA_STRING_BYTES');
         if (field === VALUE_STRUCT) child = Kind.Struct;
         else if (field === VALUE_LIST) child = Kind.List;
         break;
@@ -154,7 +156,8 @@ function checkMetadata(buf: Buffer, start: number, end: number): string | undefi
         break;
     }
     if (child === undefined) continue;
-    if (child === Kind.Value && ++values > MAX_METADATA_VALUES) return overLimit('node.metadata', values, MAX_METADATA_VALUES, 'MAX_METADATA_VALUES', 'values or more');
+    if (child === Kind.Value && ++values > MAX_METADATA_VALUES)
+      return overLimit('node.metadata', values, MAX_METADATA_VALUES, 'MAX_METADATA_VALUES', 'values or more');
     if ((child === Kind.Struct || child === Kind.List) && ++depth > MAX_METADATA_DEPTH) {
       return overLimit('node.metadata', depth, MAX_METADATA_DEPTH, 'MAX_METADATA_DEPTH', 'levels deep or more');
     }

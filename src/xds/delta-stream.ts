@@ -61,7 +61,7 @@ function typeRank(typeUrl: string): number {
 }
 
 export class DeltaStream {
-  readonly id = `${(++streamCounter).toString(36)}`;
+  readonly id = (++streamCounter).toString(36);
   readonly connectedAt = new Date();
   readonly peer: string;
   node: ProxyNode | undefined;
@@ -126,7 +126,10 @@ export class DeltaStream {
         this.identity = await this.deps.authenticator.authenticate(this.call);
       } catch (err) {
         this.authState = 'failed';
-        this.deps.log.warn({ peer: this.peer, reason: clientText((err as Error).message) }, 'xDS stream authentication failed');
+        this.deps.log.warn(
+          { peer: this.peer, reason: clientText((err as Error).message) },
+          'xDS stream authentication failed',
+        );
         this.fail({ code: grpc.status.UNAUTHENTICATED, details: 'authentication failed' });
         return;
       }
@@ -139,14 +142,20 @@ export class DeltaStream {
     if (this.closed || this.authState === 'failed') return;
     if (this.authState === 'pending') {
       if (this.early.length >= MAX_REQUESTS_BEFORE_AUTH) {
-        this.fail({ code: grpc.status.RESOURCE_EXHAUSTED, details: `more than ${MAX_REQUESTS_BEFORE_AUTH} requests before authentication completed` });
+        this.fail({
+          code: grpc.status.RESOURCE_EXHAUSTED,
+          details: `more than ${MAX_REQUESTS_BEFORE_AUTH} requests before authentication completed`,
+        });
         return;
       }
       this.early.push(req);
       return;
     }
     if (req.invalid !== undefined) {
-      this.deps.log.warn({ stream: this.id, node: clientText(this.node?.id), peer: this.peer, reason: req.invalid }, 'xDS request over a limit; stream ended');
+      this.deps.log.warn(
+        { stream: this.id, node: clientText(this.node?.id), peer: this.peer, reason: req.invalid },
+        'xDS request over a limit; stream ended',
+      );
       this.fail({ code: grpc.status.INVALID_ARGUMENT, details: req.invalid });
       return;
     }
@@ -172,8 +181,14 @@ export class DeltaStream {
     const id = this.identity;
     if (this.deps.identityCheck && id && id.namespace !== this.node.namespace) {
       const nodeNamespace = clientText(this.node.namespace);
-      this.deps.log.warn({ peer: this.peer, node: clientText(this.node.id), callerNamespace: id.namespace, nodeNamespace }, 'xDS identity check failed');
-      this.fail({ code: grpc.status.PERMISSION_DENIED, details: `authorization failed: node namespace "${nodeNamespace}" is not the caller's namespace "${id.namespace}"` });
+      this.deps.log.warn(
+        { peer: this.peer, node: clientText(this.node.id), callerNamespace: id.namespace, nodeNamespace },
+        'xDS identity check failed',
+      );
+      this.fail({
+        code: grpc.status.PERMISSION_DENIED,
+        details: `authorization failed: node namespace "${nodeNamespace}" is not the caller's namespace "${id.namespace}"`,
+      });
       this.node = undefined;
       return false;
     }
@@ -196,11 +211,18 @@ export class DeltaStream {
     }
     if (!sub) {
       if (this.subs.size >= MAX_TYPES_PER_STREAM) {
-        this.fail({ code: grpc.status.RESOURCE_EXHAUSTED, details: `more than ${MAX_TYPES_PER_STREAM} type URLs on one stream` });
+        this.fail({
+          code: grpc.status.RESOURCE_EXHAUSTED,
+          details: `more than ${MAX_TYPES_PER_STREAM} type URLs on one stream`,
+        });
         return;
       }
       const served = (XDS_TYPE_ORDER as readonly string[]).includes(type);
-      if (!served) this.deps.log.info({ stream: this.id, type: clientText(type) }, 'request for a type not served; answering empty');
+      if (!served)
+        this.deps.log.info(
+          { stream: this.id, type: clientText(type) },
+          'request for a type not served; answering empty',
+        );
       sub = new TypeSubscription(type, served);
       this.subs.set(type, sub);
       this.writeOrder.push(sub);
@@ -220,7 +242,10 @@ export class DeltaStream {
       sub.resubscribe(req);
     }
     if (sub.subscriptionCount() > MAX_WATCHED_NAMES) {
-      this.fail({ code: grpc.status.RESOURCE_EXHAUSTED, details: `more than ${MAX_WATCHED_NAMES} names watched for ${type}` });
+      this.fail({
+        code: grpc.status.RESOURCE_EXHAUSTED,
+        details: `more than ${MAX_WATCHED_NAMES} names watched for ${type}`,
+      });
       return;
     }
     this.flush();
@@ -230,7 +255,17 @@ export class DeltaStream {
     // Kept and logged truncated: the full text can run to MAX_ERROR_DETAIL_BYTES.
     const message = clientText(req.error_detail?.message);
     this.deps.metrics.rejects.inc({ type: metricType(type) });
-    this.deps.log.warn({ stream: this.id, node: clientText(this.node?.id), type: clientText(type), nonce: clientText(req.response_nonce), code: req.error_detail?.code, message }, 'xDS response rejected (NACK)');
+    this.deps.log.warn(
+      {
+        stream: this.id,
+        node: clientText(this.node?.id),
+        type: clientText(type),
+        nonce: clientText(req.response_nonce),
+        code: req.error_detail?.code,
+        message,
+      },
+      'xDS response rejected (NACK)',
+    );
     if (sub && req.response_nonce === sub.nonceSent) {
       sub.lastNack = { nonce: req.response_nonce, message, at: new Date() };
       sub.sentEventAt = undefined;
@@ -240,7 +275,11 @@ export class DeltaStream {
   /** Writes the next response, Address first, unless a write is still in flight. */
   private flush(): void {
     if (this.writing || this.closed || !this.node) return;
-    const ctx = (this.takeContext ??= { cache: this.deps.cache, nodeName: this.node.nodeName, snapshots: this.deps.snapshots });
+    const ctx = (this.takeContext ??= {
+      cache: this.deps.cache,
+      nodeName: this.node.nodeName,
+      snapshots: this.deps.snapshots,
+    });
     for (const sub of this.writeOrder) {
       if (!sub.hasWork()) continue;
       let release: (() => void) | undefined;
@@ -255,7 +294,9 @@ export class DeltaStream {
         continue;
       }
       const nonce = `${this.id}-${(++this.seq).toString(36)}`;
-      const body = delta.shared ?? encodeResponseBody({ typeUrl: sub.typeUrl, resources: delta.resources, removed: delta.removed });
+      const body =
+        delta.shared ??
+        encodeResponseBody({ typeUrl: sub.typeUrl, resources: delta.resources, removed: delta.removed });
       sub.nonceSent = nonce;
       sub.sentEventAt = delta.eventAt;
       this.writing = true;
@@ -313,7 +354,10 @@ export class DeltaStream {
         : reason === 'deadline'
           ? `not drained within ${drainDeadlineMs} ms`
           : `no byte taken for ${slotStallMs} ms while ${this.deps.fullSyncs.stalledLimit} stalled full responses are already kept (MAX_STALLED_FULL_SYNCS)`;
-    this.deps.log.warn({ stream: this.id, node: clientText(this.node?.id), peer: this.peer, bytes, reason: why }, 'xDS client is not reading its responses; stream reset');
+    this.deps.log.warn(
+      { stream: this.id, node: clientText(this.node?.id), peer: this.peer, bytes, reason: why },
+      'xDS client is not reading its responses; stream reset',
+    );
     this.freeSlot();
     this.leaveStalled();
     this.transport?.cancel();

@@ -81,9 +81,20 @@ export class DrainMonitor {
   ) {}
 
   /** Watches one write; call the returned function when its callback fires. */
-  track(transport: CallTransport | undefined, onCut: (reason: CutReason) => void, onSlotStall?: SlotStallHandler): () => void {
+  track(
+    transport: CallTransport | undefined,
+    onCut: (reason: CutReason) => void,
+    onSlotStall?: SlotStallHandler,
+  ): () => void {
     const now = this.clock.now();
-    const w: PendingWrite = { transport, startedAt: now, lastBytes: transport?.bytesWritten(), lastProgressAt: now, onCut, onSlotStall };
+    const w: PendingWrite = {
+      transport,
+      startedAt: now,
+      lastBytes: transport?.bytesWritten(),
+      lastProgressAt: now,
+      onCut,
+      onSlotStall,
+    };
     this.pending.add(w);
     this.arm();
     return () => this.pending.delete(w);

@@ -7,7 +7,9 @@ import type { DebugRegistry, GrpcRegistrar, OnShutdown } from '../contract/host'
 import type { MeshConfigSource } from '../mesh/types';
 
 export interface XdsHostDeps {
-  options: { env: Pick<ServeEnv, 'PILOT_DEBOUNCE_AFTER' | 'PILOT_DEBOUNCE_MAX' | 'XDS_AUTH' | 'PILOT_ENABLE_XDS_IDENTITY_CHECK'> };
+  options: {
+    env: Pick<ServeEnv, 'PILOT_DEBOUNCE_AFTER' | 'PILOT_DEBOUNCE_MAX' | 'XDS_AUTH' | 'PILOT_ENABLE_XDS_IDENTITY_CHECK'>;
+  };
   metrics: Registry;
   grpc: GrpcRegistrar;
   debug: DebugRegistry;

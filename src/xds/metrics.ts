@@ -41,12 +41,44 @@ export class XdsMetrics {
 
   constructor(registry: Registry) {
     const registers = [registry];
-    this.connected = new Gauge({ name: 'pilot_xds', help: 'Number of endpoints connected to this pilot using XDS.', labelNames: ['type'], registers });
+    this.connected = new Gauge({
+      name: 'pilot_xds',
+      help: 'Number of endpoints connected to this pilot using XDS.',
+      labelNames: ['type'],
+      registers,
+    });
     const reportPushes = () => this.reportPushes();
-    this.pushes = new Counter({ name: 'pilot_xds_pushes', help: 'Pilot build and send errors for lds, rds, cds and eds.', labelNames: ['type'], registers, collect: reportPushes });
-    this.pushTime = new Histogram({ name: 'pilot_xds_push_time', help: 'Total time in seconds Pilot takes to push lds, rds, cds and eds.', labelNames: ['type'], buckets: LATENCY_BUCKETS, registers });
-    this.convergence = new Histogram({ name: 'pilot_proxy_convergence_time', help: 'Delay in seconds between config change and a proxy receiving all required configuration.', buckets: LATENCY_BUCKETS, registers });
-    this.rejects = new Counter({ name: 'pilot_total_xds_rejects', help: 'Total number of XDS responses from pilot rejected by proxy.', labelNames: ['type'], registers });
-    this.sendTime = new Histogram({ name: 'pilot_xds_send_time', help: 'Total time in seconds Pilot takes to send generated configuration.', buckets: LATENCY_BUCKETS, registers });
+    this.pushes = new Counter({
+      name: 'pilot_xds_pushes',
+      help: 'Pilot build and send errors for lds, rds, cds and eds.',
+      labelNames: ['type'],
+      registers,
+      collect: reportPushes,
+    });
+    this.pushTime = new Histogram({
+      name: 'pilot_xds_push_time',
+      help: 'Total time in seconds Pilot takes to push lds, rds, cds and eds.',
+      labelNames: ['type'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.convergence = new Histogram({
+      name: 'pilot_proxy_convergence_time',
+      help: 'Delay in seconds between config change and a proxy receiving all required configuration.',
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.rejects = new Counter({
+      name: 'pilot_total_xds_rejects',
+      help: 'Total number of XDS responses from pilot rejected by proxy.',
+      labelNames: ['type'],
+      registers,
+    });
+    this.sendTime = new Histogram({
+      name: 'pilot_xds_send_time',
+      help: 'Total time in seconds Pilot takes to send generated configuration.',
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
   }
 }

@@ -56,11 +56,15 @@ export function parseNode(node: NodeMessage | null): ProxyNode {
   if (!node || !node.id) throw new NodeError('missing node id in the first request');
   const parts = node.id.split('~');
   if (parts.length !== 4) {
-    throw new NodeError(`node id "${clientText(node.id)}" must have 4 parts "type~ip~pod.namespace~namespace.svc.<domain>"`);
+    throw new NodeError(
+      `node id "${clientText(node.id)}" must have 4 parts "type~ip~pod.namespace~namespace.svc.<domain>"`,
+    );
   }
   const [type, ip, proxyId] = parts as [string, string, string, string];
   if (!(NODE_TYPES as readonly string[]).includes(type)) {
-    throw new NodeError(`node id "${clientText(node.id)}" has unknown proxy type "${clientText(type)}" (one of ${NODE_TYPES.join(', ')})`);
+    throw new NodeError(
+      `node id "${clientText(node.id)}" has unknown proxy type "${clientText(type)}" (one of ${NODE_TYPES.join(', ')})`,
+    );
   }
   const json = structToJson(node.metadata);
   const metadata: Record<string, string> = {};

@@ -10,7 +10,15 @@ import { decodeDeltaRequest } from './request-wire';
 import { serializeOutgoing } from './wire';
 
 export { PROTO_LOADER_OPTIONS, protoDir } from '../proto-files';
-export { heldVersions, type DeltaDiscoveryRequest, type HeldVersions, type NodeMessage, type ProtoStruct, type ProtoValue, type StatusMessage } from './messages';
+export {
+  heldVersions,
+  type DeltaDiscoveryRequest,
+  type HeldVersions,
+  type NodeMessage,
+  type ProtoStruct,
+  type ProtoValue,
+  type StatusMessage,
+} from './messages';
 
 export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
 export const DELTA_METHOD = 'DeltaAggregatedResources';
@@ -41,6 +49,6 @@ export function adsServiceDefinition(): grpc.ServiceDefinition {
       requestDeserialize: decodeDeltaRequest,
       responseSerialize: serializeOutgoing,
     },
-  } as grpc.ServiceDefinition;
+  };
   return cached;
 }

@@ -31,7 +31,7 @@ function decodeNode(buf: Buffer, start: number, end: number): NodeMessage {
     nodeType = root.lookupType('envoy.service.discovery.v3.Node');
   }
   const msg = nodeType.decode(buf.subarray(start, end));
-  return nodeType.toObject(msg, PROTO_LOADER_OPTIONS as protobuf.IConversionOptions) as unknown as NodeMessage;
+  return nodeType.toObject(msg, PROTO_LOADER_OPTIONS) as unknown as NodeMessage;
 }
 
 /** error_detail (google.rpc.Status), or the violated limit. */
@@ -44,7 +44,8 @@ function decodeStatus(r: Reader, end: number): { code: number; message: string }
     if (field === 1 && (tag & 7) === WIRE_VARINT) out.code = sub.varint() | 0;
     else if (field === 2 && (tag & 7) === WIRE_LEN) {
       const [s, e] = sub.len();
-      if (e - s > MAX_ERROR_DETAIL_BYTES) return overLimit('error_detail.message', e - s, MAX_ERROR_DETAIL_BYTES, 'MAX_ERROR_DETAIL_BYTES');
+      if (e - s > MAX_ERROR_DETAIL_BYTES)
+        return overLimit('error_detail.message', e - s, MAX_ERROR_DETAIL_BYTES, 'MAX_ERROR_DETAIL_BYTES');
       out.message = r.buf.toString('utf8', s, e);
     } else sub.skip(tag & 7);
   }
@@ -170,7 +171,15 @@ export function decodeDeltaRequest(buf: Buffer): DeltaDiscoveryRequest {
       continue;
     }
     if (field >= 3 && field <= 5 && ++names > MAX_RESOURCE_NAMES_PER_REQUEST) {
-      return refuse(overLimit('the request', names, MAX_RESOURCE_NAMES_PER_REQUEST, 'MAX_RESOURCE_NAMES_PER_REQUEST', 'names or more'));
+      return refuse(
+        overLimit(
+          'the request',
+          names,
+          MAX_RESOURCE_NAMES_PER_REQUEST,
+          'MAX_RESOURCE_NAMES_PER_REQUEST',
+          'names or more',
+        ),
+      );
     }
     switch (field) {
       case 1: {
@@ -202,8 +211,24 @@ export function decodeDeltaRequest(buf: Buffer): DeltaDiscoveryRequest {
         entryRanges(buf, s, s + n, entry);
         const keyBytes = entry[1]! - entry[0]!;
         const versionBytes = entry[3]! - entry[2]!;
-        if (keyBytes > MAX_RESOURCE_NAME_BYTES) return refuse(overLimit('a name in initial_resource_versions', keyBytes, MAX_RESOURCE_NAME_BYTES, 'MAX_RESOURCE_NAME_BYTES'));
-        if (versionBytes > MAX_RESOURCE_VERSION_BYTES) return refuse(overLimit('a version in initial_resource_versions', versionBytes, MAX_RESOURCE_VERSION_BYTES, 'MAX_RESOURCE_VERSION_BYTES'));
+        if (keyBytes > MAX_RESOURCE_NAME_BYTES)
+          return refuse(
+            overLimit(
+              'a name in initial_resource_versions',
+              keyBytes,
+              MAX_RESOURCE_NAME_BYTES,
+              'MAX_RESOURCE_NAME_BYTES',
+            ),
+          );
+        if (versionBytes > MAX_RESOURCE_VERSION_BYTES)
+          return refuse(
+            overLimit(
+              'a version in initial_resource_versions',
+              versionBytes,
+              MAX_RESOURCE_VERSION_BYTES,
+              'MAX_RESOURCE_VERSION_BYTES',
+            ),
+          );
         digest ??= emptyDigest();
         digestEntry(digest, buf, entry[0]!, entry[1]!, entry[2]!, entry[3]!);
         break;

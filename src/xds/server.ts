@@ -122,7 +122,15 @@ export class XdsServer {
     const seconds = (this.clock.now() - started) / 1000;
     const types = req.full ? ['full'] : [...req.changes.keys()].map(metricType);
     for (const type of new Set(types)) this.metrics.pushTime.observe({ type }, seconds);
-    log.debug({ streams: this.streams.size, full: req.full, changed: Object.fromEntries([...req.changes].map(([t, n]) => [metricType(t), n.size])), ms: seconds * 1000 }, 'push');
+    log.debug(
+      {
+        streams: this.streams.size,
+        full: req.full,
+        changed: Object.fromEntries([...req.changes].map(([t, n]) => [metricType(t), n.size])),
+        ms: seconds * 1000,
+      },
+      'push',
+    );
   }
 }
 
@@ -132,7 +140,11 @@ export interface XdsServerHandle {
 }
 
 /** Registers the ADS service on both gRPC ports, its metrics and /debug/syncz, and ties it to meshConfig and shutdown. */
-export function startXdsServer(ctx: XdsHostDeps, cache: ResourceCache, authenticator: CallAuthenticator): XdsServerHandle {
+export function startXdsServer(
+  ctx: XdsHostDeps,
+  cache: ResourceCache,
+  authenticator: CallAuthenticator,
+): XdsServerHandle {
   const env = ctx.options.env;
   const server = new XdsServer(
     cache,
@@ -145,9 +157,13 @@ export function startXdsServer(ctx: XdsHostDeps, cache: ResourceCache, authentic
     new XdsMetrics(ctx.metrics),
   );
   ctx.grpc.addService(adsServiceDefinition(), server.implementation(), 'both');
-  ctx.debug.add('syncz', 'connected xDS clients: node, identity, subscriptions, last nonce, ACK/NACK, pending names', () => ({
-    body: server.debugSyncz(),
-  }));
+  ctx.debug.add(
+    'syncz',
+    'connected xDS clients: node, identity, subscriptions, last nonce, ACK/NACK, pending names',
+    () => ({
+      body: server.debugSyncz(),
+    }),
+  );
   const unsubscribeMesh = ctx.mesh.subscribe(() => server.fullPush());
   ctx.onShutdown(() => {
     unsubscribeMesh();

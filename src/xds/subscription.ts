@@ -155,7 +155,8 @@ export class TypeSubscription {
     let out: TakenDelta;
     const sharedDelta = this.shared?.sharedDelta(this.typeUrl);
     if (!this.served) out = { resources: [], removed: [], eventAt };
-    else if (sharedDelta) out = { resources: sharedDelta.resources, removed: sharedDelta.removed, shared: sharedDelta.body, eventAt };
+    else if (sharedDelta)
+      out = { resources: sharedDelta.resources, removed: sharedDelta.removed, shared: sharedDelta.body, eventAt };
     else if (this.wildcard && this.full && this.names.size === 0 && ctx.snapshots) {
       const snap = ctx.snapshots.get(this.typeUrl);
       out = { resources: snap.resources, removed: [], shared: snap.body, eventAt };
@@ -197,9 +198,10 @@ export class TypeSubscription {
       // is listed as removed (adds are applied first, so the matches still land).
       if (!cache.get(type, key)) removed.push(key);
     }
-    const onNode = isAddress && nodeName !== '' && (this.mustRespond || this.names.size > 0)
-      ? new Set(cache.workloadsOnNode(nodeName))
-      : new Set<string>();
+    const onNode =
+      isAddress && nodeName !== '' && (this.mustRespond || this.names.size > 0)
+        ? new Set(cache.workloadsOnNode(nodeName))
+        : new Set<string>();
     if (this.mustRespond) for (const w of onNode) if (!selected.has(w)) selected.set(w, '');
     if (this.full) for (const w of this.watched) if (!selected.has(w)) selected.set(w, '');
     for (const name of this.names) {

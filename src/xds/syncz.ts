@@ -45,7 +45,8 @@ export function synczEntry(stream: DeltaStream): SynczClient {
         pendingNames: s.pendingCount(),
       };
       if (s.lastAck) t.lastAck = { nonce: s.lastAck.nonce, at: s.lastAck.at.toISOString() };
-      if (s.lastNack) t.lastNack = { nonce: s.lastNack.nonce, at: s.lastNack.at.toISOString(), message: s.lastNack.message };
+      if (s.lastNack)
+        t.lastNack = { nonce: s.lastNack.nonce, at: s.lastNack.at.toISOString(), message: s.lastNack.message };
       return t;
     }),
   };

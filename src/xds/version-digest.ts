@@ -70,7 +70,15 @@ function fmix(h: number): number {
 }
 
 /** Adds (sign 1) or removes (sign -1) the entry whose UTF-8 name and version bytes are at the given ranges. */
-export function digestEntry(d: VersionDigest, buf: Uint8Array, nameStart: number, nameEnd: number, versionStart: number, versionEnd: number, sign: 1 | -1 = 1): void {
+export function digestEntry(
+  d: VersionDigest,
+  buf: Uint8Array,
+  nameStart: number,
+  nameEnd: number,
+  versionStart: number,
+  versionEnd: number,
+  sign: 1 | -1 = 1,
+): void {
   laneA = SEED_A;
   laneB = SEED_B;
   absorb(buf, nameStart, nameEnd);

@@ -66,7 +66,9 @@ export function encodeResourceFrame(typeUrl: string, resource: XdsResource): Buf
   const type = Buffer.from(typeUrl, 'utf8');
   const anyLen = fieldSize(ANY_TYPE_URL, type.length) + fieldSize(ANY_VALUE, resource.bytes.length);
   const resourceLen =
-    fieldSize(RESOURCE_NAME, name.length) + fieldSize(RESOURCE_VERSION, version.length) + fieldSize(RESOURCE_ANY, anyLen);
+    fieldSize(RESOURCE_NAME, name.length) +
+    fieldSize(RESOURCE_VERSION, version.length) +
+    fieldSize(RESOURCE_ANY, anyLen);
   const buf = Buffer.allocUnsafe(fieldSize(RESPONSE_RESOURCES, resourceLen));
   let pos = writeHeader(buf, 0, RESPONSE_RESOURCES, resourceLen);
   pos = writeBytes(buf, pos, RESOURCE_NAME, name);
@@ -128,7 +130,8 @@ export class EncodedBody {
   /** The complete message; valid until the next withNonce() on this body (copy it at once). */
   withNonce(nonce: string): Buffer {
     const bytes = Buffer.byteLength(nonce);
-    if (bytes > MAX_INLINE_NONCE) return Buffer.concat([this.buf.subarray(0, this.length), encodeStringField(RESPONSE_NONCE, nonce)]);
+    if (bytes > MAX_INLINE_NONCE)
+      return Buffer.concat([this.buf.subarray(0, this.length), encodeStringField(RESPONSE_NONCE, nonce)]);
     let pos = writeHeader(this.buf, this.length, RESPONSE_NONCE, bytes);
     pos += this.buf.write(nonce, pos, 'utf8');
     return this.buf.subarray(0, pos);

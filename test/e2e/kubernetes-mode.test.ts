@@ -16,12 +16,21 @@ describe('Kubernetes mode end to end', () => {
     dir = mkdtempSync(join(tmpdir(), 'istiod-ts-kube-'));
     api = await TestApiServer.start();
     api.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'istio-system' } });
-    api.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop', labels: { 'istio.io/dataplane-mode': 'ambient' } } });
+    api.put({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'shop', labels: { 'istio.io/dataplane-mode': 'ambient' } },
+    });
     api.put({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-1' } });
     api.put({
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name: 'cart-1', namespace: 'shop', labels: { app: 'cart' }, annotations: { 'ambient.istio.io/redirection': 'enabled' } },
+      metadata: {
+        name: 'cart-1',
+        namespace: 'shop',
+        labels: { app: 'cart' },
+        annotations: { 'ambient.istio.io/redirection': 'enabled' },
+      },
       spec: { nodeName: 'node-1', serviceAccountName: 'cart', containers: [{ name: 'cart', image: 'cart:1' }] },
       status: { phase: 'Running', podIP: '10.1.0.5', podIPs: [{ ip: '10.1.0.5' }] },
     });
@@ -33,13 +42,20 @@ describe('Kubernetes mode end to end', () => {
     });
     server = ServerProcess.start(
       [
-        '--kubeconfig', api.writeKubeconfig(),
-        '--meshConfig', join(dir, 'no-such-mesh-file'),
-        '--grpcAddr', '127.0.0.1:0',
-        '--secureGRPCAddr', '127.0.0.1:0',
-        '--httpsAddr', '127.0.0.1:0',
-        '--monitoringAddr', '127.0.0.1:0',
-        '--httpAddr', '127.0.0.1:0',
+        '--kubeconfig',
+        api.writeKubeconfig(),
+        '--meshConfig',
+        join(dir, 'no-such-mesh-file'),
+        '--grpcAddr',
+        '127.0.0.1:0',
+        '--secureGRPCAddr',
+        '127.0.0.1:0',
+        '--httpsAddr',
+        '127.0.0.1:0',
+        '--monitoringAddr',
+        '127.0.0.1:0',
+        '--httpAddr',
+        '127.0.0.1:0',
       ],
       { POD_NAME: 'istiod-e2e', ROOT_CA_DIR: join(dir, 'no-cacerts') },
     );
@@ -70,7 +86,8 @@ describe('Kubernetes mode end to end', () => {
     expect(secret).toBeDefined();
     for (const ns of ['istio-system', 'shop']) {
       const deadline = Date.now() + 15_000;
-      while (!api.get('v1', 'ConfigMap', ns, 'istio-ca-root-cert') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      while (!api.get('v1', 'ConfigMap', ns, 'istio-ca-root-cert') && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 100));
       expect(api.get('v1', 'ConfigMap', ns, 'istio-ca-root-cert')?.['data']).toHaveProperty(['root-cert.pem']);
     }
   });

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEMO, localServeArgs, runCli, ServerProcess, waitForStatus } from '../support/cli';
 
-
 describe('istiod-ts command line', () => {
   it('--help lists flags and env vars and exits 0', () => {
     const r = runCli(['--help']);
@@ -48,7 +47,20 @@ describe('istiod-ts command line', () => {
           'current-context: x',
         ].join('\n'),
       );
-      const r = runCli(['--kubeconfig', kubeconfig, '--httpAddr', '127.0.0.1:0', '--monitoringAddr', '127.0.0.1:0', '--grpcAddr', '127.0.0.1:0', '--secureGRPCAddr', '127.0.0.1:0', '--httpsAddr', '127.0.0.1:0']);
+      const r = runCli([
+        '--kubeconfig',
+        kubeconfig,
+        '--httpAddr',
+        '127.0.0.1:0',
+        '--monitoringAddr',
+        '127.0.0.1:0',
+        '--grpcAddr',
+        '127.0.0.1:0',
+        '--secureGRPCAddr',
+        '127.0.0.1:0',
+        '--httpsAddr',
+        '127.0.0.1:0',
+      ]);
       expect(r.status).toBe(1);
       expect(r.stderr).toContain('--configDir');
     } finally {
@@ -73,7 +85,8 @@ describe('local mode end to end', () => {
 
   it('logs the real address of every listener and becomes ready', async () => {
     const http = await server.port('http');
-    for (const name of ['monitoring', 'grpc', 'secure-grpc', 'webhook']) expect(await server.port(name)).toBeGreaterThan(0);
+    for (const name of ['monitoring', 'grpc', 'secure-grpc', 'webhook'])
+      expect(await server.port(name)).toBeGreaterThan(0);
     const res = await waitForStatus(`http://127.0.0.1:${http}/ready`, 200);
     expect(await res.text()).toBe('ready\n');
     expect(server.stdout).toContain('started in local mode');
@@ -90,7 +103,9 @@ describe('local mode end to end', () => {
 
   it('shows the demo mesh under /debug/config and the effective meshConfig under /debug/mesh', async () => {
     const port = await server.port('http');
-    const pods = (await (await fetch(`http://127.0.0.1:${port}/debug/config?kind=Pod&namespace=istio-system`)).json()) as {
+    const pods = (await (
+      await fetch(`http://127.0.0.1:${port}/debug/config?kind=Pod&namespace=istio-system`)
+    ).json()) as {
       objects: { metadata: { name: string } }[];
     };
     expect(pods.objects.length).toBeGreaterThanOrEqual(2);

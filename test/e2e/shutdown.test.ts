@@ -10,7 +10,6 @@ import { AdsClient, ztunnelNodeId } from '../../src/xds/ads-client';
 import { ADDRESS_TYPE_URL } from '../../src/contract/xds-resources';
 import { localServeArgs, runCli, ServerProcess } from '../support/cli';
 
-
 /** A deadline far below the default 10 s, so a test that waits for it still ends quickly. */
 const SHORT_DEADLINE = '1s';
 
@@ -43,10 +42,7 @@ interface Started {
 function startServer(extraArgs: string[]): Started {
   const state = mkdtempSync(join(tmpdir(), 'istiod-ts-shutdown-'));
   const server = ServerProcess.start(
-    [
-      ...localServeArgs(state),
-      ...extraArgs,
-    ],
+    [...localServeArgs(state), ...extraArgs],
     // The plaintext port without authentication, so the test can connect as a ztunnel without a token.
     { XDS_AUTH: 'false' },
   );
@@ -59,7 +55,13 @@ async function connectZtunnel(port: number): Promise<AdsClient> {
     address: `127.0.0.1:${port}`,
     node: {
       id: ztunnelNodeId('10.244.1.2', 'ztunnel-7k2xq', 'istio-system'),
-      metadata: { NAME: 'ztunnel-7k2xq', NAMESPACE: 'istio-system', INSTANCE_IPS: '10.244.1.2', NODE_NAME: 'node-a', CLUSTER_ID: 'Kubernetes' },
+      metadata: {
+        NAME: 'ztunnel-7k2xq',
+        NAMESPACE: 'istio-system',
+        INSTANCE_IPS: '10.244.1.2',
+        NODE_NAME: 'node-a',
+        CLUSTER_ID: 'Kubernetes',
+      },
     },
   });
   const synced = new Promise<void>((resolve) => client.onResponse((r) => r.type_url === ADDRESS_TYPE_URL && resolve()));
@@ -69,7 +71,9 @@ async function connectZtunnel(port: number): Promise<AdsClient> {
 }
 
 /** A TLS connection to the webhook that has had one full review answered, so the server is reading it. */
-async function openWebhookConnection(port: number): Promise<{ socket: tls.TLSSocket; received: () => string; closed: Promise<void> }> {
+async function openWebhookConnection(
+  port: number,
+): Promise<{ socket: tls.TLSSocket; received: () => string; closed: Promise<void> }> {
   const socket = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] });
   let text = '';
   socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
@@ -88,7 +92,9 @@ async function openWebhookConnection(port: number): Promise<{ socket: tls.TLSSoc
 /** Sends the head and the first half of a review; resolves once the bytes are handed to the kernel. */
 function sendHalfReview(socket: tls.TLSSocket): Promise<string> {
   const half = REVIEW.slice(0, Math.floor(REVIEW.length / 2));
-  return new Promise((resolve) => socket.write(reviewHead(Buffer.byteLength(REVIEW)) + half, () => resolve(REVIEW.slice(half.length))));
+  return new Promise((resolve) =>
+    socket.write(reviewHead(Buffer.byteLength(REVIEW)) + half, () => resolve(REVIEW.slice(half.length))),
+  );
 }
 
 async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
@@ -164,7 +170,9 @@ describe('--shutdownDuration', () => {
     for (const value of ['0s', '-5s']) {
       const r = runCli([`--shutdownDuration=${value}`]);
       expect(r.status).toBe(2);
-      expect(r.stderr.trim().split('\n')).toEqual(['istiod-ts: invalid value for --shutdownDuration: must be greater than 0']);
+      expect(r.stderr.trim().split('\n')).toEqual([
+        'istiod-ts: invalid value for --shutdownDuration: must be greater than 0',
+      ]);
     }
   });
 

@@ -41,7 +41,9 @@ describe('start-up checks', () => {
   test('an unknown level in --log_output_level exits 2 with one line, not a JSON error and exit 1', () => {
     const r = runCli(['--configDir', DEMO, '--stateDir', stateDir, '--log_output_level', 'ca:loud', ...QUIET]);
     expect(r.status).toBe(2);
-    expect(oneLine(r.stderr)).toBe('istiod-ts: invalid value for --log_output_level: unknown log level "loud" (one of trace, debug, info, warn, error, fatal, silent)');
+    expect(oneLine(r.stderr)).toBe(
+      'istiod-ts: invalid value for --log_output_level: unknown log level "loud" (one of trace, debug, info, warn, error, fatal, silent)',
+    );
     expect(fs.existsSync(stateDir)).toBe(false);
   });
 
@@ -56,7 +58,9 @@ describe('start-up checks', () => {
     fs.writeFileSync(file, '');
     const r = runCli(['--configDir', DEMO, '--stateDir', path.join(file, 'state'), ...QUIET]);
     expect(r.status).toBe(2);
-    expect(oneLine(r.stderr)).toMatch(/^istiod-ts: invalid value for --stateDir: .*file is not a folder, so .*file\/state cannot be created$/);
+    expect(oneLine(r.stderr)).toMatch(
+      /^istiod-ts: invalid value for --stateDir: .*file is not a folder, so .*file\/state cannot be created$/,
+    );
   });
 
   test('a --stateDir that is a file exits 2 naming it', () => {

@@ -8,8 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { localServeArgs, runCli } from '../support/cli';
 
-
-
 /** stderr without the structured (JSON) log lines: what a person reads. */
 function humanLines(stderr: string): string[] {
   return stderr.split('\n').filter((line) => {
@@ -23,7 +21,9 @@ function humanLines(stderr: string): string[] {
   });
 }
 
-const PEM_KEY = crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
+const PEM_KEY = crypto
+  .generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
+  .privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
 const PEM_CERT = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 
 describe('a half-present CA key pair in --stateDir', () => {

@@ -10,14 +10,22 @@ export const DEMO = join(__dirname, '..', '..', 'examples', 'demo');
 /** `serve` on the demo mesh with its state in `state`, no meshConfig file, every listener on a free loopback port. */
 export function localServeArgs(state: string): string[] {
   return [
-    '--configDir', DEMO,
-    '--stateDir', state,
-    '--meshConfig', join(state, 'no-such-mesh-file'),
-    '--grpcAddr', '127.0.0.1:0',
-    '--secureGRPCAddr', '127.0.0.1:0',
-    '--httpsAddr', '127.0.0.1:0',
-    '--monitoringAddr', '127.0.0.1:0',
-    '--httpAddr', '127.0.0.1:0',
+    '--configDir',
+    DEMO,
+    '--stateDir',
+    state,
+    '--meshConfig',
+    join(state, 'no-such-mesh-file'),
+    '--grpcAddr',
+    '127.0.0.1:0',
+    '--secureGRPCAddr',
+    '127.0.0.1:0',
+    '--httpsAddr',
+    '127.0.0.1:0',
+    '--monitoringAddr',
+    '127.0.0.1:0',
+    '--httpAddr',
+    '127.0.0.1:0',
   ];
 }
 
@@ -29,7 +37,11 @@ export interface RunResult {
 
 /** Runs a short command to completion. */
 export function runCli(args: string[], env: Record<string, string> = {}): RunResult {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 20_000 });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    timeout: 20_000,
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -74,7 +86,10 @@ export class ServerProcess {
   }
 
   static start(args: string[], env: Record<string, string> = {}): ServerProcess {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     return new ServerProcess(child);
   }
 
@@ -82,7 +97,15 @@ export class ServerProcess {
     const found = this.logs.find(match);
     if (found) return Promise.resolve(found);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no matching log line within ${timeoutMs} ms; saw:\n${this.logs.map((l) => JSON.stringify(l)).join('\n')}`)), timeoutMs);
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `no matching log line within ${timeoutMs} ms; saw:\n${this.logs.map((l) => JSON.stringify(l)).join('\n')}`,
+            ),
+          ),
+        timeoutMs,
+      );
       this.waiters.push({ match, resolve: (l) => (clearTimeout(timer), resolve(l)) });
     });
   }

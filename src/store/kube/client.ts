@@ -95,7 +95,9 @@ export class KubeClient {
       ...(options.headers as Record<string, string>),
       Accept: 'application/json',
       'User-Agent': this.userAgent,
-      ...(body !== undefined ? { 'Content-Type': req.contentType ?? 'application/json', 'Content-Length': String(Buffer.byteLength(body)) } : {}),
+      ...(body !== undefined
+        ? { 'Content-Type': req.contentType ?? 'application/json', 'Content-Length': String(Buffer.byteLength(body)) }
+        : {}),
     };
     const timeoutMs = req.timeoutMs ?? REQUEST_TIMEOUT_MS;
     const transport = url.protocol === 'https:' ? https : http;
@@ -105,7 +107,8 @@ export class KubeClient {
         let size = 0;
         res.on('data', (c: Buffer) => {
           size += c.length;
-          if (size > MAX_RESPONSE_BYTES) res.destroy(new Error(`${req.method} ${req.path}: response larger than ${MAX_RESPONSE_BYTES} bytes`));
+          if (size > MAX_RESPONSE_BYTES)
+            res.destroy(new Error(`${req.method} ${req.path}: response larger than ${MAX_RESPONSE_BYTES} bytes`));
           else chunks.push(c);
         });
         res.on('error', reject);
@@ -124,7 +127,11 @@ export class KubeClient {
         });
       });
       r.on('error', (err) => {
-        reject(err.name === 'AbortError' || err.name === 'TimeoutError' ? new Error(`${req.method} ${req.path}: no answer within ${timeoutMs} ms`) : err);
+        reject(
+          err.name === 'AbortError' || err.name === 'TimeoutError'
+            ? new Error(`${req.method} ${req.path}: no answer within ${timeoutMs} ms`)
+            : err,
+        );
       });
       r.end(body);
     });

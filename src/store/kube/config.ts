@@ -14,7 +14,10 @@ export const REACHABILITY_TIMEOUT_MS = 5_000;
 export class KubeUnreachableError extends Error {}
 
 /** Loads the client configuration; throws naming what was tried when there is none. */
-export function loadKubeConfig(kubeconfigPath: string, env: Record<string, string | undefined> = process.env): KubeConfig {
+export function loadKubeConfig(
+  kubeconfigPath: string,
+  env: Record<string, string | undefined> = process.env,
+): KubeConfig {
   const kc = new KubeConfig();
   if (kubeconfigPath !== '') {
     if (!existsSync(kubeconfigPath)) throw new KubeUnreachableError(`--kubeconfig ${kubeconfigPath}: no such file`);

@@ -44,8 +44,18 @@ export async function connectKubernetes(o: ConnectOptions): Promise<KubernetesBa
   await assertReachable(client);
   return {
     client,
-    source: new KubeSource({ client, writer: o.store, systemNamespace: o.systemNamespace, ...(o.mesh ? { mesh: o.mesh } : {}) }),
-    leader: new LeaseLeaderElector({ client, namespace: o.systemNamespace, identity, ...(o.leaderTiming ? { timing: o.leaderTiming } : {}) }),
+    source: new KubeSource({
+      client,
+      writer: o.store,
+      systemNamespace: o.systemNamespace,
+      ...(o.mesh ? { mesh: o.mesh } : {}),
+    }),
+    leader: new LeaseLeaderElector({
+      client,
+      namespace: o.systemNamespace,
+      identity,
+      ...(o.leaderTiming ? { timing: o.leaderTiming } : {}),
+    }),
     writer: new KubeWriter(client),
   };
 }

@@ -144,7 +144,12 @@ export class KindWatcher {
   private makeInformer(): ListWatch<KubernetesObject> {
     const { client, kind, namespace, fieldSelector } = this.options;
     const info = KINDS[kind];
-    const path = resourcePath({ group: info.group, version: info.version, plural: info.plural, ...(namespace !== undefined ? { namespace } : {}) });
+    const path = resourcePath({
+      group: info.group,
+      version: info.version,
+      plural: info.plural,
+      ...(namespace !== undefined ? { namespace } : {}),
+    });
     const watch = new SlimmingWatch(client.kubeConfig, this);
     const informer = new ListWatch<KubernetesObject>(
       path,
@@ -157,7 +162,8 @@ export class KindWatcher {
       undefined,
       fieldSelector,
     );
-    const changed = (deleted: boolean) => (o: KubernetesObject) => this.buffer({ object: o as unknown as KubeObject, ...(deleted ? { deleted } : {}) });
+    const changed = (deleted: boolean) => (o: KubernetesObject) =>
+      this.buffer({ object: o as unknown as KubeObject, ...(deleted ? { deleted } : {}) });
     informer.on('add', changed(false));
     informer.on('update', changed(false));
     informer.on('delete', changed(true));
@@ -209,7 +215,10 @@ export class KindWatcher {
     let resourceVersion: string | undefined;
     let cont: string | undefined;
     do {
-      const page = await this.options.client.call<{ metadata?: { resourceVersion?: string; continue?: string }; items?: KubeObject[] }>({
+      const page = await this.options.client.call<{
+        metadata?: { resourceVersion?: string; continue?: string };
+        items?: KubeObject[];
+      }>({
         method: 'GET',
         path,
         query: { limit: LIST_PAGE_SIZE, continue: cont, fieldSelector: this.options.fieldSelector },
@@ -263,7 +272,10 @@ export class KindWatcher {
     this.failures++;
     const delay = backoffDelay(this.failures, this.timing.backoff);
     const level = this.failures === 1 ? 'warn' : 'debug';
-    log[level]({ kind, attempt: this.failures, retryInMs: delay, err: (err as Error)?.message ?? String(err) }, 'list/watch failed; retrying');
+    log[level](
+      { kind, attempt: this.failures, retryInMs: delay, err: (err as Error)?.message ?? String(err) },
+      'list/watch failed; retrying',
+    );
     this.retryTimer = setTimeout(() => {
       if (!this.stopped) this.restart();
     }, delay);
@@ -273,7 +285,10 @@ export class KindWatcher {
   private kindMissing(): void {
     const kind = this.options.kind;
     if (!this.missingLogged) {
-      log.warn({ kind, retryInMs: this.timing.missingKindRetryMs }, `${kind} is not served by the API server (CRD not installed); treating it as empty`);
+      log.warn(
+        { kind, retryInMs: this.timing.missingKindRetryMs },
+        `${kind} is not served by the API server (CRD not installed); treating it as empty`,
+      );
       this.missingLogged = true;
     }
     // Through the buffer, so these deletes come after any event the old informer left in it.

@@ -23,7 +23,11 @@ export interface LeaderTiming {
 }
 
 /** client-go's and istiod's defaults: 30 s lease, 15 s renew deadline, 5 s retry. */
-export const DEFAULT_LEADER_TIMING: LeaderTiming = { leaseDurationMs: 30_000, renewDeadlineMs: 15_000, retryPeriodMs: 5_000 };
+export const DEFAULT_LEADER_TIMING: LeaderTiming = {
+  leaseDurationMs: 30_000,
+  renewDeadlineMs: 15_000,
+  retryPeriodMs: 5_000,
+};
 /** Followers poll at retryPeriod * (1 + random * ACQUIRE_JITTER), as client-go's JitterFactor. */
 export const ACQUIRE_JITTER = 1.2;
 
@@ -57,9 +61,14 @@ function microTime(ms: number): string {
 }
 
 export function validateTiming(t: LeaderTiming): void {
-  if (!(t.leaseDurationMs > t.renewDeadlineMs)) throw new Error(`leader election: lease duration (${t.leaseDurationMs} ms) must exceed the renew deadline (${t.renewDeadlineMs} ms)`);
+  if (!(t.leaseDurationMs > t.renewDeadlineMs))
+    throw new Error(
+      `leader election: lease duration (${t.leaseDurationMs} ms) must exceed the renew deadline (${t.renewDeadlineMs} ms)`,
+    );
   if (!(t.renewDeadlineMs > t.retryPeriodMs * ACQUIRE_JITTER)) {
-    throw new Error(`leader election: renew deadline (${t.renewDeadlineMs} ms) must exceed ${ACQUIRE_JITTER} x retry period (${t.retryPeriodMs} ms)`);
+    throw new Error(
+      `leader election: renew deadline (${t.renewDeadlineMs} ms) must exceed ${ACQUIRE_JITTER} x retry period (${t.retryPeriodMs} ms)`,
+    );
   }
 }
 
@@ -84,7 +93,13 @@ class LeaseElection {
   ) {}
 
   private get ref(): ObjectRef {
-    return { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace: this.namespace, name: this.name };
+    return {
+      group: 'coordination.k8s.io',
+      version: 'v1',
+      plural: 'leases',
+      namespace: this.namespace,
+      name: this.name,
+    };
   }
 
   /** One try per call: the retry period is the retry loop, and a renewal must not outlast it. */
@@ -126,7 +141,10 @@ class LeaseElection {
   private armDeadline(): void {
     clearTimeout(this.deadline);
     this.deadline = setTimeout(() => {
-      log.warn({ lease: this.name, renewDeadlineMs: this.timing.renewDeadlineMs }, 'could not renew the lease in time; stopping controllers');
+      log.warn(
+        { lease: this.name, renewDeadlineMs: this.timing.renewDeadlineMs },
+        'could not renew the lease in time; stopping controllers',
+      );
       void this.loseLeadership();
     }, this.timing.renewDeadlineMs);
   }
@@ -177,7 +195,12 @@ class LeaseElection {
     };
     const current = await this.writer.get<Lease>(this.ref, this.callOptions);
     if (!current) {
-      const body: Lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.name, namespace: this.namespace }, spec: { ...spec, acquireTime: spec.renewTime!, leaseTransitions: 0 } };
+      const body: Lease = {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: this.name, namespace: this.namespace },
+        spec: { ...spec, acquireTime: spec.renewTime!, leaseTransitions: 0 },
+      };
       // A 409 means another replica wrote first: not an error, just not ours.
       const created = await unlessConflict(this.writer.create<Lease>(this.ref, body, this.callOptions));
       if (created) this.observe(created);
@@ -185,13 +208,16 @@ class LeaseElection {
     }
     this.observe(current);
     const holder = current.spec?.holderIdentity ?? '';
-    if (holder !== '' && holder !== this.identity && this.observedAt + this.timing.leaseDurationMs > Date.now()) return false;
+    if (holder !== '' && holder !== this.identity && this.observedAt + this.timing.leaseDurationMs > Date.now())
+      return false;
     const next: Lease = {
       ...current,
       spec: {
         ...current.spec,
         ...spec,
-        ...(holder !== this.identity ? { acquireTime: spec.renewTime!, leaseTransitions: (current.spec?.leaseTransitions ?? 0) + 1 } : {}),
+        ...(holder !== this.identity
+          ? { acquireTime: spec.renewTime!, leaseTransitions: (current.spec?.leaseTransitions ?? 0) + 1 }
+          : {}),
       },
     };
     const updated = await unlessConflict(this.writer.update<Lease>(this.ref, next, this.callOptions));
@@ -209,7 +235,10 @@ class LeaseElection {
     const last = this.last;
     if (!wasLeading || !last || last.spec?.holderIdentity !== this.identity) return;
     const now = microTime(Date.now());
-    const released: Lease = { ...last, spec: { ...last.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now } };
+    const released: Lease = {
+      ...last,
+      spec: { ...last.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now },
+    };
     try {
       await this.writer.update<Lease>(this.ref, released, this.callOptions);
       log.info({ lease: this.name }, 'lease released');

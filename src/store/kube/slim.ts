@@ -49,7 +49,13 @@ function internValues(map: Record<string, string>, skip?: string): Record<string
 }
 
 function slimOwnerReference(o: OwnerReference): OwnerReference {
-  return { apiVersion: intern(o.apiVersion), kind: intern(o.kind), name: intern(o.name), uid: intern(o.uid), controller: o.controller };
+  return {
+    apiVersion: intern(o.apiVersion),
+    kind: intern(o.kind),
+    name: intern(o.name),
+    uid: intern(o.uid),
+    controller: o.controller,
+  };
 }
 
 export function slimMetadata(m: ObjectMeta): ObjectMeta {
@@ -64,7 +70,8 @@ export function slimMetadata(m: ObjectMeta): ObjectMeta {
     generateName: m.generateName === undefined ? undefined : intern(m.generateName),
     labels: m.labels && internValues(m.labels),
     annotations: m.annotations && internValues(m.annotations, LAST_APPLIED_ANNOTATION),
-    ownerReferences: m.ownerReferences && m.ownerReferences.length > 0 ? m.ownerReferences.map(slimOwnerReference) : undefined,
+    ownerReferences:
+      m.ownerReferences && m.ownerReferences.length > 0 ? m.ownerReferences.map(slimOwnerReference) : undefined,
   };
 }
 
@@ -85,12 +92,18 @@ function slimPort(p: ContainerPort): ContainerPort {
 }
 
 function slimContainer(c: Container): Container {
-  return { name: intern(c.name), ports: c.ports && c.ports.length > 0 ? c.ports.map(slimPort) : undefined, restartPolicy: c.restartPolicy };
+  return {
+    name: intern(c.name),
+    ports: c.ports && c.ports.length > 0 ? c.ports.map(slimPort) : undefined,
+    restartPolicy: c.restartPolicy,
+  };
 }
 
 function slimPodSpec(spec: Json): Json {
   // Only native sidecars (restartPolicy Always) can serve a Service's named targetPort.
-  const sidecars = ((spec['initContainers'] as Container[] | undefined) ?? []).filter((c) => c.restartPolicy === 'Always');
+  const sidecars = ((spec['initContainers'] as Container[] | undefined) ?? []).filter(
+    (c) => c.restartPolicy === 'Always',
+  );
   return {
     nodeName: intern(spec['nodeName']),
     serviceAccountName: intern(spec['serviceAccountName']),
@@ -103,7 +116,9 @@ function slimPodSpec(spec: Json): Json {
 function slimPodStatus(status: Json): Json {
   const podIP = status['podIP'] as string | undefined;
   const podIPs = status['podIPs'] as { ip: string }[] | undefined;
-  const ready = ((status['conditions'] as { type: string; status: string }[] | undefined) ?? []).filter((c) => c.type === 'Ready');
+  const ready = ((status['conditions'] as { type: string; status: string }[] | undefined) ?? []).filter(
+    (c) => c.type === 'Ready',
+  );
   // A pod's own IP is unique (and shared between podIP and podIPs); its phase and its node's IP
   // are shared with many pods.
   return {
@@ -121,7 +136,13 @@ export function slimObject(kind: KindId, o: KubeObject): KubeObject {
   const apiVersion = apiVersionOf(info);
   const metadata = slimMetadata(o.metadata);
   if (kind === 'Pod') {
-    return { apiVersion, kind: info.kind, metadata, spec: slimPodSpec((o.spec ?? {}) as Json), status: slimPodStatus((o.status ?? {}) as Json) };
+    return {
+      apiVersion,
+      kind: info.kind,
+      metadata,
+      spec: slimPodSpec((o.spec ?? {}) as Json),
+      status: slimPodStatus((o.status ?? {}) as Json),
+    };
   }
   const out: KubeObject = { apiVersion, kind: info.kind, metadata };
   if (kind === 'Node') {

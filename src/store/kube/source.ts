@@ -73,7 +73,10 @@ export class KubeSource implements ConfigSource {
         const text = JSON.stringify(next.discoverySelectors ?? []);
         if (text === selectors) return;
         selectors = text;
-        log.info({ discoverySelectors: next.discoverySelectors ?? [] }, 'discoverySelectors changed; re-filtering namespaces');
+        log.info(
+          { discoverySelectors: next.discoverySelectors ?? [] },
+          'discoverySelectors changed; re-filtering namespaces',
+        );
         this.filter.setSelectors(next.discoverySelectors);
         this.refilterAll();
       });
@@ -144,7 +147,10 @@ export class KubeSource implements ConfigSource {
   private refilterAll(): void {
     for (const [kind, w] of this.watchers) {
       if (kind === 'ConfigMap' || !w.hasSynced) continue;
-      this.options.writer.replace(kind, w.list().filter((o) => this.allowed(kind, o)));
+      this.options.writer.replace(
+        kind,
+        w.list().filter((o) => this.allowed(kind, o)),
+      );
     }
   }
 }

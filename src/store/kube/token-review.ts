@@ -16,7 +16,12 @@ export interface TokenReviewResult {
 
 /** The status of a TokenReview the API server answered. */
 export interface TokenReviewAnswer {
-  status?: { authenticated?: boolean; user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> }; audiences?: string[]; error?: string };
+  status?: {
+    authenticated?: boolean;
+    user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
+    audiences?: string[];
+    error?: string;
+  };
 }
 
 export function tokenReviewResult(review: TokenReviewAnswer): TokenReviewResult {

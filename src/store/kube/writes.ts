@@ -98,11 +98,19 @@ export class KubeWriter {
     const query = opts.dryRun ? { ...req.query, dryRun: 'All' } : req.query;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.client.call<T>({ ...req, ...(query ? { query } : {}), timeoutMs: opts.timeoutMs ?? this.policy.timeoutMs });
+        return await this.client.call<T>({
+          ...req,
+          ...(query ? { query } : {}),
+          timeoutMs: opts.timeoutMs ?? this.policy.timeoutMs,
+        });
       } catch (err) {
         if (!isTransient(err) || attempt >= maxAttempts) throw err;
-        const retryAfterMs = err instanceof KubeApiError && err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : 0;
-        const delay = Math.min(this.policy.backoff.maxMs, Math.max(retryAfterMs, backoffDelay(attempt, this.policy.backoff)));
+        const retryAfterMs =
+          err instanceof KubeApiError && err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : 0;
+        const delay = Math.min(
+          this.policy.backoff.maxMs,
+          Math.max(retryAfterMs, backoffDelay(attempt, this.policy.backoff)),
+        );
         log.debug({ what, attempt, delay, err: (err as Error).message }, 'write failed; retrying');
         await sleep(delay);
       }
@@ -120,20 +128,44 @@ export class KubeWriter {
   }
 
   /** One page of a collection (a read the writers need: what to repair). */
-  async list<T = KubeObject>(ref: CollectionRef, query: Record<string, string>, opts: WriteOptions = {}): Promise<{ resourceVersion: string; items: T[] }> {
-    const page = await this.call<{ metadata?: { resourceVersion?: string }; items?: T[] }>(describe(ref), { method: 'GET', path: resourcePath(ref), query }, opts);
+  async list<T = KubeObject>(
+    ref: CollectionRef,
+    query: Record<string, string>,
+    opts: WriteOptions = {},
+  ): Promise<{ resourceVersion: string; items: T[] }> {
+    const page = await this.call<{ metadata?: { resourceVersion?: string }; items?: T[] }>(
+      describe(ref),
+      { method: 'GET', path: resourcePath(ref), query },
+      opts,
+    );
     return { resourceVersion: page.metadata?.resourceVersion ?? '', items: page.items ?? [] };
   }
 
   /** POST to the collection (a name in `ref` only names the call in logs). */
-  async create<T = KubeObject>(ref: CollectionRef & { name?: string }, body: unknown, opts: WriteOptions = {}): Promise<T> {
+  async create<T = KubeObject>(
+    ref: CollectionRef & { name?: string },
+    body: unknown,
+    opts: WriteOptions = {},
+  ): Promise<T> {
     const { group, version, plural, namespace } = ref;
-    return this.call<T>(describe(ref), { method: 'POST', path: resourcePath({ group, version, plural, ...(namespace !== undefined ? { namespace } : {}) }), body }, opts);
+    return this.call<T>(
+      describe(ref),
+      {
+        method: 'POST',
+        path: resourcePath({ group, version, plural, ...(namespace !== undefined ? { namespace } : {}) }),
+        body,
+      },
+      opts,
+    );
   }
 
   /** PUT: the body's resourceVersion is the precondition (409 when another writer was first). */
   async update<T = KubeObject>(ref: ObjectRef, body: unknown, opts: WriteOptions = {}): Promise<T> {
-    return this.call<T>(describe(ref), { method: 'PUT', path: resourcePath({ ...ref, ...(opts.status ? { subresource: 'status' } : {}) }), body }, opts);
+    return this.call<T>(
+      describe(ref),
+      { method: 'PUT', path: resourcePath({ ...ref, ...(opts.status ? { subresource: 'status' } : {}) }), body },
+      opts,
+    );
   }
 
   async updateStatus<T = KubeObject>(ref: ObjectRef, body: unknown, opts: WriteOptions = {}): Promise<T> {
@@ -144,11 +176,19 @@ export class KubeWriter {
   async patch<T = KubeObject>(ref: ObjectRef, patch: Patch, opts: WriteOptions = {}): Promise<T> {
     const path = resourcePath({ ...ref, ...(opts.status ? { subresource: 'status' } : {}) });
     const body = patch.type === 'json' ? patch.ops : patch.body;
-    return this.call<T>(describe(ref), { method: 'PATCH', path, body, contentType: PATCH_CONTENT_TYPES[patch.type] }, opts);
+    return this.call<T>(
+      describe(ref),
+      { method: 'PATCH', path, body, contentType: PATCH_CONTENT_TYPES[patch.type] },
+      opts,
+    );
   }
 
   /** Creates unless it exists; either way returns the object that won (another replica's, if it was first). */
-  async createIfAbsent<T = KubeObject>(ref: ObjectRef, body: unknown, opts: WriteOptions = {}): Promise<{ object: T; created: boolean }> {
+  async createIfAbsent<T = KubeObject>(
+    ref: ObjectRef,
+    body: unknown,
+    opts: WriteOptions = {},
+  ): Promise<{ object: T; created: boolean }> {
     try {
       return { object: await this.create<T>(ref, body, opts), created: true };
     } catch (err) {
@@ -163,7 +203,11 @@ export class KubeWriter {
    * Creates, or replaces what exists without a resourceVersion (last writer wins): for objects
    * whose whole content is ours, written without a read (the caller may hold no get permission).
    */
-  async createOrReplace<T = KubeObject>(ref: ObjectRef, body: unknown, opts: WriteOptions = {}): Promise<{ object: T; created: boolean }> {
+  async createOrReplace<T = KubeObject>(
+    ref: ObjectRef,
+    body: unknown,
+    opts: WriteOptions = {},
+  ): Promise<{ object: T; created: boolean }> {
     try {
       return { object: await this.create<T>(ref, body, opts), created: true };
     } catch (err) {
@@ -177,7 +221,11 @@ export class KubeWriter {
    * from a fresh read after each 409. `mutate` returns undefined when nothing needs to change.
    * Undefined when the object does not exist.
    */
-  async modify<T extends { metadata: object } = KubeObject>(ref: ObjectRef, mutate: (current: T) => T | undefined, opts: WriteOptions = {}): Promise<{ object: T; changed: boolean } | undefined> {
+  async modify<T extends { metadata: object } = KubeObject>(
+    ref: ObjectRef,
+    mutate: (current: T) => T | undefined,
+    opts: WriteOptions = {},
+  ): Promise<{ object: T; changed: boolean } | undefined> {
     return this.withConflictRetries(describe(ref), async () => {
       const current = await this.get<T>(ref, opts);
       if (current === undefined) return undefined;
@@ -202,7 +250,12 @@ export class KubeWriter {
   }
 
   /** Makes ConfigMap namespace/name hold exactly `data` (labels are added, never removed). */
-  async createOrUpdateConfigMap(namespace: string, name: string, data: Record<string, string>, labels: Record<string, string> = {}): Promise<{ configMap: KubeObject; action: ConfigMapAction }> {
+  async createOrUpdateConfigMap(
+    namespace: string,
+    name: string,
+    data: Record<string, string>,
+    labels: Record<string, string> = {},
+  ): Promise<{ configMap: KubeObject; action: ConfigMapAction }> {
     const ref = { ...CONFIGMAPS, namespace, name };
     return this.withConflictRetries(describe(ref), async () => {
       const current = await this.get(ref);
@@ -212,7 +265,8 @@ export class KubeWriter {
         return { configMap: await this.create(ref, body), action: 'created' as const };
       }
       const mergedLabels = { ...(current.metadata.labels ?? {}), ...labels };
-      if (sameStrings(current.data, data) && sameStrings(current.metadata.labels, mergedLabels)) return { configMap: current, action: 'unchanged' as const };
+      if (sameStrings(current.data, data) && sameStrings(current.metadata.labels, mergedLabels))
+        return { configMap: current, action: 'unchanged' as const };
       const body = { ...current, metadata: { ...current.metadata, labels: mergedLabels }, data };
       return { configMap: await this.update(ref, body), action: 'updated' as const };
     });
@@ -223,7 +277,10 @@ export class KubeWriter {
     const { name, namespace } = secret.metadata;
     if (!namespace) throw new Error(`Secret ${name}: metadata.namespace is required`);
     // Another replica may create it first: its content is the one every replica must use.
-    const { object, created } = await this.createIfAbsent({ ...SECRETS, namespace, name }, { apiVersion: 'v1', kind: 'Secret', ...secret });
+    const { object, created } = await this.createIfAbsent(
+      { ...SECRETS, namespace, name },
+      { apiVersion: 'v1', kind: 'Secret', ...secret },
+    );
     return { secret: object, created };
   }
 
@@ -236,15 +293,27 @@ export class KubeWriter {
    * returns undefined when nothing needs to change. Returns undefined when the configuration
    * does not exist (it is installed by the chart, not by us).
    */
-  async updateValidatingWebhookConfiguration(name: string, mutate: (current: KubeObject) => KubeObject | undefined): Promise<KubeObject | undefined> {
+  async updateValidatingWebhookConfiguration(
+    name: string,
+    mutate: (current: KubeObject) => KubeObject | undefined,
+  ): Promise<KubeObject | undefined> {
     return (await this.modify({ ...WEBHOOKS, name }, mutate))?.object;
   }
 
   /** Sets every webhook's caBundle (base64 PEM) and, when given, failurePolicy. */
-  async setWebhookCaBundle(name: string, caBundleBase64: string, failurePolicy?: 'Fail' | 'Ignore'): Promise<KubeObject | undefined> {
+  async setWebhookCaBundle(
+    name: string,
+    caBundleBase64: string,
+    failurePolicy?: 'Fail' | 'Ignore',
+  ): Promise<KubeObject | undefined> {
     return this.updateValidatingWebhookConfiguration(name, (current) => {
-      const webhooks = (current['webhooks'] as { clientConfig?: { caBundle?: string }; failurePolicy?: string }[] | undefined) ?? [];
-      const changed = webhooks.some((w) => w.clientConfig?.caBundle !== caBundleBase64 || (failurePolicy !== undefined && w.failurePolicy !== failurePolicy));
+      const webhooks =
+        (current['webhooks'] as { clientConfig?: { caBundle?: string }; failurePolicy?: string }[] | undefined) ?? [];
+      const changed = webhooks.some(
+        (w) =>
+          w.clientConfig?.caBundle !== caBundleBase64 ||
+          (failurePolicy !== undefined && w.failurePolicy !== failurePolicy),
+      );
       if (!changed) return undefined;
       for (const w of webhooks) {
         w.clientConfig = { ...(w.clientConfig ?? {}), caBundle: caBundleBase64 };
@@ -275,6 +344,10 @@ export class KubeWriter {
     const plural = info?.plural ?? `${(object.kind ?? '').toLowerCase()}s`;
     if (!object.kind || !apiVersion) throw new Error('dry-run create: the object needs apiVersion and kind');
     const namespaced = info ? info.namespaced : object.metadata.namespace !== undefined;
-    return this.create({ group, version, plural, ...(namespaced ? { namespace: object.metadata.namespace ?? 'default' } : {}) }, object, { dryRun: true });
+    return this.create(
+      { group, version, plural, ...(namespaced ? { namespace: object.metadata.namespace ?? 'default' } : {}) },
+      object,
+      { dryRun: true },
+    );
   }
 }

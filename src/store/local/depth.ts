@@ -13,7 +13,8 @@ export function exceedsDepth(value: unknown, limit: number): boolean {
   for (let top = pending.pop(); top; top = pending.pop()) {
     if (top.depth > limit) return true;
     const children: unknown[] = Array.isArray(top.node) ? top.node : Object.values(top.node);
-    for (const child of children) if (child !== null && typeof child === 'object') pending.push({ node: child, depth: top.depth + 1 });
+    for (const child of children)
+      if (child !== null && typeof child === 'object') pending.push({ node: child, depth: top.depth + 1 });
   }
   return false;
 }

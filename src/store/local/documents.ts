@@ -102,7 +102,11 @@ function firstKeyProblem(root: Node | null): { message: string; offset: number }
       for (const pair of node.items) {
         if (isScalar(pair.key)) {
           const id = `${typeof pair.key.value}:${String(pair.key.value)}`;
-          if (seen.has(id)) return { message: `Map keys must be unique; "${String(pair.key.value)}" appears twice`, offset: pair.key.range?.[0] ?? 0 };
+          if (seen.has(id))
+            return {
+              message: `Map keys must be unique; "${String(pair.key.value)}" appears twice`,
+              offset: pair.key.range?.[0] ?? 0,
+            };
           seen.add(id);
         } else if (isMap(pair.key) || isSeq(pair.key) || isAlias(pair.key)) {
           const what = isAlias(pair.key) ? 'an alias' : isMap(pair.key) ? 'a mapping' : 'a list';

@@ -71,7 +71,8 @@ async function walk(root: string, relDir: string, depth: number, out: Listing, v
         if (visited.has(id)) return;
         visited.add(id);
         subfolders.push(rel);
-      } else if (st?.isFile() && isManifestFile(name)) out.files.push({ rel, abs: path.join(root, rel), signature: statSignature(st) });
+      } else if (st?.isFile() && isManifestFile(name))
+        out.files.push({ rel, abs: path.join(root, rel), signature: statSignature(st) });
     });
   }
   for (const rel of subfolders) await walk(root, rel, depth + 1, out, visited);

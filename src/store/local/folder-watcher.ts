@@ -58,7 +58,10 @@ export class FolderWatcher {
       }
       if (this.add(rel)) added++;
     }
-    if (skipped > 0) this.onProblem(`more than MAX_WATCHED_FOLDERS (${MAX_WATCHED_FOLDERS}) folders; ${skipped} are read only by the periodic rescan`);
+    if (skipped > 0)
+      this.onProblem(
+        `more than MAX_WATCHED_FOLDERS (${MAX_WATCHED_FOLDERS}) folders; ${skipped} are read only by the periodic rescan`,
+      );
     return added;
   }
 
@@ -86,7 +89,8 @@ export class FolderWatcher {
       w.close();
       if (this.watches.get(rel) === w) this.watches.delete(rel);
       this.onEvent({ rel: undefined });
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && (err as NodeJS.ErrnoException).code !== 'EPERM') this.onProblem(`watching ${rel || '.'} failed`, err);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && (err as NodeJS.ErrnoException).code !== 'EPERM')
+        this.onProblem(`watching ${rel || '.'} failed`, err);
     });
     this.watches.set(rel, w);
     return true;

@@ -93,7 +93,10 @@ export class LocalSource implements ConfigSource {
       this.watcher = new FolderWatcher(
         this.opts.dir,
         (e) => this.onWatchEvent(e.rel),
-        (problem, err) => this.reportOnce(`watch:${problem}`, () => log.warn({ err, dir: this.opts.dir }, `${problem}; relying on periodic rescans`)),
+        (problem, err) =>
+          this.reportOnce(`watch:${problem}`, () =>
+            log.warn({ err, dir: this.opts.dir }, `${problem}; relying on periodic rescans`),
+          ),
       );
       // Watch the root before the first read, so a file written during the initial load is not missed.
       this.watcher.sync(['']);
@@ -122,7 +125,9 @@ export class LocalSource implements ConfigSource {
    * and ignored duplicates; /debug/localconfig lists these.
    */
   errors(): FileIssue[] {
-    return [...this.failed.values(), ...this.publisher.index.duplicates()].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : a.line - b.line));
+    return [...this.failed.values(), ...this.publisher.index.duplicates()].sort((a, b) =>
+      a.file < b.file ? -1 : a.file > b.file ? 1 : a.line - b.line,
+    );
   }
 
   /** Re-lists and re-reads the folder now; resolves when the store has the result. */
@@ -178,7 +183,9 @@ export class LocalSource implements ConfigSource {
     this.pendingFull = false;
     if (!(await fs.stat(this.opts.dir).catch(() => undefined))?.isDirectory()) {
       // A vanished folder is more likely a mount hiccup than "delete everything": keep the state.
-      this.reportOnce(`missing:${this.opts.dir}`, () => log.warn({ dir: this.opts.dir }, 'config folder is missing; keeping the objects loaded from it'));
+      this.reportOnce(`missing:${this.opts.dir}`, () =>
+        log.warn({ dir: this.opts.dir }, 'config folder is missing; keeping the objects loaded from it'),
+      );
       return;
     }
     let toRead: FoundFile[] = [];
@@ -202,7 +209,10 @@ export class LocalSource implements ConfigSource {
       toRead = listing.files.filter((f) => named.has(f.rel) || this.files.get(f.rel)?.signature !== f.signature);
     }
     // All files go to the thread at once; results are taken in order, so load order stays stable.
-    const outcomes = toRead.map((f) => ({ f, outcome: this.parser.parse(f.rel, f.abs, this.files.get(f.rel)?.contentHash) }));
+    const outcomes = toRead.map((f) => ({
+      f,
+      outcome: this.parser.parse(f.rel, f.abs, this.files.get(f.rel)?.contentHash),
+    }));
     const slicer = new Slicer();
     for (const { f, outcome } of outcomes) await this.apply(f, await outcome, slicer);
     for (const rel of gone) this.forget(rel);
@@ -240,18 +250,43 @@ export class LocalSource implements ConfigSource {
       case 'parsed': {
         const order = state?.order ?? this.nextOrder++;
         this.skipped += outcome.skipped.length - (state?.skipped ?? 0);
-        this.files.set(f.rel, { order, signature: f.signature, contentHash: outcome.hash, skipped: outcome.skipped.length });
-        await this.publisher.index.setFileInSlices(f.rel, order, outcome.objects, (o) => o.fingerprint, () => slicer.pause());
-        for (const s of outcome.skipped) log.debug({ file: f.rel, line: s.line, apiVersion: s.apiVersion, kind: s.kind }, 'skipping a kind the store does not hold');
+        this.files.set(f.rel, {
+          order,
+          signature: f.signature,
+          contentHash: outcome.hash,
+          skipped: outcome.skipped.length,
+        });
+        await this.publisher.index.setFileInSlices(
+          f.rel,
+          order,
+          outcome.objects,
+          (o) => o.fingerprint,
+          () => slicer.pause(),
+        );
+        for (const s of outcome.skipped)
+          log.debug(
+            { file: f.rel, line: s.line, apiVersion: s.apiVersion, kind: s.kind },
+            'skipping a kind the store does not hold',
+          );
         if (this.failed.delete(f.rel)) log.info({ file: f.rel }, 'manifest file loads again');
         return;
       }
       case 'failed': {
         // The objects the file held before stay; only the error is new.
         const issue: FileIssue = { file: f.rel, line: outcome.line, message: outcome.message };
-        this.files.set(f.rel, { order: state?.order ?? this.nextOrder++, signature: f.signature, contentHash: outcome.hash, skipped: state?.skipped ?? 0 });
+        this.files.set(f.rel, {
+          order: state?.order ?? this.nextOrder++,
+          signature: f.signature,
+          contentHash: outcome.hash,
+          skipped: state?.skipped ?? 0,
+        });
         this.failed.set(f.rel, issue);
-        this.reportOnce(issueKey(issue), () => log.warn({ file: issue.file, line: issue.line }, `${issue.file}:${issue.line}: ${issue.message}; its previous objects are kept`));
+        this.reportOnce(issueKey(issue), () =>
+          log.warn(
+            { file: issue.file, line: issue.line },
+            `${issue.file}:${issue.line}: ${issue.message}; its previous objects are kept`,
+          ),
+        );
         return;
       }
     }
@@ -269,10 +304,12 @@ export class LocalSource implements ConfigSource {
   private async publish(slicer: Slicer): Promise<void> {
     const events = await this.publisher.publish(slicer, () => this.stopped);
     const duplicates = this.publisher.index.duplicates();
-    for (const d of duplicates) this.reportOnce(issueKey(d), () => log.warn({ file: d.file, line: d.line }, `${d.file}:${d.line}: ${d.message}`));
+    for (const d of duplicates)
+      this.reportOnce(issueKey(d), () => log.warn({ file: d.file, line: d.line }, `${d.file}:${d.line}: ${d.message}`));
     // Forget problems that are gone, so one that comes back is reported again.
     const present = new Set([...this.failed.values(), ...duplicates].map(issueKey));
-    for (const key of this.reported) if (!present.has(key) && !key.startsWith('watch:') && !key.startsWith('missing:')) this.reported.delete(key);
+    for (const key of this.reported)
+      if (!present.has(key) && !key.startsWith('watch:') && !key.startsWith('missing:')) this.reported.delete(key);
     const stats: ReloadStats = {
       files: this.files.size,
       objects: this.publisher.size,

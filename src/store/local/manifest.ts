@@ -7,7 +7,14 @@ import { KindId, KindInfo, kindOf } from '../kinds';
 import type { KubeObject } from '../types';
 import { exceedsDepth } from './depth';
 import { jsonDocuments, ManifestError, yamlDocuments } from './documents';
-import { MAX_MANIFEST_BYTES, MAX_MANIFEST_DEPTH, MAX_MANIFEST_OBJECTS, TOO_DEEP, TOO_LARGE, TOO_MANY_OBJECTS } from './limits';
+import {
+  MAX_MANIFEST_BYTES,
+  MAX_MANIFEST_DEPTH,
+  MAX_MANIFEST_OBJECTS,
+  TOO_DEEP,
+  TOO_LARGE,
+  TOO_MANY_OBJECTS,
+} from './limits';
 
 export { ManifestError } from './documents';
 export * from './limits';
@@ -34,7 +41,9 @@ const isMap = (v: unknown): v is Json => typeof v === 'object' && v !== null && 
 
 /** A stable uid so restarts and golden tests see the same identity for the same object. */
 export function deterministicUid(kind: string, namespace: string | undefined, name: string): string {
-  const h = createHash('sha256').update(`${kind}/${namespace ?? ''}/${name}`).digest('hex');
+  const h = createHash('sha256')
+    .update(`${kind}/${namespace ?? ''}/${name}`)
+    .digest('hex');
   // Shaped like an RFC 4122 version-5 UUID so tools that check the format accept it.
   const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
@@ -45,9 +54,12 @@ export function parseManifest(text: string, file: string): ParsedManifest {
   if (Buffer.byteLength(text) > MAX_MANIFEST_BYTES) throw new ManifestError(file, 1, TOO_LARGE);
   const out: ParsedManifest = { objects: [], skipped: [] };
   const budget = { left: MAX_MANIFEST_OBJECTS };
-  for (const { value, line, itemLine } of file.toLowerCase().endsWith('.json') ? jsonDocuments(text, file) : yamlDocuments(text, file)) {
+  for (const { value, line, itemLine } of file.toLowerCase().endsWith('.json')
+    ? jsonDocuments(text, file)
+    : yamlDocuments(text, file)) {
     if (value === null || value === undefined) continue; // an empty document, e.g. a trailing "---"
-    if (!isMap(value)) throw new ManifestError(file, line, 'document is not a mapping (expected apiVersion, kind, metadata)');
+    if (!isMap(value))
+      throw new ManifestError(file, line, 'document is not a mapping (expected apiVersion, kind, metadata)');
     // Aliases can nest what the parser saw shallow; the limit is on the value the store would hold.
     if (exceedsDepth(value, MAX_MANIFEST_DEPTH)) throw new ManifestError(file, line, TOO_DEEP);
     collect(value, line, file, out, itemLine, budget);
@@ -60,7 +72,14 @@ interface Budget {
   left: number;
 }
 
-function collect(doc: Json, line: number, file: string, out: ParsedManifest, itemLineOf: ((i: number) => number) | undefined, budget: Budget): void {
+function collect(
+  doc: Json,
+  line: number,
+  file: string,
+  out: ParsedManifest,
+  itemLineOf: ((i: number) => number) | undefined,
+  budget: Budget,
+): void {
   if (--budget.left < 0) throw new ManifestError(file, line, TOO_MANY_OBJECTS);
   const apiVersion = doc['apiVersion'];
   const kind = doc['kind'];
@@ -117,15 +136,20 @@ function normalize(doc: Json, info: KindInfo, file: string, line: number): KubeO
     const map = meta[field];
     if (map === undefined || map === null) continue;
     if (!isMap(map) || Object.values(map).some((v) => typeof v !== 'string')) {
-      throw new ManifestError(file, line, `${info.kind} ${name}: metadata.${field} must map strings to strings (quote values like "true" or "8080")`);
+      throw new ManifestError(
+        file,
+        line,
+        `${info.kind} ${name}: metadata.${field} must map strings to strings (quote values like "true" or "8080")`,
+      );
     }
   }
   // Cluster-scoped kinds have no namespace; keep store keys consistent whatever the file says.
-  const namespace = info.namespaced ? (nsField as string | undefined) ?? DEFAULT_NAMESPACE : undefined;
+  const namespace = info.namespaced ? (nsField ?? DEFAULT_NAMESPACE) : undefined;
   const metadata: Json = { ...meta, name };
   if (namespace === undefined) delete metadata['namespace'];
   else metadata['namespace'] = namespace;
-  if (typeof metadata['uid'] !== 'string' || metadata['uid'] === '') metadata['uid'] = deterministicUid(info.kind, namespace, name);
+  if (typeof metadata['uid'] !== 'string' || metadata['uid'] === '')
+    metadata['uid'] = deterministicUid(info.kind, namespace, name);
   // A resourceVersion in a file would be stale the moment it is read; the source assigns its own.
   delete metadata['resourceVersion'];
   return { ...doc, metadata } as unknown as KubeObject;

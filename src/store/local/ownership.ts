@@ -63,7 +63,13 @@ export class OwnershipIndex {
   readonly dirty = new Set<string>();
 
   /** Replaces what `file` defines, pausing between slices of a large file (see Slicer). */
-  async setFileInSlices<T extends ParsedObject>(file: string, order: number, objects: readonly T[], fingerprint: (o: T) => string, pause: () => Promise<void>): Promise<void> {
+  async setFileInSlices<T extends ParsedObject>(
+    file: string,
+    order: number,
+    objects: readonly T[],
+    fingerprint: (o: T) => string,
+    pause: () => Promise<void>,
+  ): Promise<void> {
     this.setFile(file, order, []);
     const ids: string[] = [];
     for (let i = 0; i < objects.length; i += SET_FILE_SLICE) {
@@ -74,7 +80,12 @@ export class OwnershipIndex {
   }
 
   /** Replaces what `file` defines; an empty list (or a removed file) drops its claims. */
-  setFile<T extends ParsedObject>(file: string, order: number, objects: readonly T[], fingerprint: (o: T) => string = (o) => canonicalJson(o.object)): void {
+  setFile<T extends ParsedObject>(
+    file: string,
+    order: number,
+    objects: readonly T[],
+    fingerprint: (o: T) => string = (o) => canonicalJson(o.object),
+  ): void {
     for (const id of this.byFile.get(file) ?? []) {
       this.claims.get(id)?.delete(file);
       if (this.claims.get(id)?.size === 0) this.claims.delete(id);
@@ -89,7 +100,15 @@ export class OwnershipIndex {
     this.byFile.set(file, ids);
   }
 
-  private addClaims<T extends ParsedObject>(file: string, order: number, objects: readonly T[], from: number, to: number, fingerprint: (o: T) => string, ids: string[]): void {
+  private addClaims<T extends ParsedObject>(
+    file: string,
+    order: number,
+    objects: readonly T[],
+    from: number,
+    to: number,
+    fingerprint: (o: T) => string,
+    ids: string[],
+  ): void {
     for (let index = from; index < to; index++) {
       const object = objects[index]!; // index < to <= objects.length
       const id = objectId(object.kind, object.object);
@@ -117,13 +136,24 @@ export class OwnershipIndex {
     for (const copies of perFile?.values() ?? []) {
       for (const c of copies) {
         if (c === owner || !owner) continue;
-        issues.push({ file: c.file, line: c.object.line, message: `${c.object.kind} ${keyOf(c.object.object)} is already defined in ${owner.file}; this copy is ignored` });
+        issues.push({
+          file: c.file,
+          line: c.object.line,
+          message: `${c.object.kind} ${keyOf(c.object.object)} is already defined in ${owner.file}; this copy is ignored`,
+        });
       }
     }
     this.duplicateCount += issues.length - (this.duplicateIssues.get(id)?.length ?? 0);
     if (issues.length > 0) this.duplicateIssues.set(id, issues);
     else this.duplicateIssues.delete(id);
-    return owner && { kind: owner.object.kind, object: owner.object.object, fingerprint: owner.fingerprint, file: owner.file };
+    return (
+      owner && {
+        kind: owner.object.kind,
+        object: owner.object.object,
+        fingerprint: owner.fingerprint,
+        file: owner.file,
+      }
+    );
   }
 
   duplicates(): FileIssue[] {
@@ -136,7 +166,10 @@ export class OwnershipIndex {
 }
 
 /** Ownership of a whole folder at once: the same rule as the index, for callers holding every file. */
-export function resolveOwnership(files: readonly FileObjects[]): { desired: Map<string, Desired>; duplicates: FileIssue[] } {
+export function resolveOwnership(files: readonly FileObjects[]): {
+  desired: Map<string, Desired>;
+  duplicates: FileIssue[];
+} {
   const index = new OwnershipIndex();
   const sorted = [...files].sort((a, b) => a.order - b.order);
   for (const f of sorted) index.setFile(f.file, f.order, f.objects);
@@ -196,7 +229,12 @@ export function diffStates(
 }
 
 /** The object as the store gets it: the next resourceVersion, and the creationTimestamp of its first version. */
-export function storedForm(want: Desired, cur: Stored | undefined, nextVersion: () => string, now: () => string): KubeObject {
+export function storedForm(
+  want: Desired,
+  cur: Stored | undefined,
+  nextVersion: () => string,
+  now: () => string,
+): KubeObject {
   const metadata = {
     ...want.object.metadata,
     resourceVersion: nextVersion(),

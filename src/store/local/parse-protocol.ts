@@ -34,4 +34,5 @@ export interface ParseAck {
 }
 
 /** From the thread: objects of a job in chunks, then one `done` with the result. */
-export type ParseReply = { ready: true } | { id: number; objects: FingerprintedObject[] } | { id: number; done: ParseResult };
+export type ParseReply =
+  { ready: true } | { id: number; objects: FingerprintedObject[] } | { id: number; done: ParseResult };

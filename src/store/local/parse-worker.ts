@@ -32,7 +32,8 @@ function readBounded(abs: string): Read {
     if (st.size > MAX_MANIFEST_BYTES) return { tooLarge: true, hash: `too-large:${st.size}:${st.mtimeMs}` };
     const buf = Buffer.allocUnsafe(st.size + 1);
     let length = 0;
-    for (let n = -1; n !== 0 && length < buf.length; length += n) n = readSync(fd, buf, length, buf.length - length, null);
+    for (let n = -1; n !== 0 && length < buf.length; length += n)
+      n = readSync(fd, buf, length, buf.length - length, null);
     // It grew past the limit between fstat and read.
     if (length > MAX_MANIFEST_BYTES) return { tooLarge: true, hash: `too-large:${length}:${st.mtimeMs}` };
     const bytes = buf.subarray(0, length);
@@ -55,7 +56,9 @@ function run(req: ParseRequest, send: (reply: ParseReply) => void): ParseResult 
   try {
     const parsed = parseManifest(read.text, req.file);
     for (let i = 0; i < parsed.objects.length; i += PARSE_CHUNK_OBJECTS) {
-      const objects: FingerprintedObject[] = parsed.objects.slice(i, i + PARSE_CHUNK_OBJECTS).map((o) => ({ ...o, fingerprint: fingerprintOf(o.object) }));
+      const objects: FingerprintedObject[] = parsed.objects
+        .slice(i, i + PARSE_CHUNK_OBJECTS)
+        .map((o) => ({ ...o, fingerprint: fingerprintOf(o.object) }));
       send({ id: req.id, objects });
     }
     return { type: 'parsed', hash: read.hash, skipped: parsed.skipped };

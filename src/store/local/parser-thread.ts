@@ -115,7 +115,14 @@ export class ManifestParser {
     const worker = new Worker(script, { eval: isEval, resourceLimits: { maxOldGenerationSizeMb: this.heapMb } });
     this.ready = false;
     worker.on('message', (reply: ParseReply) => this.onReply(worker, reply));
-    worker.on('error', (err) => this.replace(worker, (err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY' ? `parsing needs more than LOCAL_PARSER_HEAP_MB (${this.heapMb} MB) of heap` : `the parser thread failed: ${err.message}`));
+    worker.on('error', (err) =>
+      this.replace(
+        worker,
+        (err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? `parsing needs more than LOCAL_PARSER_HEAP_MB (${this.heapMb} MB) of heap`
+          : `the parser thread failed: ${err.message}`,
+      ),
+    );
     worker.on('exit', (code) => this.replace(worker, `the parser thread exited with code ${code}`));
     this.worker = worker;
     return worker;

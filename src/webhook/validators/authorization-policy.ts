@@ -16,19 +16,58 @@ export const MAX_SERVICE_ACCOUNTS = 16;
 export const MAX_SERVICE_ACCOUNT_LENGTH = 320;
 
 const SOURCE_FIELDS = [
-  'principals', 'notPrincipals', 'requestPrincipals', 'notRequestPrincipals', 'namespaces', 'notNamespaces',
-  'ipBlocks', 'notIpBlocks', 'remoteIpBlocks', 'notRemoteIpBlocks', 'serviceAccounts', 'notServiceAccounts',
-  'trustDomains', 'notTrustDomains',
+  'principals',
+  'notPrincipals',
+  'requestPrincipals',
+  'notRequestPrincipals',
+  'namespaces',
+  'notNamespaces',
+  'ipBlocks',
+  'notIpBlocks',
+  'remoteIpBlocks',
+  'notRemoteIpBlocks',
+  'serviceAccounts',
+  'notServiceAccounts',
+  'trustDomains',
+  'notTrustDomains',
 ] as const;
-const OPERATION_FIELDS = ['hosts', 'notHosts', 'ports', 'notPorts', 'methods', 'notMethods', 'paths', 'notPaths'] as const;
+const OPERATION_FIELDS = [
+  'hosts',
+  'notHosts',
+  'ports',
+  'notPorts',
+  'methods',
+  'notMethods',
+  'paths',
+  'notPaths',
+] as const;
 /** Source fields a CUSTOM (ext-authz) policy cannot match on. */
 const CUSTOM_UNSUPPORTED_SOURCE = [
-  'namespaces', 'notNamespaces', 'serviceAccounts', 'notServiceAccounts', 'trustDomains', 'notTrustDomains',
-  'principals', 'notPrincipals', 'requestPrincipals', 'notRequestPrincipals',
+  'namespaces',
+  'notNamespaces',
+  'serviceAccounts',
+  'notServiceAccounts',
+  'trustDomains',
+  'notTrustDomains',
+  'principals',
+  'notPrincipals',
+  'requestPrincipals',
+  'notRequestPrincipals',
 ] as const;
 const CUSTOM_UNSUPPORTED_WHEN = ['source.namespace', 'source.serviceAccount', 'source.trustDomain', 'source.principal'];
 /** Source fields that also apply to TCP traffic (the rest are HTTP-only). */
-const TCP_SOURCE_FIELDS = ['principals', 'notPrincipals', 'ipBlocks', 'notIpBlocks', 'namespaces', 'notNamespaces', 'remoteIpBlocks', 'notRemoteIpBlocks', 'serviceAccounts', 'notServiceAccounts'];
+const TCP_SOURCE_FIELDS = [
+  'principals',
+  'notPrincipals',
+  'ipBlocks',
+  'notIpBlocks',
+  'namespaces',
+  'notNamespaces',
+  'remoteIpBlocks',
+  'notRemoteIpBlocks',
+  'serviceAccounts',
+  'notServiceAccounts',
+];
 
 function checkNotEmpty(r: Report, values: string[], path: string): void {
   values.forEach((v, i) => {
@@ -40,15 +79,29 @@ export function checkServiceAccounts(r: Report, values: string[], path: string):
   if (values.length > MAX_SERVICE_ACCOUNTS) r.error(path, `may not have more than ${MAX_SERVICE_ACCOUNTS} values`);
   values.forEach((v, i) => {
     const p = idx(path, i);
-    if (v === '') return r.error(p, 'must not be empty');
-    if (v.includes('*')) return r.error(p, 'wildcard not allowed');
+    if (v === '') {
+      r.error(p, 'must not be empty');
+      return;
+    }
+    if (v.includes('*')) {
+      r.error(p, 'wildcard not allowed');
+      return;
+    }
     const slashes = v.split('/').length - 1;
-    if (slashes > 1) return r.error(p, `expected format 'serviceAccount' or 'namespace/serviceAccount', found "${v}"`);
-    if (v.length > MAX_SERVICE_ACCOUNT_LENGTH) return r.error(p, `value cannot exceed ${MAX_SERVICE_ACCOUNT_LENGTH} characters`);
+    if (slashes > 1) {
+      r.error(p, `expected format 'serviceAccount' or 'namespace/serviceAccount', found "${v}"`);
+      return;
+    }
+    if (v.length > MAX_SERVICE_ACCOUNT_LENGTH) {
+      r.error(p, `value cannot exceed ${MAX_SERVICE_ACCOUNT_LENGTH} characters`);
+      return;
+    }
     if (slashes === 1) {
       const [ns, sa] = v.split('/');
-      if (!ns) r.error(p, `expected format 'serviceAccount' or 'namespace/serviceAccount', found empty namespace "${v}"`);
-      else if (!sa) r.error(p, `expected format 'serviceAccount' or 'namespace/serviceAccount', found empty serviceAccount "${v}"`);
+      if (!ns)
+        r.error(p, `expected format 'serviceAccount' or 'namespace/serviceAccount', found empty namespace "${v}"`);
+      else if (!sa)
+        r.error(p, `expected format 'serviceAccount' or 'namespace/serviceAccount', found empty serviceAccount "${v}"`);
     }
   });
 }
@@ -60,7 +113,8 @@ function checkWildcardValues(r: Report, values: string[], path: string): boolean
     const stars = v.split('*').length - 1;
     if (v === '') r.error(p, 'must not be empty');
     else if (stars > 1) r.error(p, `at most one wildcard is allowed, found "${v}"`);
-    else if (stars === 1 && v !== '*' && !v.startsWith('*') && !v.endsWith('*')) r.error(p, `wildcard is only allowed at the start or end, found "${v}"`);
+    else if (stars === 1 && v !== '*' && !v.startsWith('*') && !v.endsWith('*'))
+      r.error(p, `wildcard is only allowed at the start or end, found "${v}"`);
     else return;
     ok = false;
   });
@@ -76,7 +130,10 @@ function checkTrustDomains(r: Report, values: string[], path: string): void {
 
 function checkIPs(r: Report, values: string[], path: string): void {
   values.forEach((v, i) => {
-    if (v === '') return r.error(idx(path, i), 'must not be empty');
+    if (v === '') {
+      r.error(idx(path, i), 'must not be empty');
+      return;
+    }
     const err = authzIPError(v);
     if (err) r.error(idx(path, i), err);
   });
@@ -84,7 +141,10 @@ function checkIPs(r: Report, values: string[], path: string): void {
 
 function checkPorts(r: Report, values: string[], path: string): void {
   values.forEach((v, i) => {
-    if (v === '') return r.error(idx(path, i), 'must not be empty');
+    if (v === '') {
+      r.error(idx(path, i), 'must not be empty');
+      return;
+    }
     if (!/^\d+$/.test(v) || Number(v) > 65535) r.error(idx(path, i), `bad port (${v}): must be a number in 0..65535`);
   });
 }
@@ -108,21 +168,26 @@ export function pathTemplateError(path: string): string | undefined {
   let sawAny = false;
   const trimmed = trimSlashes(path);
   for (const glob of trimmed.split('/')) {
-    if ((glob === MATCH_ONE || glob === MATCH_ANY) && sawAny) return `invalid or unsupported path ${trimmed}: {**} is not the last operator`;
+    if ((glob === MATCH_ONE || glob === MATCH_ANY) && sawAny)
+      return `invalid or unsupported path ${trimmed}: {**} is not the last operator`;
     if (glob === MATCH_ONE) continue;
     if (glob === MATCH_ANY) {
       sawAny = true;
       continue;
     }
-    if (/[{}]/.test(glob)) return `invalid or unsupported path ${trimmed}: contains '{' or '}' beyond a supported path template`;
-    if (hasTemplate && !VALID_LITERAL.test(glob)) return `invalid or unsupported path ${trimmed}: contains segment ${glob} with invalid string literal`;
+    if (/[{}]/.test(glob))
+      return `invalid or unsupported path ${trimmed}: contains '{' or '}' beyond a supported path template`;
+    if (hasTemplate && !VALID_LITERAL.test(glob))
+      return `invalid or unsupported path ${trimmed}: contains segment ${glob} with invalid string literal`;
   }
   return undefined;
 }
 
 function checkMapKey(key: string): string | undefined {
   const open = key.indexOf('[');
-  return key.endsWith(']') && open > 0 && open < key.length - 2 ? undefined : `bad key (${key}): should have format a[b]`;
+  return key.endsWith(']') && open > 0 && open < key.length - 2
+    ? undefined
+    : `bad key (${key}): should have format a[b]`;
 }
 
 /** The `when` attribute names istiod knows, and the value format of each. */
@@ -130,18 +195,33 @@ export function checkWhenValues(r: Report, key: string, values: string[], path: 
   const before = r.errorCount;
   checkNotEmpty(r, values, path);
   if (r.errorCount > before) return;
-  const fail = (msg: string) => r.error(path, `${msg}`);
-  if (key.startsWith('request.headers') || key.startsWith('request.auth.claims') || key.startsWith('experimental.envoy.filters.')) {
+  const fail = (msg: string) => r.error(path, msg);
+  if (
+    key.startsWith('request.headers') ||
+    key.startsWith('request.auth.claims') ||
+    key.startsWith('experimental.envoy.filters.')
+  ) {
     const err = checkMapKey(key);
     if (err) fail(err);
   } else if (key === 'source.ip' || key === 'remote.ip' || key === 'destination.ip') checkIPs(r, values, path);
   else if (key === 'source.serviceAccount') checkServiceAccounts(r, values, path);
   else if (key === 'source.trustDomain') checkWildcardValues(r, values, path);
   else if (key === 'destination.port') checkPorts(r, values, path);
-  else if (['source.namespace', 'source.principal', 'request.auth.principal', 'request.auth.audiences', 'request.auth.presenter', 'connection.sni'].includes(key)) return;
+  else if (
+    [
+      'source.namespace',
+      'source.principal',
+      'request.auth.principal',
+      'request.auth.audiences',
+      'request.auth.presenter',
+      'connection.sni',
+    ].includes(key)
+  )
+    return;
   else if (key === 'destination.namespace') fail(`attribute ${key} is replaced by the metadata.namespace`);
   else if (key.startsWith('destination.labels')) fail(`attribute ${key} is replaced by the workload selector`);
-  else if (key === 'destination.name' || key === 'destination.user') fail(`deprecated attribute ${key}: only supported in v1alpha1`);
+  else if (key === 'destination.name' || key === 'destination.user')
+    fail(`deprecated attribute ${key}: only supported in v1alpha1`);
   else fail(`unknown attribute: ${key}`);
 }
 
@@ -152,16 +232,28 @@ function checkSource(r: Report, src: JsonObject, path: string): boolean {
     if (v) lists[f] = v;
   }
   const has = (f: string) => lists[f] !== undefined;
-  if (['principals', 'notPrincipals', 'namespaces', 'notNamespaces'].some(has) && ['serviceAccounts', 'notServiceAccounts'].some(has)) {
+  if (
+    ['principals', 'notPrincipals', 'namespaces', 'notNamespaces'].some(has) &&
+    ['serviceAccounts', 'notServiceAccounts'].some(has)
+  ) {
     r.error(path, 'cannot set serviceAccounts with namespaces or principals');
   }
   if (!SOURCE_FIELDS.some(has)) r.error(path, 'must not be empty');
-  for (const f of ['ipBlocks', 'notIpBlocks', 'remoteIpBlocks', 'notRemoteIpBlocks']) if (lists[f]) checkIPs(r, lists[f]!, at(path, f));
-  for (const f of ['principals', 'notPrincipals', 'requestPrincipals', 'notRequestPrincipals', 'namespaces', 'notNamespaces']) {
-    if (lists[f]) checkNotEmpty(r, lists[f]!, at(path, f));
+  for (const f of ['ipBlocks', 'notIpBlocks', 'remoteIpBlocks', 'notRemoteIpBlocks'])
+    if (lists[f]) checkIPs(r, lists[f], at(path, f));
+  for (const f of [
+    'principals',
+    'notPrincipals',
+    'requestPrincipals',
+    'notRequestPrincipals',
+    'namespaces',
+    'notNamespaces',
+  ]) {
+    if (lists[f]) checkNotEmpty(r, lists[f], at(path, f));
   }
-  for (const f of ['serviceAccounts', 'notServiceAccounts']) if (lists[f]) checkServiceAccounts(r, lists[f]!, at(path, f));
-  for (const f of ['trustDomains', 'notTrustDomains']) if (lists[f]) checkTrustDomains(r, lists[f]!, at(path, f));
+  for (const f of ['serviceAccounts', 'notServiceAccounts'])
+    if (lists[f]) checkServiceAccounts(r, lists[f], at(path, f));
+  for (const f of ['trustDomains', 'notTrustDomains']) if (lists[f]) checkTrustDomains(r, lists[f], at(path, f));
   return TCP_SOURCE_FIELDS.some(has);
 }
 
@@ -172,8 +264,8 @@ function checkOperation(r: Report, op: JsonObject, path: string): boolean {
     if (v) lists[f] = v;
   }
   if (!OPERATION_FIELDS.some((f) => lists[f])) r.error(path, 'must not be empty');
-  for (const f of ['ports', 'notPorts']) if (lists[f]) checkPorts(r, lists[f]!, at(path, f));
-  for (const f of ['hosts', 'notHosts', 'methods', 'notMethods']) if (lists[f]) checkNotEmpty(r, lists[f]!, at(path, f));
+  for (const f of ['ports', 'notPorts']) if (lists[f]) checkPorts(r, lists[f], at(path, f));
+  for (const f of ['hosts', 'notHosts', 'methods', 'notMethods']) if (lists[f]) checkNotEmpty(r, lists[f], at(path, f));
   for (const f of ['paths', 'notPaths']) {
     lists[f]?.forEach((p, i) => {
       const err = p === '' ? 'must not be empty' : pathTemplateError(p);
@@ -191,43 +283,68 @@ function checkRule(r: Report, rule: JsonObject, path: string, action: AuthzActio
   list(r, rule['from'], at(path, 'from'))?.forEach((from, i) => {
     const p = idx(at(path, 'from'), i);
     const f = obj(r, from, p);
-    if (!f) return r.error(p, 'must not be null');
+    if (!f) {
+      r.error(p, 'must not be null');
+      return;
+    }
     const src = obj(r, f['source'], at(p, 'source'));
-    if (!src) return r.error(at(p, 'source'), 'must not be null');
+    if (!src) {
+      r.error(at(p, 'source'), 'must not be null');
+      return;
+    }
     fromExists = true;
     if (checkSource(r, src, at(p, 'source'))) tcpFrom = true;
     if (action === 'CUSTOM') {
       for (const field of CUSTOM_UNSUPPORTED_SOURCE) {
-        if (Array.isArray(src[field]) && (src[field] as unknown[]).length > 0) r.error(at(at(p, 'source'), field), 'is currently not supported with CUSTOM action');
+        if (Array.isArray(src[field]) && (src[field] as unknown[]).length > 0)
+          r.error(at(at(p, 'source'), field), 'is currently not supported with CUSTOM action');
       }
     }
   });
   list(r, rule['to'], at(path, 'to'))?.forEach((to, i) => {
     const p = idx(at(path, 'to'), i);
     const t = obj(r, to, p);
-    if (!t) return r.error(p, 'must not be null');
+    if (!t) {
+      r.error(p, 'must not be null');
+      return;
+    }
     const op = obj(r, t['operation'], at(p, 'operation'));
-    if (!op) return r.error(at(p, 'operation'), 'must not be null');
+    if (!op) {
+      r.error(at(p, 'operation'), 'must not be null');
+      return;
+    }
     toExists = true;
     if (checkOperation(r, op, at(p, 'operation'))) tcpTo = true;
   });
   list(r, rule['when'], at(path, 'when'))?.forEach((when, i) => {
     const p = idx(at(path, 'when'), i);
     const w = obj(r, when, p);
-    if (!w) return r.error(p, 'when field cannot be nil');
+    if (!w) {
+      r.error(p, 'when field cannot be nil');
+      return;
+    }
     const key = str(r, w['key'], at(p, 'key')) ?? '';
     if (action === 'CUSTOM' && (CUSTOM_UNSUPPORTED_WHEN.includes(key) || key.startsWith('request.auth.'))) {
       r.error(at(p, 'key'), `${key} is currently not supported with CUSTOM action`);
     }
-    if (key === '') return r.error(at(p, 'key'), 'must not be empty');
+    if (key === '') {
+      r.error(at(p, 'key'), 'must not be empty');
+      return;
+    }
     const values = strList(r, w['values'], at(p, 'values'));
     const notValues = strList(r, w['notValues'], at(p, 'notValues'));
-    if (!values && !notValues) return r.error(p, `at least one of values or notValues must be set for key ${key}`);
+    if (!values && !notValues) {
+      r.error(p, `at least one of values or notValues must be set for key ${key}`);
+      return;
+    }
     checkWhenValues(r, key, values ?? [], at(p, 'values'));
     checkWhenValues(r, key, notValues ?? [], at(p, 'notValues'));
   });
   if (action === 'DENY' && ((fromExists && !toExists && !tcpFrom) || (toExists && !tcpTo))) {
-    r.warn(path, 'configured AuthorizationPolicy will deny all traffic to TCP ports under its scope due to the use of only HTTP attributes in a DENY rule; it is recommended to explicitly specify the port');
+    r.warn(
+      path,
+      'configured AuthorizationPolicy will deny all traffic to TCP ports under its scope due to the use of only HTTP attributes in a DENY rule; it is recommended to explicitly specify the port',
+    );
   }
 }
 
@@ -237,12 +354,21 @@ export const validateAuthorizationPolicy: SpecValidator = (r, spec) => {
   const rules = list(r, spec['rules'], 'spec.rules');
   const provider = obj(r, spec['provider'], 'spec.provider');
   if (action === 'CUSTOM') {
-    if (!rules) r.error('spec.rules', 'CUSTOM action without rules is meaningless as it will never be triggered, add an empty rule `{}` if you want it be triggered for every request');
-    else if (!(str(r, provider?.['name'], 'spec.provider.name') ?? '')) r.error('spec.provider.name', 'must not be empty');
+    if (!rules)
+      r.error(
+        'spec.rules',
+        'CUSTOM action without rules is meaningless as it will never be triggered, add an empty rule `{}` if you want it be triggered for every request',
+      );
+    else if (!(str(r, provider?.['name'], 'spec.provider.name') ?? ''))
+      r.error('spec.provider.name', 'must not be empty');
   }
-  if (provider && action !== 'CUSTOM') r.error('spec.provider', `must not be set with non CUSTOM action, found ${action}`);
+  if (provider && action !== 'CUSTOM')
+    r.error('spec.provider', `must not be set with non CUSTOM action, found ${action}`);
   if (action === 'DENY' && !rules) {
-    r.error('spec.rules', 'DENY action without rules is meaningless as it will never be triggered, add an empty rule `{}` if you want it be triggered for every request');
+    r.error(
+      'spec.rules',
+      'DENY action without rules is meaningless as it will never be triggered, add an empty rule `{}` if you want it be triggered for every request',
+    );
   }
   rules?.forEach((rule, i) => {
     const p = idx('spec.rules', i);

@@ -17,7 +17,10 @@ export const validateDestinationRule: SpecValidator = (r, spec, meta) => {
   const names = new RepeatFinder<string>();
   list(r, spec['subsets'], 'spec.subsets')?.forEach((s, i) => {
     const p = idx('spec.subsets', i);
-    if (!isObject(s)) return s === null ? r.error(p, 'subset may not be null') : void obj(r, s, p);
+    if (!isObject(s)) {
+      s === null ? r.error(p, 'subset may not be null') : void obj(r, s, p);
+      return;
+    }
     const name = str(r, s['name'], at(p, 'name')) ?? '';
     if (names.isNewRepeat(name)) r.error(at(p, 'name'), `duplicate subset names: ${name}`);
     if (name === '') r.error(at(p, 'name'), 'subset name cannot be empty');

@@ -27,7 +27,8 @@ const DEPRECATED_FILTER_NAMES: Record<string, string> = {
 
 function checkTypeUrl(r: Report, url: unknown, path: string): void {
   if (typeof url !== 'string' || !/^[^/]*\/[A-Za-z_][\w.]*$/.test(url)) r.error(path, `invalid type URL ${quote(url)}`);
-  else if (url.includes('.v2.') || url.includes('.v2alpha.')) r.error(path, `referenced type unknown (hint: try using the v3 XDS API): ${url}`);
+  else if (url.includes('.v2.') || url.includes('.v2alpha.'))
+    r.error(path, `referenced type unknown (hint: try using the v3 XDS API): ${url}`);
 }
 
 /**
@@ -45,7 +46,8 @@ function checkTypeUrls(r: Report, value: unknown, path: string): void {
       for (let i = v.length - 1; i >= 0; i--) todo.push({ v: v[i], path: idx(item.path, i), typeUrl: false });
     } else if (isObject(v)) {
       const keys = Object.keys(v);
-      for (let i = keys.length - 1; i >= 0; i--) todo.push({ v: v[keys[i]!], path: at(item.path, keys[i]!), typeUrl: keys[i] === '@type' });
+      for (let i = keys.length - 1; i >= 0; i--)
+        todo.push({ v: v[keys[i]!], path: at(item.path, keys[i]!), typeUrl: keys[i] === '@type' });
     }
   }
 }
@@ -58,10 +60,14 @@ function checkMatch(r: Report, applyTo: string, match: JsonObject, path: string)
       r.error(path, 'Envoy filter: applyTo for listener class objects cannot have non listener match');
       return false;
     }
-    const filter = isObject(listener['filterChain']) && isObject(listener['filterChain']['filter']) ? listener['filterChain']['filter'] : undefined;
+    const filter =
+      isObject(listener['filterChain']) && isObject(listener['filterChain']['filter'])
+        ? listener['filterChain']['filter']
+        : undefined;
     if (filter) {
       const fp = at(path, 'listener.filterChain.filter');
-      if (applyTo === 'LISTENER' || applyTo === 'FILTER_CHAIN') r.warn(fp, `Envoy filter: filter match has no effect when used with ${applyTo}`);
+      if (applyTo === 'LISTENER' || applyTo === 'FILTER_CHAIN')
+        r.warn(fp, `Envoy filter: filter match has no effect when used with ${applyTo}`);
       const name = str(r, filter['name'], at(fp, 'name')) ?? '';
       if (name === '') {
         r.error(at(fp, 'name'), 'Envoy filter: filter match has no name to match on');
@@ -69,13 +75,23 @@ function checkMatch(r: Report, applyTo: string, match: JsonObject, path: string)
       }
       const sub = isObject(filter['subFilter']) ? filter['subFilter'] : undefined;
       if (sub) {
-        if (applyTo !== 'HTTP_FILTER') return (r.error(at(fp, 'subFilter'), 'Envoy filter: subfilter match can be used with applyTo HTTP_FILTER only'), false);
-        if (name !== HCM && name !== 'envoy.http_connection_manager') return (r.error(at(fp, 'subFilter'), `Envoy filter: subfilter match requires filter match with ${HCM}`), false);
-        if (!(str(r, sub['name'], at(fp, 'subFilter.name')) ?? '')) return (r.error(at(fp, 'subFilter.name'), 'Envoy filter: subfilter match has no name to match on'), false);
+        if (applyTo !== 'HTTP_FILTER')
+          return (
+            r.error(at(fp, 'subFilter'), 'Envoy filter: subfilter match can be used with applyTo HTTP_FILTER only'),
+            false
+          );
+        if (name !== HCM && name !== 'envoy.http_connection_manager')
+          return (
+            r.error(at(fp, 'subFilter'), `Envoy filter: subfilter match requires filter match with ${HCM}`),
+            false
+          );
+        if (!(str(r, sub['name'], at(fp, 'subFilter.name')) ?? ''))
+          return (r.error(at(fp, 'subFilter.name'), 'Envoy filter: subfilter match has no name to match on'), false);
       }
       for (const n of [name, sub && typeof sub['name'] === 'string' ? sub['name'] : '']) {
         const replacement = DEPRECATED_FILTER_NAMES[n];
-        if (replacement && replacement !== n) r.warn(fp, `using deprecated filter name "${n}"; use "${replacement}" instead`);
+        if (replacement && replacement !== n)
+          r.warn(fp, `using deprecated filter name "${n}"; use "${replacement}" instead`);
       }
     }
   } else if (ROUTE_CLASS.includes(applyTo) && objectTypes && match['routeConfiguration'] == null) {
@@ -87,31 +103,60 @@ function checkMatch(r: Report, applyTo: string, match: JsonObject, path: string)
 }
 
 export const validateEnvoyFilter: SpecValidator = (r, spec) => {
-  r.warn('', 'EnvoyFilter exposes internal implementation details that may change at any time. Prefer other APIs if possible, and exercise extreme caution, especially around upgrades.');
+  r.warn(
+    '',
+    'EnvoyFilter exposes internal implementation details that may change at any time. Prefer other APIs if possible, and exercise extreme caution, especially around upgrades.',
+  );
   const before = r.errorCount;
-  checkAlphaWorkloadSelector(r, spec['workloadSelector'], 'spec.workloadSelector', 'Envoy filter: workload selector specified without labels, will be applied to all services in namespace');
+  checkAlphaWorkloadSelector(
+    r,
+    spec['workloadSelector'],
+    'spec.workloadSelector',
+    'Envoy filter: workload selector specified without labels, will be applied to all services in namespace',
+  );
   if (r.errorCount > before) return;
   list(r, spec['configPatches'], 'spec.configPatches')?.forEach((cp, i) => {
     const p = idx('spec.configPatches', i);
     const patch = obj(r, cp, p);
-    if (!patch) return r.error(p, 'Envoy filter: null config patch');
+    if (!patch) {
+      r.error(p, 'Envoy filter: null config patch');
+      return;
+    }
     const match = obj(r, patch['match'], at(p, 'match'));
     // Waypoint patches are not validated by istiod either.
     if (match && enumOf(r, match['context'], at(p, 'match.context'), EnvoyFilter_PatchContext) === 'WAYPOINT') return;
     const applyTo = enumOf(r, patch['applyTo'], at(p, 'applyTo'), EnvoyFilter_ApplyTo);
-    if (applyTo === 'INVALID') return r.error(at(p, 'applyTo'), 'Envoy filter: missing applyTo');
+    if (applyTo === 'INVALID') {
+      r.error(at(p, 'applyTo'), 'Envoy filter: missing applyTo');
+      return;
+    }
     const body = obj(r, patch['patch'], at(p, 'patch'));
-    if (!body) return r.error(at(p, 'patch'), 'Envoy filter: missing patch');
+    if (!body) {
+      r.error(at(p, 'patch'), 'Envoy filter: missing patch');
+      return;
+    }
     const op = enumOf(r, body['operation'], at(p, 'patch.operation'), Patch_Operation);
-    if (op === 'INVALID') return r.error(at(p, 'patch.operation'), 'Envoy filter: missing patch operation');
-    if (op !== 'REMOVE' && body['value'] == null) return r.error(at(p, 'patch.value'), 'Envoy filter: missing patch value for non-remove operation');
+    if (op === 'INVALID') {
+      r.error(at(p, 'patch.operation'), 'Envoy filter: missing patch operation');
+      return;
+    }
+    if (op !== 'REMOVE' && body['value'] == null) {
+      r.error(at(p, 'patch.value'), 'Envoy filter: missing patch value for non-remove operation');
+      return;
+    }
     const proxy = match && isObject(match['proxy']) ? match['proxy'] : undefined;
     const version = proxy ? (str(r, proxy['proxyVersion'], at(p, 'match.proxy.proxyVersion')) ?? '') : '';
     if (version.length > MAX_PROXY_VERSION_LENGTH) {
-      r.warn(at(p, 'match.proxy.proxyVersion'), `Envoy filter: proxyVersion match exceeds ${MAX_PROXY_VERSION_LENGTH} characters and will be ignored`);
+      r.warn(
+        at(p, 'match.proxy.proxyVersion'),
+        `Envoy filter: proxyVersion match exceeds ${MAX_PROXY_VERSION_LENGTH} characters and will be ignored`,
+      );
     } else if (version !== '') {
       const err = re2Error(version, r);
-      if (err) return r.error(at(p, 'match.proxy.proxyVersion'), `Envoy filter: invalid regex for proxy version, [${err}]`);
+      if (err) {
+        r.error(at(p, 'match.proxy.proxyVersion'), `Envoy filter: invalid regex for proxy version, [${err}]`);
+        return;
+      }
     }
     if (match && !checkMatch(r, applyTo, match, at(p, 'match'))) return;
     const value = body['value'];

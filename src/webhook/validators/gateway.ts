@@ -29,7 +29,10 @@ function checkServer(r: Report, server: JsonObject, path: string): void {
     const targetPort = int(r, port['targetPort'], at(portPath, 'targetPort'), UINT32) ?? 0;
     const name = str(r, port['name'], at(portPath, 'name')) ?? '';
     if (parseProtocol(protocol) === 'Unsupported') {
-      r.error(at(portPath, 'protocol'), `invalid protocol "${protocol}", supported protocols are HTTP, HTTP2, GRPC, GRPC-WEB, MONGO, REDIS, MYSQL, TCP`);
+      r.error(
+        at(portPath, 'protocol'),
+        `invalid protocol "${protocol}", supported protocols are HTTP, HTTP2, GRPC, GRPC-WEB, MONGO, REDIS, MYSQL, TCP`,
+      );
     }
     if (number > 0 || !bind.startsWith(UNIX_ADDRESS_PREFIX)) {
       const err = portError(number);
@@ -44,7 +47,8 @@ function checkServer(r: Report, server: JsonObject, path: string): void {
       if (number !== 0) r.error(at(portPath, 'number'), 'port number must be 0 for unix domain socket');
     }
   }
-  if (bind !== '' && !bind.startsWith(UNIX_ADDRESS_PREFIX) && !isIPAddress(bind)) r.error(at(path, 'bind'), `${bind} is not a valid IP`);
+  if (bind !== '' && !bind.startsWith(UNIX_ADDRESS_PREFIX) && !isIPAddress(bind))
+    r.error(at(path, 'bind'), `${bind} is not a valid IP`);
   if (tls) checkServerTLS(r, tls, at(path, 'tls'));
   if (portOk && port) {
     const p = parseProtocol(typeof port['protocol'] === 'string' ? port['protocol'] : '');
@@ -66,16 +70,23 @@ function checkServer(r: Report, server: JsonObject, path: string): void {
 export const validateGateway: SpecValidator = (r, spec, meta) => {
   if (!isDNS1123Label(meta.name)) r.error('metadata.name', `invalid gateway name: "${meta.name}"`);
   const servers = list(r, spec['servers'], 'spec.servers');
-  if (!servers) return r.error('spec.servers', 'gateway must have at least one server');
+  if (!servers) {
+    r.error('spec.servers', 'gateway must have at least one server');
+    return;
+  }
   const portNames = new RepeatFinder<string>();
   servers.forEach((s, i) => {
     const p = idx('spec.servers', i);
-    if (!isObject(s)) return s === null ? r.error(p, 'server may not be nil') : void obj(r, s, p);
+    if (!isObject(s)) {
+      s === null ? r.error(p, 'server may not be nil') : void obj(r, s, p);
+      return;
+    }
     checkServer(r, s, p);
     const port = isObject(s['port']) ? s['port'] : undefined;
     if (port) {
       const name = typeof port['name'] === 'string' ? port['name'] : '';
-      if (portNames.isNewRepeat(name)) r.error(at(p, 'port.name'), `port names in servers must be unique: duplicate name ${name}`);
+      if (portNames.isNewRepeat(name))
+        r.error(at(p, 'port.name'), `port names in servers must be unique: duplicate name ${name}`);
       const proto = parseProtocol(typeof port['protocol'] === 'string' ? port['protocol'] : '');
       if (!isHTTP(proto) && isObject(s['tls']) && s['tls']['httpsRedirect'] === true) {
         r.warn(at(p, 'tls.httpsRedirect'), 'tls.httpsRedirect should only be used with http servers');

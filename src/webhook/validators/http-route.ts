@@ -8,7 +8,13 @@ import { portError } from './common/ports';
 import { re2Error } from './common/re2';
 import { at, idx, key, Report } from './common/report';
 import {
-  checkDestination, checkGatewayNames, checkHeaderOperations, checkStringMatch, isAuthorityHeader, matchHeaderNameError, requestHeaderMap,
+  checkDestination,
+  checkGatewayNames,
+  checkHeaderOperations,
+  checkStringMatch,
+  isAuthorityHeader,
+  matchHeaderNameError,
+  requestHeaderMap,
 } from './route-fields';
 
 /** Large direct responses are pushed to every proxy: warn above 100 KiB, reject above 1 MiB. */
@@ -18,18 +24,47 @@ export const DIRECT_RESPONSE_MAX_BYTES = 1024 * 1024;
 const CORS_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', '*']);
 const CORS_HEADER = /^[!#$%&'*+\-.^_`|~A-Za-z0-9]+$/;
 const GRPC_STATUSES = new Set([
-  'OK', 'CANCELLED', 'UNKNOWN', 'INVALID_ARGUMENT', 'DEADLINE_EXCEEDED', 'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED',
-  'RESOURCE_EXHAUSTED', 'FAILED_PRECONDITION', 'ABORTED', 'OUT_OF_RANGE', 'UNIMPLEMENTED', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'UNAUTHENTICATED',
+  'OK',
+  'CANCELLED',
+  'UNKNOWN',
+  'INVALID_ARGUMENT',
+  'DEADLINE_EXCEEDED',
+  'NOT_FOUND',
+  'ALREADY_EXISTS',
+  'PERMISSION_DENIED',
+  'RESOURCE_EXHAUSTED',
+  'FAILED_PRECONDITION',
+  'ABORTED',
+  'OUT_OF_RANGE',
+  'UNIMPLEMENTED',
+  'INTERNAL',
+  'UNAVAILABLE',
+  'DATA_LOSS',
+  'UNAUTHENTICATED',
 ]);
 const RETRY_ON = new Set([
-  '5xx', 'gateway-error', 'reset', 'reset-before-request', 'connect-failure', 'retriable-4xx', 'refused-stream', 'retriable-status-codes',
-  'retriable-headers', 'envoy-ratelimited', 'http3-post-connect-failure', 'cancelled', 'deadline-exceeded', 'internal', 'resource-exhausted', 'unavailable',
+  '5xx',
+  'gateway-error',
+  'reset',
+  'reset-before-request',
+  'connect-failure',
+  'retriable-4xx',
+  'refused-stream',
+  'retriable-status-codes',
+  'retriable-headers',
+  'envoy-ratelimited',
+  'http3-post-connect-failure',
+  'cancelled',
+  'deadline-exceeded',
+  'internal',
+  'resource-exhausted',
+  'unavailable',
 ]);
 /** Status codes Go's net/http has a name for; istiod accepts these as retryOn entries. */
 const KNOWN_HTTP_STATUS = new Set([
-  100, 101, 102, 103, 200, 201, 202, 203, 204, 205, 206, 207, 208, 226, 300, 301, 302, 303, 304, 305, 307, 308, 400, 401, 402, 403, 404, 405,
-  406, 407, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 418, 421, 422, 423, 424, 425, 426, 428, 429, 431, 451, 500, 501, 502, 503, 504,
-  505, 506, 507, 508, 510, 511,
+  100, 101, 102, 103, 200, 201, 202, 203, 204, 205, 206, 207, 208, 226, 300, 301, 302, 303, 304, 305, 307, 308, 400,
+  401, 402, 403, 404, 405, 406, 407, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 418, 421, 422, 423, 424, 425,
+  426, 428, 429, 431, 451, 500, 501, 502, 503, 504, 505, 506, 507, 508, 510, 511,
 ]);
 
 function checkDuration(r: Report, v: unknown, path: string): bigint | undefined {
@@ -70,17 +105,25 @@ function checkMatches(r: Report, matches: unknown[] | undefined, path: string): 
     }
     checkStringMatch(r, match['uri'], at(p, 'uri'), { regexOnly: true });
     for (const f of ['scheme', 'method', 'authority']) checkStringMatch(r, match[f], at(p, f));
-    for (const [name, sm] of Object.entries(obj(r, match['queryParams'], at(p, 'queryParams')) ?? {})) checkStringMatch(r, sm, key(at(p, 'queryParams'), name));
+    for (const [name, sm] of Object.entries(obj(r, match['queryParams'], at(p, 'queryParams')) ?? {}))
+      checkStringMatch(r, sm, key(at(p, 'queryParams'), name));
     const port = int(r, match['port'], at(p, 'port'), UINT32) ?? 0;
     if (port !== 0 && portError(port)) r.error(at(p, 'port'), portError(port)!);
-    for (const err of labelErrors(strMap(r, match['sourceLabels'], at(p, 'sourceLabels')) ?? {})) r.error(at(p, 'sourceLabels'), err);
+    for (const err of labelErrors(strMap(r, match['sourceLabels'], at(p, 'sourceLabels')) ?? {}))
+      r.error(at(p, 'sourceLabels'), err);
     checkGatewayNames(r, strList(r, match['gateways'], at(p, 'gateways')) ?? [], at(p, 'gateways'));
     const ns = str(r, match['sourceNamespace'], at(p, 'sourceNamespace')) ?? '';
     if (ns !== '' && !isDNS1123Label(ns)) r.error(at(p, 'sourceNamespace'), `sourceNamespace match ${ns} is invalid`);
   });
 }
 
-function checkConflicts(r: Report, http: JsonObject, path: string, delegate: boolean, routes: unknown[] | undefined): void {
+function checkConflicts(
+  r: Report,
+  http: JsonObject,
+  path: string,
+  delegate: boolean,
+  routes: unknown[] | undefined,
+): void {
   const has = (f: string) => http[f] != null;
   if (!delegate && has('delegate')) {
     if (has('redirect')) r.error(at(path, 'redirect'), 'root HTTP route must not specify redirect');
@@ -100,7 +143,8 @@ function checkConflicts(r: Report, http: JsonObject, path: string, delegate: boo
   } else if (!routes) {
     r.error(path, 'HTTP route, redirect or direct_response is required');
   }
-  if (has('mirror') && list(new Report(), http['mirrors'], '')) r.error(path, 'HTTP route cannot contain both mirror and mirrors');
+  if (has('mirror') && list(new Report(), http['mirrors'], ''))
+    r.error(path, 'HTTP route cannot contain both mirror and mirrors');
 }
 
 function checkCors(r: Report, v: unknown, path: string): void {
@@ -119,12 +163,14 @@ function checkCors(r: Report, v: unknown, path: string): void {
   for (const f of ['allowHeaders', 'exposeHeaders']) {
     strList(r, cors[f], at(path, f))?.forEach((h, i) => {
       if (h === '') r.error(idx(at(path, f), i), 'header name cannot be empty');
-      else if (h !== '*' && !CORS_HEADER.test(h)) r.error(idx(at(path, f), i), `header name ${h} is not a valid header name`);
+      else if (h !== '*' && !CORS_HEADER.test(h))
+        r.error(idx(at(path, f), i), `header name ${h} is not a valid header name`);
     });
   }
   if (cors['maxAge'] != null) {
     const nanos = checkDuration(r, cors['maxAge'], at(path, 'maxAge'));
-    if (nanos !== undefined && nanos % 1_000_000_000n !== 0n) r.error(at(path, 'maxAge'), 'max_age duration is accurate only to seconds precision');
+    if (nanos !== undefined && nanos % 1_000_000_000n !== 0n)
+      r.error(at(path, 'maxAge'), 'max_age duration is accurate only to seconds precision');
   }
 }
 
@@ -139,9 +185,15 @@ function checkFault(r: Report, v: unknown, path: string): void {
     checkPercentage(r, abort['percentage'], at(p, 'percentage'));
     if (abort['grpcStatus'] != null) {
       const s = str(r, abort['grpcStatus'], at(p, 'grpcStatus')) ?? '';
-      if (!GRPC_STATUSES.has(s)) r.error(at(p, 'grpcStatus'), `gRPC status "${s}" is not supported. See https://github.com/grpc/grpc/blob/master/doc/statuscodes.md for a list of supported codes, for example 'NOT_FOUND'`);
-    } else if (abort['http2Error'] != null) r.error(at(p, 'http2Error'), 'HTTP/2 abort fault injection not supported yet');
-    else if (abort['httpStatus'] != null) checkHttpStatus(r, int(r, abort['httpStatus'], at(p, 'httpStatus')) ?? 0, at(p, 'httpStatus'));
+      if (!GRPC_STATUSES.has(s))
+        r.error(
+          at(p, 'grpcStatus'),
+          `gRPC status "${s}" is not supported. See https://github.com/grpc/grpc/blob/master/doc/statuscodes.md for a list of supported codes, for example 'NOT_FOUND'`,
+        );
+    } else if (abort['http2Error'] != null)
+      r.error(at(p, 'http2Error'), 'HTTP/2 abort fault injection not supported yet');
+    else if (abort['httpStatus'] != null)
+      checkHttpStatus(r, int(r, abort['httpStatus'], at(p, 'httpStatus')) ?? 0, at(p, 'httpStatus'));
     else r.warn(p, 'abort configured, but error type not set');
   }
   if (delay) {
@@ -159,17 +211,35 @@ function checkRedirect(r: Report, redirect: JsonObject, matches: unknown[] | und
   const s = (f: string) => str(r, redirect[f], at(path, f)) ?? '';
   const uri = s('uri');
   const prefixRewrite = s('prefixRewrite');
-  if (uri !== '' && prefixRewrite !== '') return r.error(path, 'redirect may only specify one of uri or prefix_rewrite');
-  if (prefixRewrite !== '' && matches?.some((m) => isObject(m) && isObject(m['uri']) && !('prefix' in m['uri']))) {
-    return r.error(path, 'redirect prefix_rewrite requires all URI matches to use prefix match type');
+  if (uri !== '' && prefixRewrite !== '') {
+    r.error(path, 'redirect may only specify one of uri or prefix_rewrite');
+    return;
   }
-  if (uri === '' && prefixRewrite === '' && s('authority') === '' && redirect['port'] == null && redirect['derivePort'] == null && s('scheme') === '') {
-    return r.error(path, 'redirect must specify URI, authority, scheme, or port');
+  if (prefixRewrite !== '' && matches?.some((m) => isObject(m) && isObject(m['uri']) && !('prefix' in m['uri']))) {
+    r.error(path, 'redirect prefix_rewrite requires all URI matches to use prefix match type');
+    return;
+  }
+  if (
+    uri === '' &&
+    prefixRewrite === '' &&
+    s('authority') === '' &&
+    redirect['port'] == null &&
+    redirect['derivePort'] == null &&
+    s('scheme') === ''
+  ) {
+    r.error(path, 'redirect must specify URI, authority, scheme, or port');
+    return;
   }
   const code = int(r, redirect['redirectCode'], at(path, 'redirectCode'), UINT32) ?? 0;
-  if (code !== 0 && (code < 300 || code > 399)) return r.error(at(path, 'redirectCode'), `${code} is not a valid redirect code, must be 3xx`);
+  if (code !== 0 && (code < 300 || code > 399)) {
+    r.error(at(path, 'redirectCode'), `${code} is not a valid redirect code, must be 3xx`);
+    return;
+  }
   const scheme = s('scheme');
-  if (scheme !== '' && scheme !== 'http' && scheme !== 'https') return r.error(at(path, 'scheme'), 'invalid redirect scheme, must be "http" or "https"');
+  if (scheme !== '' && scheme !== 'http' && scheme !== 'https') {
+    r.error(at(path, 'scheme'), 'invalid redirect scheme, must be "http" or "https"');
+    return;
+  }
   const port = int(r, redirect['port'], at(path, 'port'), UINT32) ?? 0;
   if (port > 0 && portError(port)) r.error(at(path, 'port'), portError(port)!);
 }
@@ -180,14 +250,18 @@ function checkRetries(r: Report, v: unknown, path: string): void {
   const attempts = int(r, retries['attempts'], at(path, 'attempts')) ?? 0;
   if (attempts < 0) r.error(at(path, 'attempts'), 'attempts cannot be negative');
   const retryOn = str(r, retries['retryOn'], at(path, 'retryOn')) ?? '';
-  if (attempts === 0 && (retries['perTryTimeout'] != null || retryOn !== '' || retries['retryRemoteLocalities'] != null)) {
+  if (
+    attempts === 0 &&
+    (retries['perTryTimeout'] != null || retryOn !== '' || retries['retryRemoteLocalities'] != null)
+  ) {
     r.error(path, 'http retry policy configured when attempts are set to 0 (disabled)');
   }
   if (retries['perTryTimeout'] != null) checkDuration(r, retries['perTryTimeout'], at(path, 'perTryTimeout'));
   if (retryOn !== '') {
     for (const policy of retryOn.split(',')) {
       const code = /^[+-]?\d+$/.test(policy) ? Number(policy) : 0;
-      if (!KNOWN_HTTP_STATUS.has(code) && !RETRY_ON.has(policy)) r.error(at(path, 'retryOn'), `"${policy}" is not a valid retryOn policy`);
+      if (!KNOWN_HTTP_STATUS.has(code) && !RETRY_ON.has(policy))
+        r.error(at(path, 'retryOn'), `"${policy}" is not a valid retryOn policy`);
     }
   }
   if (retries['backoff'] != null) checkDuration(r, retries['backoff'], at(path, 'backoff'));
@@ -198,14 +272,24 @@ function checkRewrite(r: Report, v: unknown, path: string): void {
   if (!rw) return;
   const uri = str(r, rw['uri'], at(path, 'uri')) ?? '';
   const regex = obj(r, rw['uriRegexRewrite'], at(path, 'uriRegexRewrite'));
-  if (uri !== '' && regex) return r.error(path, 'rewrite may only contain one of URI or UriRegexRewrite');
+  if (uri !== '' && regex) {
+    r.error(path, 'rewrite may only contain one of URI or UriRegexRewrite');
+    return;
+  }
   if (uri === '' && !regex && (str(r, rw['authority'], at(path, 'authority')) ?? '') === '') {
-    return r.error(path, 'rewrite must specify at least one of URI, UriRegexRewrite, or authority. Only one of URI or UriRegexRewrite may be specified');
+    r.error(
+      path,
+      'rewrite must specify at least one of URI, UriRegexRewrite, or authority. Only one of URI or UriRegexRewrite may be specified',
+    );
+    return;
   }
   if (regex) {
     const match = str(r, regex['match'], at(path, 'uriRegexRewrite.match')) ?? '';
     const rewrite = str(r, regex['rewrite'], at(path, 'uriRegexRewrite.rewrite')) ?? '';
-    if (match === '' || rewrite === '') return r.error(at(path, 'uriRegexRewrite'), 'UriRegexRewrite requires both Rewrite and Match fields to be specified');
+    if (match === '' || rewrite === '') {
+      r.error(at(path, 'uriRegexRewrite'), 'UriRegexRewrite requires both Rewrite and Match fields to be specified');
+      return;
+    }
     const err = re2Error(match, r);
     if (err) r.error(at(path, 'uriRegexRewrite.match'), err);
   }
@@ -213,11 +297,18 @@ function checkRewrite(r: Report, v: unknown, path: string): void {
 
 /** The authority may be rewritten once: by rewrite.authority or by one request header. */
 function checkAuthorityRewrite(r: Report, http: JsonObject, headers: JsonObject | undefined, path: string): void {
-  let current = isObject(http['rewrite']) && typeof http['rewrite']['authority'] === 'string' ? http['rewrite']['authority'] : '';
+  let current =
+    isObject(http['rewrite']) && typeof http['rewrite']['authority'] === 'string' ? http['rewrite']['authority'] : '';
   for (const op of ['set', 'add'] as const) {
     for (const [k, v] of Object.entries(requestHeaderMap(headers, op))) {
       if (!isAuthorityHeader(k)) continue;
-      if (current !== '') return r.error(at(path, 'headers'), `authority header cannot be set multiple times: have "${current}", attempting to set "${v}"`);
+      if (current !== '') {
+        r.error(
+          at(path, 'headers'),
+          `authority header cannot be set multiple times: have "${current}", attempting to set "${v}"`,
+        );
+        return;
+      }
       current = v;
     }
   }
@@ -226,7 +317,8 @@ function checkAuthorityRewrite(r: Report, http: JsonObject, headers: JsonObject 
 function checkMirrorPercent(r: Report, http: JsonObject, path: string): void {
   if (http['mirrorPercent'] != null) {
     const value = int(r, http['mirrorPercent'], at(path, 'mirrorPercent'), UINT32) ?? 0;
-    if (value > 100) r.error(at(path, 'mirrorPercent'), `mirror_percent must have a max value of 100 (it has ${value})`);
+    if (value > 100)
+      r.error(at(path, 'mirrorPercent'), `mirror_percent must have a max value of 100 (it has ${value})`);
     r.warn(at(path, 'mirrorPercent'), 'using deprecated setting "mirrorPercent", use "mirrorPercentage" instead');
   }
   const checkPct = (v: unknown, p: string, name: string) => {
@@ -240,20 +332,34 @@ function checkMirrorPercent(r: Report, http: JsonObject, path: string): void {
   list(r, http['mirrors'], at(path, 'mirrors'))?.forEach((m, i) => {
     const p = idx(at(path, 'mirrors'), i);
     const mirror = obj(r, m, p);
-    if (!mirror) return r.error(p, 'mirror cannot be null');
-    if (mirror['destination'] == null) return r.error(at(p, 'destination'), 'destination is required for mirrors');
+    if (!mirror) {
+      r.error(p, 'mirror cannot be null');
+      return;
+    }
+    if (mirror['destination'] == null) {
+      r.error(at(p, 'destination'), 'destination is required for mirrors');
+      return;
+    }
     checkDestination(r, mirror['destination'], at(p, 'destination'));
     checkPct(mirror['percentage'], at(p, 'percentage'), 'mirror percentage');
   });
 }
 
 /** Destinations with weights; weights need not sum to 100, but several may not all be 0. */
-export function checkWeightedDestinations(r: Report, routes: unknown[] | undefined, path: string, withHeaders: boolean): void {
+export function checkWeightedDestinations(
+  r: Report,
+  routes: unknown[] | undefined,
+  path: string,
+  withHeaders: boolean,
+): void {
   let total = 0;
   routes?.forEach((d, i) => {
     const p = idx(path, i);
     const dest = obj(r, d, p);
-    if (!dest) return r.error(p, 'weight may not be nil');
+    if (!dest) {
+      r.error(p, 'weight may not be nil');
+      return;
+    }
     if (dest['destination'] == null) r.error(at(p, 'destination'), 'destination is required');
     if (withHeaders) checkHeaderOperations(r, dest['headers'], at(p, 'headers'));
     checkDestination(r, dest['destination'], at(p, 'destination'));
@@ -279,11 +385,26 @@ export function checkHTTPRoute(r: Report, http: JsonObject, path: string, delega
   const direct = obj(r, http['directResponse'], at(path, 'directResponse'));
   if (direct) {
     const body = isObject(direct['body']) ? direct['body'] : undefined;
-    const text = body ? (typeof body['string'] === 'string' ? body['string'] : typeof body['bytes'] === 'string' ? Buffer.from(body['bytes'], 'base64').toString('latin1') : '') : '';
+    const text = body
+      ? typeof body['string'] === 'string'
+        ? body['string']
+        : typeof body['bytes'] === 'string'
+          ? Buffer.from(body['bytes'], 'base64').toString('latin1')
+          : ''
+      : '';
     const size = Buffer.byteLength(text, body && typeof body['bytes'] === 'string' ? 'latin1' : 'utf8');
-    if (size > DIRECT_RESPONSE_MAX_BYTES) r.error(at(path, 'directResponse.body'), 'large direct_responses may impact control plane performance, must be less than 1MB');
-    else if (size > DIRECT_RESPONSE_WARN_BYTES) r.warn(at(path, 'directResponse.body'), 'large direct_responses may impact control plane performance');
-    checkHttpStatus(r, int(r, direct['status'], at(path, 'directResponse.status'), UINT32) ?? 0, at(path, 'directResponse.status'));
+    if (size > DIRECT_RESPONSE_MAX_BYTES)
+      r.error(
+        at(path, 'directResponse.body'),
+        'large direct_responses may impact control plane performance, must be less than 1MB',
+      );
+    else if (size > DIRECT_RESPONSE_WARN_BYTES)
+      r.warn(at(path, 'directResponse.body'), 'large direct_responses may impact control plane performance');
+    checkHttpStatus(
+      r,
+      int(r, direct['status'], at(path, 'directResponse.status'), UINT32) ?? 0,
+      at(path, 'directResponse.status'),
+    );
   }
   checkRetries(r, http['retries'], at(path, 'retries'));
   checkRewrite(r, http['rewrite'], at(path, 'rewrite'));

@@ -26,7 +26,8 @@ export function checkJwks(text: string): JwksCheck {
     const k = keys[i];
     if (!isObject(k)) return { error: `jwks parse error: key ${i} is not an object`, privateKeys: [] };
     const kty = k['kty'];
-    if (typeof kty !== 'string' || !KEY_TYPES.includes(kty)) return { error: `jwks parse error: key ${i} has unsupported "kty" ${quote(kty)}`, privateKeys: [] };
+    if (typeof kty !== 'string' || !KEY_TYPES.includes(kty))
+      return { error: `jwks parse error: key ${i} has unsupported "kty" ${quote(kty)}`, privateKeys: [] };
     if (kty === 'oct' || 'd' in k) privateKeys.push(i);
   }
   return { privateKeys };

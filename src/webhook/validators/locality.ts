@@ -13,7 +13,8 @@ export function localitiesError(localities: string[]): string | undefined {
   const tree = new Map<string, Map<string, Set<string>>>();
   for (const locality of localities) {
     const stars = locality.split('*').length - 1;
-    if (stars > 1 || (stars === 1 && !locality.endsWith('*'))) return `locality ${locality} wildcard '*' number can not exceed 1 and must be in the end`;
+    if (stars > 1 || (stars === 1 && !locality.endsWith('*')))
+      return `locality ${locality} wildcard '*' number can not exceed 1 and must be in the end`;
     if (tree.has('*')) return `locality ${locality} overlap with previous specified ones`;
     const parts = locality.split('/');
     const items = parts.length > 3 ? [parts[0]!, parts[1]!, parts.slice(2).join('/')] : parts;
@@ -48,7 +49,10 @@ interface Failover {
 function readFailover(r: Report, lb: JsonObject, path: string): Failover[] {
   return (list(r, lb['failover'], at(path, 'failover')) ?? []).map((f, i) => {
     const o = obj(r, f, idx(at(path, 'failover'), i)) ?? {};
-    return { from: str(r, o['from'], idx(at(path, 'failover'), i) + '.from') ?? '', to: str(r, o['to'], idx(at(path, 'failover'), i) + '.to') ?? '' };
+    return {
+      from: str(r, o['from'], idx(at(path, 'failover'), i) + '.from') ?? '',
+      to: str(r, o['to'], idx(at(path, 'failover'), i) + '.to') ?? '',
+    };
   });
 }
 
@@ -57,9 +61,15 @@ function checkFailover(r: Report, failover: Failover[], path: string, what: 'loc
     const p = idx(at(path, 'failover'), i);
     if (f.from === f.to) r.error(p, `${what} failover settings must specify different regions`);
     if (f.from.includes('/') || f.to.includes('/')) {
-      r.error(p, what === 'locality lb' ? 'locality lb failover only specify region' : 'zone aware lb failover only specifies region; zone and subzone failover are handled automatically');
+      r.error(
+        p,
+        what === 'locality lb'
+          ? 'locality lb failover only specify region'
+          : 'zone aware lb failover only specifies region; zone and subzone failover are handled automatically',
+      );
     }
-    if (f.from.includes('*') || f.to.includes('*')) r.error(p, `${what} failover region should not contain '*' wildcard`);
+    if (f.from.includes('*') || f.to.includes('*'))
+      r.error(p, `${what} failover region should not contain '*' wildcard`);
   });
 }
 
@@ -69,31 +79,47 @@ export function checkLocalityLb(r: Report, v: unknown, path: string, hasOutlier:
   const distribute = list(r, lb['distribute'], at(path, 'distribute')) ?? [];
   const failover = readFailover(r, lb, path);
   const priority = strList(r, lb['failoverPriority'], at(path, 'failoverPriority')) ?? [];
-  if (distribute.length > 0 && failover.length > 0) return r.error(path, "can not simultaneously specify 'distribute' and 'failover'");
+  if (distribute.length > 0 && failover.length > 0) {
+    r.error(path, "can not simultaneously specify 'distribute' and 'failover'");
+    return;
+  }
   if (failover.length > 0) {
     const topo = priority.find((l) => TOPOLOGY_LABELS.includes(l));
-    if (topo) return r.error(at(path, 'failoverPriority'), `can not simultaneously set 'failover' and topology label '${topo}' in 'failover_priority'`);
+    if (topo) {
+      r.error(
+        at(path, 'failoverPriority'),
+        `can not simultaneously set 'failover' and topology label '${topo}' in 'failover_priority'`,
+      );
+      return;
+    }
   }
   const sources: string[] = [];
   for (let i = 0; i < distribute.length; i++) {
     const p = idx(at(path, 'distribute'), i);
     const d = isObject(distribute[i]) ? (distribute[i] as JsonObject) : {};
     sources.push(typeof d['from'] === 'string' ? d['from'] : '');
-    const to = isObject(d['to']) ? (d['to'] as JsonObject) : {};
+    const to = isObject(d['to']) ? d['to'] : {};
     let total = 0;
     for (const weight of Object.values(to)) {
       // Only numbers and numeric strings are weights; Number() of a nested list would recurse.
       const w = typeof weight === 'number' ? weight : typeof weight === 'string' ? Number(weight) : NaN;
-      if (!(w > 0 && w <= TOTAL_LOCALITY_WEIGHT)) return r.error(at(p, 'to'), 'locality weight must be in range [1, 100]');
+      if (!(w > 0 && w <= TOTAL_LOCALITY_WEIGHT)) {
+        r.error(at(p, 'to'), 'locality weight must be in range [1, 100]');
+        return;
+      }
       total += w;
     }
-    if (total !== TOTAL_LOCALITY_WEIGHT) return r.error(at(p, 'to'), `total locality weight ${total} != ${TOTAL_LOCALITY_WEIGHT}`);
+    if (total !== TOTAL_LOCALITY_WEIGHT) {
+      r.error(at(p, 'to'), `total locality weight ${total} != ${TOTAL_LOCALITY_WEIGHT}`);
+      return;
+    }
     const err = localitiesError(Object.keys(to));
     if (err) r.error(at(p, 'to'), err);
   }
   const err = localitiesError(sources);
   if (err) r.error(at(path, 'distribute'), err);
-  if ((failover.length > 0 || priority.length > 0) && !hasOutlier) r.warn(path, 'outlier detection policy must be provided for failover');
+  if ((failover.length > 0 || priority.length > 0) && !hasOutlier)
+    r.warn(path, 'outlier detection policy must be provided for failover');
   checkFailover(r, failover, path, 'locality lb');
 }
 
@@ -103,8 +129,12 @@ export function checkZoneAwareLb(r: Report, v: unknown, path: string, hasOutlier
   const failover = readFailover(r, lb, path);
   const priority = strList(r, lb['failoverPriority'], at(path, 'failoverPriority')) ?? [];
   for (const l of priority.filter((p) => TOPOLOGY_LABELS.includes(p))) {
-    r.error(at(path, 'failoverPriority'), `'failover_priority' for zone aware lb must not use topology label '${l}'; region- and zone-level routing are handled automatically`);
+    r.error(
+      at(path, 'failoverPriority'),
+      `'failover_priority' for zone aware lb must not use topology label '${l}'; region- and zone-level routing are handled automatically`,
+    );
   }
-  if ((failover.length > 0 || priority.length > 0) && !hasOutlier) r.warn(path, 'outlier detection policy must be provided for failover');
+  if ((failover.length > 0 || priority.length > 0) && !hasOutlier)
+    r.warn(path, 'outlier detection policy must be provided for failover');
   checkFailover(r, failover, path, 'zone aware lb');
 }

@@ -18,20 +18,29 @@ export function checkMetadata(r: Report, kind: string, meta: ObjectMeta, spec: J
   const a = meta.annotations;
   const path = 'metadata.annotations';
   if (DRY_RUN_ANNOTATION in a) {
-    const value = a[DRY_RUN_ANNOTATION]!;
+    const value = a[DRY_RUN_ANNOTATION];
     if (kind !== 'AuthorizationPolicy') {
-      r.error(path, `${meta.namespace}/${meta.name} has unsupported annotation ${DRY_RUN_ANNOTATION}, please remove the annotation`);
+      r.error(
+        path,
+        `${meta.namespace}/${meta.name} has unsupported annotation ${DRY_RUN_ANNOTATION}, please remove the annotation`,
+      );
       return false;
     }
     const raw = spec['action'];
     const action = typeof raw === 'number' ? AUTHZ_ACTIONS[raw] : raw === undefined || raw === null ? 'ALLOW' : raw;
     const shown = typeof action === 'string' ? action : quote(action);
     if (action !== 'ALLOW' && action !== 'DENY') {
-      r.error(path, `the annotation ${DRY_RUN_ANNOTATION} currently only supports action ALLOW/DENY, found action ${shown} in ${meta.namespace}/${meta.name}`);
+      r.error(
+        path,
+        `the annotation ${DRY_RUN_ANNOTATION} currently only supports action ALLOW/DENY, found action ${shown} in ${meta.namespace}/${meta.name}`,
+      );
       return false;
     }
     if (parseGoBool(value) === undefined) {
-      r.error(path, `${meta.namespace}/${meta.name} has annotation ${DRY_RUN_ANNOTATION} with invalid value (${value}): must be true or false`);
+      r.error(
+        path,
+        `${meta.namespace}/${meta.name} has annotation ${DRY_RUN_ANNOTATION} with invalid value (${value}): must be true or false`,
+      );
       return false;
     }
   }

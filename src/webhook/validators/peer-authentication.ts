@@ -19,7 +19,8 @@ export const validatePeerAuthentication: SpecValidator = (r, spec) => {
   // An empty map decodes to unset, so `portLevelMtls: {}` is the same as leaving it out.
   const ports = obj(r, spec['portLevelMtls'], 'spec.portLevelMtls');
   const entries = Object.entries(ports ?? {});
-  if (emptySelector && entries.length > 0) r.error('spec.portLevelMtls', 'mesh/namespace peer authentication cannot have port level mTLS');
+  if (emptySelector && entries.length > 0)
+    r.error('spec.portLevelMtls', 'mesh/namespace peer authentication cannot have port level mTLS');
   for (const [port, mtls] of entries) {
     const p = key('spec.portLevelMtls', port);
     if (!/^\d+$/.test(port) || Number(port) < 1 || Number(port) > 65535) r.error(p, 'port must be in range 1..65535');

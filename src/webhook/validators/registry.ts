@@ -36,9 +36,19 @@ const SECURITY = ['v1', 'v1beta1'] as const;
 const metadataOnly: SpecValidator = () => undefined;
 
 const SCHEMAS: readonly KindSchema[] = [
-  { group: 'security.istio.io', kind: 'AuthorizationPolicy', versions: SECURITY, validate: validateAuthorizationPolicy },
+  {
+    group: 'security.istio.io',
+    kind: 'AuthorizationPolicy',
+    versions: SECURITY,
+    validate: validateAuthorizationPolicy,
+  },
   { group: 'security.istio.io', kind: 'PeerAuthentication', versions: SECURITY, validate: validatePeerAuthentication },
-  { group: 'security.istio.io', kind: 'RequestAuthentication', versions: SECURITY, validate: validateRequestAuthentication },
+  {
+    group: 'security.istio.io',
+    kind: 'RequestAuthentication',
+    versions: SECURITY,
+    validate: validateRequestAuthentication,
+  },
   { group: 'networking.istio.io', kind: 'VirtualService', versions: NETWORKING, validate: validateVirtualService },
   { group: 'networking.istio.io', kind: 'DestinationRule', versions: NETWORKING, validate: validateDestinationRule },
   { group: 'networking.istio.io', kind: 'Gateway', versions: NETWORKING, validate: validateGateway },
@@ -50,10 +60,28 @@ const SCHEMAS: readonly KindSchema[] = [
   { group: 'networking.istio.io', kind: 'ProxyConfig', versions: ['v1beta1'], validate: validateProxyConfig },
   { group: 'telemetry.istio.io', kind: 'Telemetry', versions: ['v1', 'v1alpha1'], validate: validateTelemetry },
   { group: 'extensions.istio.io', kind: 'WasmPlugin', versions: ['v1alpha1'], validate: validateWasmPlugin },
-  { group: 'extensions.istio.io', kind: 'TrafficExtension', versions: ['v1alpha1'], validate: validateTrafficExtension },
-  ...['Gateway', 'GatewayClass', 'HTTPRoute', 'GRPCRoute', 'TCPRoute', 'TLSRoute', 'UDPRoute', 'ReferenceGrant', 'BackendTLSPolicy'].map(
-    (kind): KindSchema => ({ group: 'gateway.networking.k8s.io', kind, versions: ['v1', 'v1beta1', 'v1alpha2', 'v1alpha3'], validate: metadataOnly }),
-  ),
+  {
+    group: 'extensions.istio.io',
+    kind: 'TrafficExtension',
+    versions: ['v1alpha1'],
+    validate: validateTrafficExtension,
+  },
+  ...[
+    'Gateway',
+    'GatewayClass',
+    'HTTPRoute',
+    'GRPCRoute',
+    'TCPRoute',
+    'TLSRoute',
+    'UDPRoute',
+    'ReferenceGrant',
+    'BackendTLSPolicy',
+  ].map((kind): KindSchema => ({
+    group: 'gateway.networking.k8s.io',
+    kind,
+    versions: ['v1', 'v1beta1', 'v1alpha2', 'v1alpha3'],
+    validate: metadataOnly,
+  })),
 ];
 
 const BY_GROUP_KIND = new Map(SCHEMAS.map((s) => [`${s.group}/${s.kind}`, s]));
@@ -69,7 +97,9 @@ export function allSchemas(): readonly KindSchema[] {
 /** Splits "group/version" (or a bare core "v1") into its parts. */
 export function parseApiVersion(apiVersion: string): { group: string; version: string } {
   const slash = apiVersion.indexOf('/');
-  return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+  return slash < 0
+    ? { group: '', version: apiVersion }
+    : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
 
 /** Top-level keys a Kubernetes object of these kinds may have. */
@@ -92,7 +122,8 @@ function gvkText(group: string, version: string, kind: string): string {
  * only after the spec passes).
  */
 export function validateConfig(object: unknown): ConfigVerdict {
-  if (!isObject(object)) return { outcome: 'not-an-object', message: 'cannot decode configuration: expected a JSON object' };
+  if (!isObject(object))
+    return { outcome: 'not-an-object', message: 'cannot decode configuration: expected a JSON object' };
   const apiVersion = typeof object['apiVersion'] === 'string' ? object['apiVersion'] : '';
   const kind = typeof object['kind'] === 'string' ? object['kind'] : '';
   const { group, version } = parseApiVersion(apiVersion);
@@ -116,7 +147,9 @@ export function validateConfig(object: unknown): ConfigVerdict {
   if (r.ok && checkMetadata(r, schema.kind, meta, spec)) schema.validate(r, spec, meta);
   // istiod drops warnings when there is an error.
   const result: ValidationResult = r.ok ? r.result() : { errors: r.result().errors, warnings: [] };
-  return decodeError ? { outcome: 'validated', schema, meta, result, decodeError } : { outcome: 'validated', schema, meta, result };
+  return decodeError
+    ? { outcome: 'validated', schema, meta, result, decodeError }
+    : { outcome: 'validated', schema, meta, result };
 }
 
 /** Top-level keys other than apiVersion, kind, metadata, spec and status. */

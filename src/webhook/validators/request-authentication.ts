@@ -36,13 +36,21 @@ function checkJwtRule(r: Report, rule: Record<string, unknown>, path: string): v
   if (jwks !== '') {
     const check = checkJwks(jwks);
     if (check.error) r.error(at(path, 'jwks'), check.error);
-    for (const i of check.privateKeys) r.warn(at(path, 'jwks'), `jwks key at index ${i} contains private key material; only public keys are used for verification`);
+    for (const i of check.privateKeys)
+      r.warn(
+        at(path, 'jwks'),
+        `jwks key at index ${i} contains private key material; only public keys are used for verification`,
+      );
   }
   list(r, rule['fromHeaders'], at(path, 'fromHeaders'))?.forEach((h, i) => {
     const p = idx(at(path, 'fromHeaders'), i);
     const header = obj(r, h, p);
-    if (!header) return r.error(p, 'location header name must be non-null');
-    if ((str(r, header['name'], at(p, 'name')) ?? '') === '') r.error(at(p, 'name'), 'location header name must be non-empty string');
+    if (!header) {
+      r.error(p, 'location header name must be non-null');
+      return;
+    }
+    if ((str(r, header['name'], at(p, 'name')) ?? '') === '')
+      r.error(at(p, 'name'), 'location header name must be non-empty string');
   });
   strList(r, rule['fromParams'], at(path, 'fromParams'))?.forEach((q, i) => {
     if (q === '') r.error(idx(at(path, 'fromParams'), i), 'location query must be non-empty string');
@@ -53,10 +61,16 @@ function checkJwtRule(r: Report, rule: Record<string, unknown>, path: string): v
   list(r, rule['outputClaimToHeaders'], at(path, 'outputClaimToHeaders'))?.forEach((o, i) => {
     const p = idx(at(path, 'outputClaimToHeaders'), i);
     const ch = obj(r, o, p);
-    if (!ch) return r.error(p, 'outputClaimToHeaders must not be null');
+    if (!ch) {
+      r.error(p, 'outputClaimToHeaders must not be null');
+      return;
+    }
     const claim = str(r, ch['claim'], at(p, 'claim')) ?? '';
     const header = str(r, ch['header'], at(p, 'header')) ?? '';
-    if (claim === '' || header === '') return r.error(p, 'outputClaimToHeaders header and claim value must be non-empty string');
+    if (claim === '' || header === '') {
+      r.error(p, 'outputClaimToHeaders header and claim value must be non-empty string');
+      return;
+    }
     if (!STRICT_HEADER_NAME.test(header)) r.error(at(p, 'header'), `header name ${header} is not a valid header name`);
   });
   const timeout = durationField(r, rule['timeout'], at(path, 'timeout'));

@@ -31,7 +31,8 @@ export const isAuthorityHeader = (h: string) => h.toLowerCase() === ':authority'
 /** Headers a route adds or sets on requests; :authority/host are allowed there. */
 export function requestSetHeaderError(name: string): string | undefined {
   if (name === '') return 'header name cannot be empty';
-  if (isInternalHeader(name) && !isAuthorityHeader(name)) return `invalid header "${name}": header cannot have ":" prefix`;
+  if (isInternalHeader(name) && !isAuthorityHeader(name))
+    return `invalid header "${name}": header cannot have ":" prefix`;
   return undefined;
 }
 
@@ -43,7 +44,8 @@ export function headerOperationError(name: string): string | undefined {
   return undefined;
 }
 
-type FormatState = 'literal' | 'name' | 'argsOpen' | 'expectString' | 'string' | 'delimOrEnd' | 'argsClose' | 'varClose';
+type FormatState =
+  'literal' | 'name' | 'argsOpen' | 'expectString' | 'string' | 'delimOrEnd' | 'argsClose' | 'varClose';
 
 const isSpace = (c: string) => c === ' ' || c === '\t' || c === '\n' || c === '\r';
 
@@ -79,7 +81,7 @@ export function headerValueError(value: string): string | undefined {
         break;
       case 'expectString':
         if (c === '"') state = 'string';
-        else if (!isSpace(c)) return fail('Expecting \'"\'');
+        else if (!isSpace(c)) return fail("Expecting '\"'");
         break;
       case 'string':
         if (c === '\\') {
@@ -146,7 +148,10 @@ export function checkGatewayNames(r: Report, names: string[], path: string): voi
     if (slash < 0) {
       if (name.includes('.')) {
         const parts = name.split('.');
-        r.warn(p, `using legacy gatewayName format "${name}"; prefer the <namespace>/<name> format: "${parts[1]}/${parts[0]}"`);
+        r.warn(
+          p,
+          `using legacy gatewayName format "${name}"; prefer the <namespace>/<name> format: "${parts[1]}/${parts[0]}"`,
+        );
       }
       const err = fqdnError(name);
       if (err) r.error(p, err);

@@ -26,18 +26,27 @@ interface SEPort {
 
 export const validateServiceEntry: SpecValidator = (r, spec, meta) => {
   const selectorBefore = r.errorCount;
-  checkAlphaWorkloadSelector(r, spec['workloadSelector'], 'spec.workloadSelector', 'service entry: workload selector specified without labels, will be applied to all services in namespace');
+  checkAlphaWorkloadSelector(
+    r,
+    spec['workloadSelector'],
+    'spec.workloadSelector',
+    'service entry: workload selector specified without labels, will be applied to all services in namespace',
+  );
   // istiod stops at a bad selector.
   if (r.errorCount > selectorBefore) return;
   const endpointsRaw = list(r, spec['endpoints'], 'spec.endpoints');
-  if (spec['workloadSelector'] != null && endpointsRaw) r.error('spec', 'only one of WorkloadSelector or Endpoints is allowed in Service Entry');
+  if (spec['workloadSelector'] != null && endpointsRaw)
+    r.error('spec', 'only one of WorkloadSelector or Endpoints is allowed in Service Entry');
   const resolution = enumOf(r, spec['resolution'], 'spec.resolution', ServiceEntry_Resolution);
   const location = enumOf(r, spec['location'], 'spec.location', ServiceEntry_Location);
   const hosts = strList(r, spec['hosts'], 'spec.hosts') ?? [];
   if (hosts.length === 0) r.error('spec.hosts', 'service entry must have at least one host');
   hosts.forEach((h, i) => {
     const p = idx('spec.hosts', i);
-    if (h === '*') return r.error(p, `invalid host ${h}`);
+    if (h === '*') {
+      r.error(p, `invalid host ${h}`);
+      return;
+    }
     const err = wildcardDomainError(h);
     if (err) r.error(p, err);
     if (resolution !== 'DYNAMIC_DNS') {
@@ -61,29 +70,39 @@ export const validateServiceEntry: SpecValidator = (r, spec, meta) => {
   list(r, spec['ports'], 'spec.ports')?.forEach((raw, i) => {
     const p = idx('spec.ports', i);
     const port = obj(r, raw, p);
-    if (!port) return r.error(p, 'service entry port may not be null');
+    if (!port) {
+      r.error(p, 'service entry port may not be null');
+      return;
+    }
     const sp: SEPort = {
       name: str(r, port['name'], at(p, 'name')) ?? '',
       number: int(r, port['number'], at(p, 'number'), UINT32) ?? 0,
       protocol: str(r, port['protocol'], at(p, 'protocol')) ?? '',
     };
     ports.push(sp);
-    if (repeatedNames.isNewRepeat(sp.name)) r.error(at(p, 'name'), `service entry port name "${sp.name}" already defined`);
+    if (repeatedNames.isNewRepeat(sp.name))
+      r.error(at(p, 'name'), `service entry port name "${sp.name}" already defined`);
     names.add(sp.name);
-    if (repeatedNumbers.isNewRepeat(sp.number)) r.error(at(p, 'number'), `service entry port ${sp.number} already defined`);
+    if (repeatedNumbers.isNewRepeat(sp.number))
+      r.error(at(p, 'number'), `service entry port ${sp.number} already defined`);
     const target = int(r, port['targetPort'], at(p, 'targetPort'), UINT32) ?? 0;
     if (target !== 0 && portError(target)) r.error(at(p, 'targetPort'), portError(target)!);
     if (addresses.length === 0 && !autoAllocate && (sp.protocol === '' || sp.protocol === 'TCP')) {
-      r.warn(p, 'addresses are required for ports serving TCP (or unset) protocol when IP Autoallocation is not enabled');
+      r.warn(
+        p,
+        'addresses are required for ports serving TCP (or unset) protocol when IP Autoallocation is not enabled',
+      );
     }
-    for (const err of [portNameError(sp.name), protocolError(sp.protocol), portError(sp.number)]) if (err) r.error(p, err);
+    for (const err of [portNameError(sp.name), protocolError(sp.protocol), portError(sp.number)])
+      if (err) r.error(p, err);
   });
 
   const endpoints = (endpointsRaw ?? []).map((e, i) => ({ e, p: idx('spec.endpoints', i) }));
   switch (resolution) {
     case 'NONE':
       if (endpoints.length > 0) r.error('spec.endpoints', 'no endpoints should be provided for resolution type none');
-      if (spec['workloadSelector'] != null) r.warn('spec.workloadSelector', 'workloadSelector should not be set when resolution mode is NONE');
+      if (spec['workloadSelector'] != null)
+        r.warn('spec.workloadSelector', 'workloadSelector should not be set when resolution mode is NONE');
       break;
     case 'STATIC':
       for (const { e, p } of endpoints) {
@@ -95,16 +114,22 @@ export const validateServiceEntry: SpecValidator = (r, spec, meta) => {
     case 'DNS_ROUND_ROBIN':
       if (endpoints.length === 0) {
         const bad = hosts.map((h) => fqdnError(h)).find(Boolean);
-        if (bad) r.error('spec.hosts', `hosts must be FQDN or contain only prefix wildcards if no endpoints are provided for resolution mode ${resolution}, ${bad}`);
+        if (bad)
+          r.error(
+            'spec.hosts',
+            `hosts must be FQDN or contain only prefix wildcards if no endpoints are provided for resolution mode ${resolution}, ${bad}`,
+          );
       }
-      if (resolution === 'DNS_ROUND_ROBIN' && endpoints.length > 1) r.error('spec.endpoints', `there must only be 0 or 1 endpoint for resolution mode ${resolution}`);
+      if (resolution === 'DNS_ROUND_ROBIN' && endpoints.length > 1)
+        r.error('spec.endpoints', `there must only be 0 or 1 endpoint for resolution mode ${resolution}`);
       for (const { e, p } of endpoints) {
         if (!isObject(e)) {
           r.error(p, 'endpoint cannot be nil');
           continue;
         }
         const address = str(r, e['address'], at(p, 'address')) ?? '';
-        if (!isIPAddress(address) && fqdnError(address)) r.error(at(p, 'address'), `endpoint address "${address}" is not a valid FQDN or an IP address`);
+        if (!isIPAddress(address) && fqdnError(address))
+          r.error(at(p, 'address'), `endpoint address "${address}" is not a valid FQDN or an IP address`);
         for (const err of labelErrors(strMap(r, e['labels'], at(p, 'labels')) ?? {})) r.error(at(p, 'labels'), err);
         for (const [name, value] of Object.entries(isObject(e['ports']) ? e['ports'] : {})) {
           const pp = `${at(p, 'ports')}[${JSON.stringify(name)}]`;
@@ -114,25 +139,43 @@ export const validateServiceEntry: SpecValidator = (r, spec, meta) => {
         }
       }
       if (addresses.length > 0 && hosts.length > 1 && ports.some((p) => isTCP(parseProtocol(p.protocol)))) {
-        r.warn('spec.hosts', 'service entry can not have more than one host specified simultaneously with address and tcp port');
+        r.warn(
+          'spec.hosts',
+          'service entry can not have more than one host specified simultaneously with address and tcp port',
+        );
       }
       break;
     case 'DYNAMIC_DNS':
       hosts.forEach((h, i) => {
-        if (!isWildcarded(h)) r.error(idx('spec.hosts', i), `host must be wildcarded for resolution mode ${resolution}`);
+        if (!isWildcarded(h))
+          r.error(idx('spec.hosts', i), `host must be wildcarded for resolution mode ${resolution}`);
       });
-      if (addresses.length > 0) r.error('spec.addresses', `addresses cannot be set for resolution type ${resolution}. HTTP route domains will only be generated from the hosts field values`);
-      if (endpoints.length > 0) r.error('spec.endpoints', `endpoints cannot be set for resolution type ${resolution}. Destination IP address determined from hosts field values`);
+      if (addresses.length > 0)
+        r.error(
+          'spec.addresses',
+          `addresses cannot be set for resolution type ${resolution}. HTTP route domains will only be generated from the hosts field values`,
+        );
+      if (endpoints.length > 0)
+        r.error(
+          'spec.endpoints',
+          `endpoints cannot be set for resolution type ${resolution}. Destination IP address determined from hosts field values`,
+        );
       ports.forEach((p, i) => {
         const proto = parseProtocol(p.protocol);
         if (proto !== 'HTTP' && proto !== 'TLS' && proto !== 'GRPC' && proto !== 'HTTP2') {
-          r.error(idx('spec.ports', i), `only HTTP, TLS, GRPC, and HTTP2 protocols are supported for resolution type ${resolution}`);
+          r.error(
+            idx('spec.ports', i),
+            `only HTTP, TLS, GRPC, and HTTP2 protocols are supported for resolution type ${resolution}`,
+          );
         }
       });
       if (location === 'MESH_INTERNAL') {
         const wp = meta.labels[USE_WAYPOINT_LABEL];
         if (wp !== undefined && wp !== '' && wp.toLowerCase() !== 'none') {
-          r.error('spec.location', `location MESH_INTERNAL with resolution type ${resolution} is not supported when using waypoints`);
+          r.error(
+            'spec.location',
+            `location MESH_INTERNAL with resolution type ${resolution} is not supported when using waypoints`,
+          );
         }
       }
       break;
@@ -142,5 +185,8 @@ export const validateServiceEntry: SpecValidator = (r, spec, meta) => {
     const i = ports.findIndex((p) => !isHTTP(parseProtocol(p.protocol)) && !isTLS(parseProtocol(p.protocol)));
     if (i >= 0) r.error(idx('spec.ports', i), 'multiple hosts provided with non-HTTP, non-TLS ports');
   }
-  checkExportTo(r, meta.namespace, strList(r, spec['exportTo'], 'spec.exportTo'), 'spec.exportTo', { serviceEntry: true, destinationRuleWithSelector: false });
+  checkExportTo(r, meta.namespace, strList(r, spec['exportTo'], 'spec.exportTo'), 'spec.exportTo', {
+    serviceEntry: true,
+    destinationRuleWithSelector: false,
+  });
 };

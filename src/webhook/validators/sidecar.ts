@@ -23,7 +23,8 @@ interface SidecarPort {
 }
 
 function readPort(r: Report, p: JsonObject, path: string): SidecarPort {
-  if ((int(r, p['targetPort'], at(path, 'targetPort'), UINT32) ?? 0) > 0) r.error(at(path, 'targetPort'), 'targetPort has no impact on Sidecars');
+  if ((int(r, p['targetPort'], at(path, 'targetPort'), UINT32) ?? 0) > 0)
+    r.error(at(path, 'targetPort'), 'targetPort has no impact on Sidecars');
   return {
     number: int(r, p['number'], at(path, 'number'), UINT32) ?? 0,
     protocol: str(r, p['protocol'], at(path, 'protocol')) ?? '',
@@ -48,23 +49,31 @@ function splitHostPort(text: string): { host: string; port: string } | undefined
 
 function checkIngress(r: Report, ing: JsonObject, path: string, seenPorts: RepeatFinder<number>): void {
   const rawPort = obj(r, ing['port'], at(path, 'port'));
-  if (!rawPort) return r.error(at(path, 'port'), 'sidecar: port is required for ingress listeners');
+  if (!rawPort) {
+    r.error(at(path, 'port'), 'sidecar: port is required for ingress listeners');
+    return;
+  }
   const port = readPort(r, rawPort, at(path, 'port'));
   const bind = str(r, ing['bind'], at(path, 'bind')) ?? '';
   if (port.name) report(r, at(path, 'port.name'), portNameError(port.name));
   report(r, at(path, 'port'), protocolError(port.protocol), portError(port.number));
   if (bind && !isIPAddress(bind)) r.error(at(path, 'bind'), `${bind} is not a valid IP`);
-  if (seenPorts.isNewRepeat(port.number)) r.error(at(path, 'port.number'), 'sidecar: ports on IP bound listeners must be unique');
+  if (seenPorts.isNewRepeat(port.number))
+    r.error(at(path, 'port.number'), 'sidecar: ports on IP bound listeners must be unique');
   const endpoint = str(r, ing['defaultEndpoint'], at(path, 'defaultEndpoint')) ?? '';
   if (endpoint) {
     const ep = at(path, 'defaultEndpoint');
-    if (endpoint.startsWith(UNIX_ADDRESS_PREFIX)) report(r, ep, unixAddressError(endpoint.slice(UNIX_ADDRESS_PREFIX.length)));
+    if (endpoint.startsWith(UNIX_ADDRESS_PREFIX))
+      report(r, ep, unixAddressError(endpoint.slice(UNIX_ADDRESS_PREFIX.length)));
     else {
       const hp = splitHostPort(endpoint);
       if (!hp) r.error(ep, `address ${endpoint}: missing port in address`);
       const host = hp?.host ?? '';
       if (host !== '' && !LOOPBACK_OR_ANY.includes(host)) {
-        r.error(ep, 'sidecar: defaultEndpoint must be of form 127.0.0.1:<port>,0.0.0.0:<port>,[::1]:port,[::]:port,unix://filepath or unset');
+        r.error(
+          ep,
+          'sidecar: defaultEndpoint must be of form 127.0.0.1:<port>,0.0.0.0:<port>,[::1]:port,[::]:port,unix://filepath or unset',
+        );
       }
       const portText = hp?.port ?? '';
       if (!/^[+-]?\d+$/.test(portText)) r.error(ep, `sidecar: defaultEndpoint port (${portText}) is not a number`);
@@ -74,19 +83,30 @@ function checkIngress(r: Report, ing: JsonObject, path: string, seenPorts: Repea
   const tls = obj(r, ing['tls'], at(path, 'tls'));
   if (tls) {
     const tp = at(path, 'tls');
-    if (list(r, tls['subjectAltNames'], at(tp, 'subjectAltNames'))) r.error(at(tp, 'subjectAltNames'), 'sidecar: subjectAltNames is not supported in ingress tls');
+    if (list(r, tls['subjectAltNames'], at(tp, 'subjectAltNames')))
+      r.error(at(tp, 'subjectAltNames'), 'sidecar: subjectAltNames is not supported in ingress tls');
     if (tls['httpsRedirect'] === true) r.error(at(tp, 'httpsRedirect'), 'sidecar: httpsRedirect is not supported');
     if (tls['credentialName']) r.error(at(tp, 'credentialName'), 'sidecar: credentialName is not currently supported');
-    if (list(r, tls['credentialNames'], at(tp, 'credentialNames'))) r.error(at(tp, 'credentialNames'), 'sidecar: credentialNames is not currently supported');
-    if (list(r, tls['tlsCertificates'], at(tp, 'tlsCertificates'))) r.error(at(tp, 'tlsCertificates'), 'sidecar: tls_certificates is not currently supported');
+    if (list(r, tls['credentialNames'], at(tp, 'credentialNames')))
+      r.error(at(tp, 'credentialNames'), 'sidecar: credentialNames is not currently supported');
+    if (list(r, tls['tlsCertificates'], at(tp, 'tlsCertificates')))
+      r.error(at(tp, 'tlsCertificates'), 'sidecar: tls_certificates is not currently supported');
     const mode = enumOf(new Report(), tls['mode'], '', ServerTLSSettings_TLSmode);
-    if (mode === 'ISTIO_MUTUAL' || mode === 'AUTO_PASSTHROUGH') r.error(at(tp, 'mode'), `cannot set mode to ${mode} in sidecar ingress tls`);
+    if (mode === 'ISTIO_MUTUAL' || mode === 'AUTO_PASSTHROUGH')
+      r.error(at(tp, 'mode'), `cannot set mode to ${mode} in sidecar ingress tls`);
     if (!isTLS(parseProtocol(port.protocol))) r.error(tp, 'server cannot have TLS settings for non HTTPS/TLS ports');
     checkServerTLS(r, tls, tp);
   }
   checkConnectionPool(r, ing['connectionPool'], at(path, 'connectionPool'));
-  if (isObject(ing['connectionPool']) && ing['connectionPool']['http'] != null && !isHTTP(parseProtocol(port.protocol))) {
-    r.warn(at(path, 'connectionPool.http'), `sidecar: HTTP connection pool settings are configured for port ${port.number} ("${port.name}") but its protocol is not HTTP (${port.protocol}); only TCP settings will apply`);
+  if (
+    isObject(ing['connectionPool']) &&
+    ing['connectionPool']['http'] != null &&
+    !isHTTP(parseProtocol(port.protocol))
+  ) {
+    r.warn(
+      at(path, 'connectionPool.http'),
+      `sidecar: HTTP connection pool settings are configured for port ${port.number} ("${port.name}") but its protocol is not HTTP (${port.protocol}); only TCP settings will apply`,
+    );
   }
 }
 
@@ -97,9 +117,11 @@ function checkEgressPort(r: Report, raw: JsonObject, eg: JsonObject, path: strin
   if (port.name) report(r, at(path, 'port.name'), portNameError(port.name));
   report(r, at(path, 'port.protocol'), protocolError(port.protocol));
   if (port.number === 0) {
-    if (!bind.startsWith(UNIX_ADDRESS_PREFIX)) r.error(at(path, 'bind'), 'sidecar: ports with 0 value must have a unix domain socket bind address');
+    if (!bind.startsWith(UNIX_ADDRESS_PREFIX))
+      r.error(at(path, 'bind'), 'sidecar: ports with 0 value must have a unix domain socket bind address');
     else report(r, at(path, 'bind'), unixAddressError(bind.slice(UNIX_ADDRESS_PREFIX.length)));
-    if (capture !== 'DEFAULT' && capture !== 'NONE') r.error(at(path, 'captureMode'), 'sidecar: captureMode must be DEFAULT/NONE for unix domain socket listeners');
+    if (capture !== 'DEFAULT' && capture !== 'NONE')
+      r.error(at(path, 'captureMode'), 'sidecar: captureMode must be DEFAULT/NONE for unix domain socket listeners');
   } else {
     report(r, at(path, 'port.number'), portError(port.number));
     if (bind && !isIPAddress(bind)) r.error(at(path, 'bind'), `${bind} is not a valid IP`);
@@ -122,17 +144,30 @@ function checkEgressHosts(r: Report, hosts: string[], path: string, namespace: s
     }
     for (const err of namespaceSlashHostErrors(h, false)) r.error(hp, err);
   });
-  if (byNs.get('*')?.has('*') && byNs.size !== 1) r.warn(path, '`*/*` host select all resources, no other hosts can be added');
+  if (byNs.get('*')?.has('*') && byNs.size !== 1)
+    r.warn(path, '`*/*` host select all resources, no other hosts can be added');
 }
 
 function checkOutboundPolicy(r: Report, v: unknown, path: string): void {
   const tp = obj(r, v, path);
   if (!tp) return;
-  if (tp['mode'] === MESH_ALLOW_ANY_DYNAMIC_DNS) return r.error(at(path, 'mode'), 'sidecar: ALLOW_ANY_DYNAMIC_DNS mode is only supported in MeshConfig, not in Sidecar resource');
+  if (tp['mode'] === MESH_ALLOW_ANY_DYNAMIC_DNS) {
+    r.error(
+      at(path, 'mode'),
+      'sidecar: ALLOW_ANY_DYNAMIC_DNS mode is only supported in MeshConfig, not in Sidecar resource',
+    );
+    return;
+  }
   const mode = enumOf(r, tp['mode'], at(path, 'mode'), OutboundTrafficPolicy_Mode);
   const proxy = obj(r, tp['egressProxy'], at(path, 'egressProxy'));
   if (!proxy) return;
-  if (mode !== 'ALLOW_ANY') return r.error(at(path, 'egressProxy'), 'sidecar: egress_proxy must be set only with ALLOW_ANY outbound_traffic_policy mode');
+  if (mode !== 'ALLOW_ANY') {
+    r.error(
+      at(path, 'egressProxy'),
+      'sidecar: egress_proxy must be set only with ALLOW_ANY outbound_traffic_policy mode',
+    );
+    return;
+  }
   const host = str(r, proxy['host'], at(path, 'egressProxy.host')) ?? '';
   report(r, at(path, 'egressProxy.host'), fqdnError(host));
   if (proxy['port'] == null) r.error(at(path, 'egressProxy.port'), 'sidecar: egress_proxy port must be non-nil');
@@ -140,17 +175,26 @@ function checkOutboundPolicy(r: Report, v: unknown, path: string): void {
 
 export const validateSidecar: SpecValidator = (r, spec, meta) => {
   const before = r.errorCount;
-  checkAlphaWorkloadSelector(r, spec['workloadSelector'], 'spec.workloadSelector', 'sidecar: workload selector specified without labels, will be applied to all services in namespace');
+  checkAlphaWorkloadSelector(
+    r,
+    spec['workloadSelector'],
+    'spec.workloadSelector',
+    'sidecar: workload selector specified without labels, will be applied to all services in namespace',
+  );
   if (r.errorCount > before) return;
   const ingress = list(r, spec['ingress'], 'spec.ingress');
   const egress = list(r, spec['egress'], 'spec.egress');
   if (!ingress && !egress && spec['outboundTrafficPolicy'] == null && spec['inboundConnectionPool'] == null) {
-    return r.error('spec', 'sidecar: empty configuration provided');
+    r.error('spec', 'sidecar: empty configuration provided');
+    return;
   }
   const ingressPorts = new RepeatFinder<number>();
   ingress?.forEach((ing, i) => {
     const p = idx('spec.ingress', i);
-    if (!isObject(ing)) return ing === null ? r.error(p, 'sidecar: ingress may not be null') : void obj(r, ing, p);
+    if (!isObject(ing)) {
+      ing === null ? r.error(p, 'sidecar: ingress may not be null') : void obj(r, ing, p);
+      return;
+    }
     checkIngress(r, ing, p, ingressPorts);
   });
   checkConnectionPool(r, spec['inboundConnectionPool'], 'spec.inboundConnectionPool');
@@ -159,19 +203,28 @@ export const validateSidecar: SpecValidator = (r, spec, meta) => {
   let catchAll = false;
   egress?.forEach((eg, i) => {
     const p = idx('spec.egress', i);
-    if (!isObject(eg)) return eg === null ? r.error(p, 'egress listener may not be null') : void obj(r, eg, p);
+    if (!isObject(eg)) {
+      eg === null ? r.error(p, 'egress listener may not be null') : void obj(r, eg, p);
+      return;
+    }
     const rawPort = obj(r, eg['port'], at(p, 'port'));
     if (!rawPort) {
-      if (catchAll) return r.error(at(p, 'port'), 'sidecar: egress can have only one listener with empty port');
+      if (catchAll) {
+        r.error(at(p, 'port'), 'sidecar: egress can have only one listener with empty port');
+        return;
+      }
       if (i === egress.length - 1) catchAll = true;
-      else r.error(at(p, 'port'), 'sidecar: the egress listener with empty port should be the last listener in the list');
+      else
+        r.error(at(p, 'port'), 'sidecar: the egress listener with empty port should be the last listener in the list');
     } else {
       const port = checkEgressPort(r, rawPort, eg, p);
       const bind = typeof eg['bind'] === 'string' ? eg['bind'] : '';
       if (port.number === 0) {
-        if (sockets.isNewRepeat(bind)) r.error(at(p, 'bind'), 'sidecar: unix domain socket values for listeners must be unique');
+        if (sockets.isNewRepeat(bind))
+          r.error(at(p, 'bind'), 'sidecar: unix domain socket values for listeners must be unique');
       } else {
-        if (egressPorts.isNewRepeat(port.number)) r.error(at(p, 'port.number'), 'sidecar: ports on IP bound listeners must be unique');
+        if (egressPorts.isNewRepeat(port.number))
+          r.error(at(p, 'port.number'), 'sidecar: ports on IP bound listeners must be unique');
       }
     }
     const hosts = strList(r, eg['hosts'], at(p, 'hosts'));

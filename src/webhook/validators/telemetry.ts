@@ -7,7 +7,6 @@ import { checkPolicyTargeting } from './common/selectors';
 import { celSyntaxError } from './common/cel';
 import type { SpecValidator } from './types';
 
-
 function checkProviders(r: Report, v: unknown, path: string): number {
   const providers = list(r, v, path) ?? [];
   const bad = providers.findIndex((p) => !isObject(p) || !p['name']);
@@ -20,7 +19,10 @@ function checkMetrics(r: Report, m: JsonObject, path: string): void {
   list(r, m['overrides'], at(path, 'overrides'))?.forEach((o, i) => {
     const p = idx(at(path, 'overrides'), i);
     const override = obj(r, o, p);
-    if (!override) return r.error(p, 'tagOverrides may not be null');
+    if (!override) {
+      r.error(p, 'tagOverrides may not be null');
+      return;
+    }
     for (const [name, to] of Object.entries(obj(r, override['tagOverrides'], at(p, 'tagOverrides')) ?? {})) {
       const tp = key(at(p, 'tagOverrides'), name);
       if (name === '') r.warn(tp, 'tagOverrides.name may not be empty');
@@ -30,19 +32,24 @@ function checkMetrics(r: Report, m: JsonObject, path: string): void {
       }
       const op = enumOf(r, to['operation'], at(tp, 'operation'), TagOverride_Operation);
       const value = str(r, to['value'], at(tp, 'value')) ?? '';
-      if (op === 'UPSERT' && value === '') r.error(at(tp, 'value'), 'tagOverrides.value must be set when operation is UPSERT');
-      if (op === 'REMOVE' && value !== '') r.error(at(tp, 'value'), 'tagOverrides.value may only be set when operation is UPSERT');
+      if (op === 'UPSERT' && value === '')
+        r.error(at(tp, 'value'), 'tagOverrides.value must be set when operation is UPSERT');
+      if (op === 'REMOVE' && value !== '')
+        r.error(at(tp, 'value'), 'tagOverrides.value may only be set when operation is UPSERT');
     }
     const match = obj(r, override['match'], at(p, 'match'));
-    if (match && 'customMetric' in match && !match['customMetric']) r.error(at(p, 'match.customMetric'), 'customMetric may not be empty');
+    if (match && 'customMetric' in match && !match['customMetric'])
+      r.error(at(p, 'match.customMetric'), 'customMetric may not be empty');
   });
 }
 
 function checkTracing(r: Report, t: JsonObject, path: string): void {
-  if (checkProviders(r, t['providers'], at(path, 'providers')) > 1) r.warn(at(path, 'providers'), 'multiple providers is not currently supported');
+  if (checkProviders(r, t['providers'], at(path, 'providers')) > 1)
+    r.warn(at(path, 'providers'), 'multiple providers is not currently supported');
   // randomSamplingPercentage is a DoubleValue: the bare number in JSON.
   const pct = num(r, t['randomSamplingPercentage'], at(path, 'randomSamplingPercentage'));
-  if (pct !== undefined && (pct < 0 || pct > 100)) r.error(at(path, 'randomSamplingPercentage'), 'randomSamplingPercentage must be in range [0.0, 100.0]');
+  if (pct !== undefined && (pct < 0 || pct > 100))
+    r.error(at(path, 'randomSamplingPercentage'), 'randomSamplingPercentage must be in range [0.0, 100.0]');
   for (const [name, tag] of Object.entries(obj(r, t['customTags'], at(path, 'customTags')) ?? {})) {
     const tp = key(at(path, 'customTags'), name);
     if (name === '') r.error(tp, 'tag name may not be empty');
@@ -50,10 +57,13 @@ function checkTracing(r: Report, t: JsonObject, path: string): void {
       r.error(tp, `tag '${name}' may not have a nil value`);
       continue;
     }
-    const field = (kind: string, f: string) => (isObject(tag[kind]) ? (tag[kind] as JsonObject)[f] : undefined);
-    if (tag['literal'] != null && !field('literal', 'value')) r.error(at(tp, 'literal.value'), 'literal tag value may not be empty');
-    if (tag['header'] != null && !field('header', 'name')) r.error(at(tp, 'header.name'), 'header tag name may not be empty');
-    if (tag['environment'] != null && !field('environment', 'name')) r.error(at(tp, 'environment.name'), 'environment tag name may not be empty');
+    const field = (kind: string, f: string) => (isObject(tag[kind]) ? tag[kind][f] : undefined);
+    if (tag['literal'] != null && !field('literal', 'value'))
+      r.error(at(tp, 'literal.value'), 'literal tag value may not be empty');
+    if (tag['header'] != null && !field('header', 'name'))
+      r.error(at(tp, 'header.name'), 'header tag name may not be empty');
+    if (tag['environment'] != null && !field('environment', 'name'))
+      r.error(at(tp, 'environment.name'), 'environment tag name may not be empty');
   }
 }
 

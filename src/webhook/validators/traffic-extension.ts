@@ -20,7 +20,8 @@ export const validateTrafficExtension: SpecValidator = (r, spec) => {
   if (lua) {
     const code = str(r, lua['inlineCode'], 'spec.lua.inlineCode') ?? '';
     if (code.length === 0) r.error('spec.lua.inlineCode', 'lua.inlineCode cannot be empty');
-    else if (Buffer.byteLength(code) > MAX_LUA_INLINE_CODE_BYTES) r.error('spec.lua.inlineCode', 'lua.inlineCode exceeds maximum size of 64KB');
+    else if (Buffer.byteLength(code) > MAX_LUA_INLINE_CODE_BYTES)
+      r.error('spec.lua.inlineCode', 'lua.inlineCode exceeds maximum size of 64KB');
   }
   if (wasm) checkWasmModule(r, wasm, 'spec.wasm');
   checkMatchPorts(r, spec['match'], 'spec.match');

@@ -31,7 +31,10 @@ export function checkConnectionPool(r: Report, v: unknown, path: string): void {
   if (!pool) return;
   const http = obj(r, pool['http'], at(path, 'http'));
   const tcp = obj(r, pool['tcp'], at(path, 'tcp'));
-  if (!http && !tcp) return r.error(path, 'connection pool must have at least one field');
+  if (!http && !tcp) {
+    r.error(path, 'connection pool must have at least one field');
+    return;
+  }
   if (http) {
     const p = at(path, 'http');
     nonNegative(r, http, 'http1MaxPendingRequests', p, 'http1 max pending requests must be non-negative');
@@ -62,7 +65,8 @@ export function checkConnectionPool(r: Report, v: unknown, path: string): void {
       if (nanos !== undefined && nanos / 1_000_000n !== 0n) checkDuration(r, tcp['idleTimeout'], at(p, 'idleTimeout'));
     }
     const ka = obj(r, tcp['tcpKeepalive'], at(p, 'tcpKeepalive'));
-    if (ka) for (const f of ['time', 'interval']) if (ka[f] != null) checkDuration(r, ka[f], at(at(p, 'tcpKeepalive'), f));
+    if (ka)
+      for (const f of ['time', 'interval']) if (ka[f] != null) checkDuration(r, ka[f], at(at(p, 'tcpKeepalive'), f));
   }
 }
 
@@ -77,12 +81,19 @@ function checkOutlier(r: Report, v: unknown, path: string): void {
   if (o['baseEjectionTime'] != null) checkDuration(r, o['baseEjectionTime'], at(path, 'baseEjectionTime'));
   if (o['interval'] != null) checkDuration(r, o['interval'], at(path, 'interval'));
   if ((int(r, o['consecutiveErrors'], at(path, 'consecutiveErrors')) ?? 0) !== 0) {
-    r.warn(at(path, 'consecutiveErrors'), 'outlier detection consecutive errors is deprecated, use consecutiveGatewayErrors or consecutive5xxErrors instead');
+    r.warn(
+      at(path, 'consecutiveErrors'),
+      'outlier detection consecutive errors is deprecated, use consecutiveGatewayErrors or consecutive5xxErrors instead',
+    );
   }
   const split = bool(r, o['splitExternalLocalOriginErrors'], at(path, 'splitExternalLocalOriginErrors')) ?? false;
-  const localOrigin = int(r, o['consecutiveLocalOriginFailures'], at(path, 'consecutiveLocalOriginFailures'), UINT32) ?? 0;
+  const localOrigin =
+    int(r, o['consecutiveLocalOriginFailures'], at(path, 'consecutiveLocalOriginFailures'), UINT32) ?? 0;
   if (!split && localOrigin > 0) {
-    r.error(at(path, 'consecutiveLocalOriginFailures'), 'outlier detection consecutive local origin failures is specified, but split external local origin errors is set to false');
+    r.error(
+      at(path, 'consecutiveLocalOriginFailures'),
+      'outlier detection consecutive local origin failures is specified, but split external local origin errors is set to false',
+    );
   }
   checkPercent(r, o['maxEjectionPercent'], at(path, 'maxEjectionPercent'));
   checkPercent(r, o['minHealthPercent'], at(path, 'minHealthPercent'));
@@ -96,7 +107,8 @@ function compositeBits(): Uint8Array {
   const bits = new Uint8Array(Math.ceil(MAGLEV_TABLE_SIZE_LIMIT / 16));
   const set = (odd: number) => (bits[odd >> 4]! |= 1 << ((odd >> 1) & 7));
   const isSet = (odd: number) => (bits[odd >> 4]! & (1 << ((odd >> 1) & 7))) !== 0;
-  for (let f = 3; f * f < MAGLEV_TABLE_SIZE_LIMIT; f += 2) if (!isSet(f)) for (let m = f * f; m < MAGLEV_TABLE_SIZE_LIMIT; m += 2 * f) set(m);
+  for (let f = 3; f * f < MAGLEV_TABLE_SIZE_LIMIT; f += 2)
+    if (!isSet(f)) for (let m = f * f; m < MAGLEV_TABLE_SIZE_LIMIT; m += 2 * f) set(m);
   return (oddComposites = bits);
 }
 
@@ -121,7 +133,8 @@ function checkLoadBalancer(r: Report, v: unknown, path: string, hasOutlier: bool
     const cp = at(path, 'consistentHash');
     const cookie = obj(r, ch['httpCookie'], at(cp, 'httpCookie'));
     if (cookie) {
-      if (!(str(r, cookie['name'], at(cp, 'httpCookie.name')) ?? '')) r.error(at(cp, 'httpCookie.name'), 'name required for HttpCookie');
+      if (!(str(r, cookie['name'], at(cp, 'httpCookie.name')) ?? ''))
+        r.error(at(cp, 'httpCookie.name'), 'name required for HttpCookie');
       const names = new RepeatFinder<string>();
       list(r, cookie['attributes'], at(cp, 'httpCookie.attributes'))?.forEach((a, i) => {
         const name = isObject(a) && typeof a['name'] === 'string' ? a['name'] : '';
@@ -130,23 +143,31 @@ function checkLoadBalancer(r: Report, v: unknown, path: string, hasOutlier: bool
         else if (names.isNewRepeat(name)) r.error(ap, `duplicate cookie attribute name: ${name}`);
       });
     }
-    const ringSize = int(r, ch['minimumRingSize'], at(cp, 'minimumRingSize'), { min: 0, max: Number.MAX_SAFE_INTEGER }) ?? 0;
+    const ringSize =
+      int(r, ch['minimumRingSize'], at(cp, 'minimumRingSize'), { min: 0, max: Number.MAX_SAFE_INTEGER }) ?? 0;
     if (ringSize !== 0) {
-      r.warn(at(cp, 'minimumRingSize'), "consistent hash MinimumRingSize is deprecated, use ConsistentHashLB's RingHash configuration instead");
-      if (ch['maglev'] != null || ch['ringHash'] != null) r.error(cp, 'only one of MinimumRingSize or Maglev/Ringhash can be specified');
+      r.warn(
+        at(cp, 'minimumRingSize'),
+        "consistent hash MinimumRingSize is deprecated, use ConsistentHashLB's RingHash configuration instead",
+      );
+      if (ch['maglev'] != null || ch['ringHash'] != null)
+        r.error(cp, 'only one of MinimumRingSize or Maglev/Ringhash can be specified');
     }
     const maglev = obj(r, ch['maglev'], at(cp, 'maglev'));
     if (maglev) {
-      const size = int(r, maglev['tableSize'], at(cp, 'maglev.tableSize'), { min: 0, max: Number.MAX_SAFE_INTEGER }) ?? 0;
+      const size =
+        int(r, maglev['tableSize'], at(cp, 'maglev.tableSize'), { min: 0, max: Number.MAX_SAFE_INTEGER }) ?? 0;
       if (size === 0) r.error(at(cp, 'maglev.tableSize'), 'tableSize must be set for maglev');
       // istiod also tests sizes over the limit for primality. Trial division of a prime near 2^53
       // takes 1.4 s and a review may carry thousands of sizes, so here a size over the limit
       // gets that error alone.
-      if (size >= MAGLEV_TABLE_SIZE_LIMIT) r.error(at(cp, 'maglev.tableSize'), `tableSize must be less than ${MAGLEV_TABLE_SIZE_LIMIT} for maglev`);
+      if (size >= MAGLEV_TABLE_SIZE_LIMIT)
+        r.error(at(cp, 'maglev.tableSize'), `tableSize must be less than ${MAGLEV_TABLE_SIZE_LIMIT} for maglev`);
       else if (!isPrime(size)) r.error(at(cp, 'maglev.tableSize'), 'tableSize must be a prime number for maglev');
     }
   }
-  if (lb['localityLbSetting'] != null && lb['zoneAwareLbSetting'] != null) r.error(path, 'only one of localityLbSetting and zoneAwareLbSetting can be set');
+  if (lb['localityLbSetting'] != null && lb['zoneAwareLbSetting'] != null)
+    r.error(path, 'only one of localityLbSetting and zoneAwareLbSetting can be set');
   checkLocalityLb(r, lb['localityLbSetting'], at(path, 'localityLbSetting'), hasOutlier);
   checkZoneAwareLb(r, lb['zoneAwareLbSetting'], at(path, 'zoneAwareLbSetting'), hasOutlier);
   const warm = obj(r, lb['warmup'], at(path, 'warmup'));
@@ -154,9 +175,11 @@ function checkLoadBalancer(r: Report, v: unknown, path: string, hasOutlier: bool
     if (warm['duration'] == null) r.error(at(path, 'warmup.duration'), 'duration is required');
     else checkDuration(r, warm['duration'], at(path, 'warmup.duration'));
     const min = warm['minimumPercent'];
-    if (typeof min === 'number' && min > 100) r.error(at(path, 'warmup.minimumPercent'), 'minimumPercent value should be less than or equal to 100');
+    if (typeof min === 'number' && min > 100)
+      r.error(at(path, 'warmup.minimumPercent'), 'minimumPercent value should be less than or equal to 100');
     const aggression = warm['aggression'];
-    if (typeof aggression === 'number' && aggression <= 0) r.error(at(path, 'warmup.aggression'), 'aggression should be greater than 0');
+    if (typeof aggression === 'number' && aggression <= 0)
+      r.error(at(path, 'warmup.aggression'), 'aggression should be greater than 0');
   }
 }
 
@@ -173,9 +196,13 @@ export function checkClientTLS(r: Report, v: unknown, path: string): void {
   const sans = strList(r, tls['subjectAltNames'], at(path, 'subjectAltNames'));
   if (tls['insecureSkipVerify'] === true) {
     if (mode === 'SIMPLE' && (caCertificates || credentialName || sans)) {
-      r.error(path, 'cannot specify CaCertificates or CredentialName or SubjectAltNames when InsecureSkipVerify is set true');
+      r.error(
+        path,
+        'cannot specify CaCertificates or CredentialName or SubjectAltNames when InsecureSkipVerify is set true',
+      );
     }
-    if (mode === 'MUTUAL' && (caCertificates || sans)) r.error(path, 'cannot specify CaCertificates or SubjectAltNames when InsecureSkipVerify is set true');
+    if (mode === 'MUTUAL' && (caCertificates || sans))
+      r.error(path, 'cannot specify CaCertificates or SubjectAltNames when InsecureSkipVerify is set true');
   }
   if ((mode === 'SIMPLE' || mode === 'MUTUAL') && credentialName) {
     if (clientCertificate || caCertificates || privateKey || caCrl) {
@@ -191,25 +218,40 @@ export function checkClientTLS(r: Report, v: unknown, path: string): void {
 
 function checkTunnel(r: Report, t: JsonObject, path: string): void {
   const protocol = str(r, t['protocol'], at(path, 'protocol')) ?? '';
-  if (protocol !== '' && protocol !== 'CONNECT' && protocol !== 'POST') r.error(at(path, 'protocol'), 'tunnel protocol must be "CONNECT" or "POST"');
+  if (protocol !== '' && protocol !== 'CONNECT' && protocol !== 'POST')
+    r.error(at(path, 'protocol'), 'tunnel protocol must be "CONNECT" or "POST"');
   const host = str(r, t['targetHost'], at(path, 'targetHost')) ?? '';
   const fqdnErr = fqdnError(host);
-  if (fqdnErr && !isIPAddress(host)) r.error(at(path, 'targetHost'), `tunnel target host must be valid FQDN or IP address: ${fqdnErr}`);
+  if (fqdnErr && !isIPAddress(host))
+    r.error(at(path, 'targetHost'), `tunnel target host must be valid FQDN or IP address: ${fqdnErr}`);
   const port = int(r, t['targetPort'], at(path, 'targetPort'), UINT32) ?? 0;
   const err = portError(port);
   if (err) r.error(at(path, 'targetPort'), `tunnel target port is invalid: ${err}`);
 }
 
-const POLICY_FIELDS = ['outlierDetection', 'connectionPool', 'loadBalancer', 'tls', 'portLevelSettings', 'tunnel', 'proxyProtocol', 'retryBudget'];
+const POLICY_FIELDS = [
+  'outlierDetection',
+  'connectionPool',
+  'loadBalancer',
+  'tls',
+  'portLevelSettings',
+  'tunnel',
+  'proxyProtocol',
+  'retryBudget',
+];
 
 export function checkTrafficPolicy(r: Report, v: unknown, path: string): void {
   const tp = obj(r, v, path);
   if (!tp) return;
   const portLevel = list(r, tp['portLevelSettings'], at(path, 'portLevelSettings'));
   if (!POLICY_FIELDS.some((f) => (f === 'portLevelSettings' ? portLevel !== undefined : tp[f] != null))) {
-    return r.error(path, 'traffic policy must have at least one field');
+    r.error(path, 'traffic policy must have at least one field');
+    return;
   }
-  if (tp['tunnel'] != null && tp['proxyProtocol'] != null) return r.error(path, 'tunnel and proxyProtocol must not be set together');
+  if (tp['tunnel'] != null && tp['proxyProtocol'] != null) {
+    r.error(path, 'tunnel and proxyProtocol must not be set together');
+    return;
+  }
   checkOutlier(r, tp['outlierDetection'], at(path, 'outlierDetection'));
   checkConnectionPool(r, tp['connectionPool'], at(path, 'connectionPool'));
   checkLoadBalancer(r, tp['loadBalancer'], at(path, 'loadBalancer'), tp['outlierDetection'] != null);
@@ -217,10 +259,14 @@ export function checkTrafficPolicy(r: Report, v: unknown, path: string): void {
   portLevel?.forEach((pl, i) => {
     const p = idx(at(path, 'portLevelSettings'), i);
     const o = obj(r, pl, p);
-    if (!o) return r.error(p, 'traffic policy may not be null');
+    if (!o) {
+      r.error(p, 'traffic policy may not be null');
+      return;
+    }
     if (o['port'] == null) r.error(at(p, 'port'), 'portTrafficPolicy must have valid port');
     if (o['outlierDetection'] == null && o['connectionPool'] == null && o['loadBalancer'] == null && o['tls'] == null) {
-      return r.error(p, 'port traffic policy must have at least one field');
+      r.error(p, 'port traffic policy must have at least one field');
+      return;
     }
     checkOutlier(r, o['outlierDetection'], at(p, 'outlierDetection'));
     checkConnectionPool(r, o['connectionPool'], at(p, 'connectionPool'));

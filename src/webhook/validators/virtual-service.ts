@@ -20,7 +20,8 @@ function gatewayHostError(sni: boolean, host: string): string | undefined {
   if (sni && host.startsWith('outbound_')) {
     if (host.length > 255) return `domain name "${host}" too long (max 255)`;
     const m = OUTBOUND_SNI.exec(host);
-    if (!m || !/[a-zA-Z]/.test(m[2]!)) return `domain name "${host}" invalid. should follow outbound_.<PORT>_._.<HOSTNAME> format`;
+    if (!m || !/[a-zA-Z]/.test(m[2]!))
+      return `domain name "${host}" invalid. should follow outbound_.<PORT>_._.<HOSTNAME> format`;
     return undefined;
   }
   return wildcardDomainError(host);
@@ -33,7 +34,8 @@ function checkL4Match(r: Report, m: JsonObject, path: string): void {
   });
   const port = int(r, m['port'], at(path, 'port'), UINT32) ?? 0;
   if (port !== 0 && portError(port)) r.error(at(path, 'port'), portError(port)!);
-  for (const err of labelErrors(strMap(r, m['sourceLabels'], at(path, 'sourceLabels')) ?? {})) r.error(at(path, 'sourceLabels'), err);
+  for (const err of labelErrors(strMap(r, m['sourceLabels'], at(path, 'sourceLabels')) ?? {}))
+    r.error(at(path, 'sourceLabels'), err);
   checkGatewayNames(r, strList(r, m['gateways'], at(path, 'gateways')) ?? [], at(path, 'gateways'));
 }
 
@@ -47,11 +49,17 @@ class SniChecker {
   private readonly reported = new Set<string>();
   private hostList: string | undefined;
 
-  constructor(private readonly hosts: string[], private readonly meshBound: boolean, tls: unknown[] | undefined) {
+  constructor(
+    private readonly hosts: string[],
+    private readonly meshBound: boolean,
+    tls: unknown[] | undefined,
+  ) {
     const snis = new Set<string>();
     for (const t of tls ?? []) {
       const matches = isObject(t) && Array.isArray(t['match']) ? t['match'] : [];
-      for (const m of matches) if (isObject(m) && Array.isArray(m['sniHosts'])) for (const s of m['sniHosts']) if (typeof s === 'string') snis.add(s);
+      for (const m of matches)
+        if (isObject(m) && Array.isArray(m['sniHosts']))
+          for (const s of m['sniHosts']) if (typeof s === 'string') snis.add(s);
     }
     const values = [...snis];
     subsetOfSome(values, hosts).forEach((ok, i) => this.covered.set(values[i]!, ok));
@@ -60,7 +68,8 @@ class SniChecker {
   check(r: Report, sni: string, path: string): void {
     const err = this.meshBound ? wildcardDomainError(sni) : gatewayHostError(true, sni);
     if (err) {
-      if (isIPAddress(sni)) r.warn(path, `using an IP address ("${sni}") goes against SNI spec and most clients do not support this`);
+      if (isIPAddress(sni))
+        r.warn(path, `using an IP address ("${sni}") goes against SNI spec and most clients do not support this`);
       else r.error(path, err);
       return;
     }
@@ -94,23 +103,31 @@ function warnUnreachable(r: Report, routes: unknown[] | undefined, path: string)
     const name = typeof route['name'] === 'string' && route['name'] ? JSON.stringify(route['name']) : `#${i}`;
     const matches = Array.isArray(route['match']) ? route['match'] : [];
     if (matches.length === 0) {
-      if (catchAll >= 0) r.warn(idx(path, i), `virtualService rule ${name} not used (only the last rule can have no matches)`);
+      if (catchAll >= 0)
+        r.warn(idx(path, i), `virtualService rule ${name} not used (only the last rule can have no matches)`);
       catchAll = i;
       return;
     }
     let duplicates = 0;
     matches.forEach((m, j) => {
-      if (catchAll >= 0) return r.warn(idx(path, i), `virtualService rule ${name} not used (route without matches defined before)`);
+      if (catchAll >= 0) {
+        r.warn(idx(path, i), `virtualService rule ${name} not used (route without matches defined before)`);
+        return;
+      }
       const { name: matchName, ...rest } = isObject(m) ? m : ({} as JsonObject);
       const keyText = canonicalJson(rest);
       const prior = seen.get(keyText);
       if (prior !== undefined) {
         const label = typeof matchName === 'string' && matchName ? JSON.stringify(matchName) : `#${j}`;
-        r.warn(idx(path, i), `virtualService rule ${name} match ${label} is not used (duplicate/overlapping match in rule #${prior})`);
+        r.warn(
+          idx(path, i),
+          `virtualService rule ${name} match ${label} is not used (duplicate/overlapping match in rule #${prior})`,
+        );
         duplicates++;
       } else seen.set(keyText, i);
     });
-    if (duplicates === matches.length) r.warn(idx(path, i), `virtualService rule ${name} not used (all matches used by prior rules)`);
+    if (duplicates === matches.length)
+      r.warn(idx(path, i), `virtualService rule ${name} not used (all matches used by prior rules)`);
   });
 }
 
@@ -138,15 +155,23 @@ export const validateVirtualService: SpecValidator = (r, spec, meta) => {
       const matches = isObject(route) && Array.isArray(route['match']) ? route['match'] : [];
       matches.forEach((m, j) => {
         for (const field of ['headers', 'withoutHeaders']) {
-          const headers = isObject(m) && isObject(m[field]) ? Object.keys(m[field] as JsonObject) : [];
+          const headers = isObject(m) && isObject(m[field]) ? Object.keys(m[field]) : [];
           for (const h of headers.filter(isJwtClaimRoute)) {
-            r.error(at(idx(at(idx('spec.http', i), 'match'), j), field), `JWT claim based routing (key: ${h}) is only supported for gateway, found no gateways: [${gateways.join(' ')}]`);
+            r.error(
+              at(idx(at(idx('spec.http', i), 'match'), j), field),
+              `JWT claim based routing (key: ${h}) is only supported for gateway, found no gateways: [${gateways.join(' ')}]`,
+            );
           }
         }
       });
     });
   }
-  const sni = (tls ?? []).some((t) => isObject(t) && Array.isArray(t['match']) && t['match'].some((m) => isObject(m) && Array.isArray(m['sniHosts']) && m['sniHosts'].length > 0));
+  const sni = (tls ?? []).some(
+    (t) =>
+      isObject(t) &&
+      Array.isArray(t['match']) &&
+      t['match'].some((m) => isObject(m) && Array.isArray(m['sniHosts']) && m['sniHosts'].length > 0),
+  );
   let allHostsValid = true;
   hosts.forEach((h, i) => {
     const err = appliesToGateway ? gatewayHostError(sni, h) : wildcardDomainError(h);
@@ -165,7 +190,10 @@ export const validateVirtualService: SpecValidator = (r, spec, meta) => {
   http?.forEach((route, i) => {
     const p = idx('spec.http', i);
     const o = obj(r, route, p);
-    if (!o) return r.error(p, 'http route may not be null');
+    if (!o) {
+      r.error(p, 'http route may not be null');
+      return;
+    }
     checkHTTPRoute(r, o, p, delegate);
   });
   const sniChecker = new SniChecker(hosts, gateways.includes(MESH_GATEWAY), tls);
@@ -178,7 +206,10 @@ export const validateVirtualService: SpecValidator = (r, spec, meta) => {
     matches?.forEach((m, j) => {
       const mp = idx(at(p, 'match'), j);
       const match = obj(r, m, mp);
-      if (!match) return r.error(mp, 'TLS match may not be null');
+      if (!match) {
+        r.error(mp, 'TLS match may not be null');
+        return;
+      }
       const sniHosts = strList(r, match['sniHosts'], at(mp, 'sniHosts'));
       if (!sniHosts) r.error(at(mp, 'sniHosts'), 'TLS match must have at least one SNI host');
       sniHosts?.forEach((s, k) => sniChecker.check(r, s, idx(at(mp, 'sniHosts'), k)));
@@ -195,14 +226,20 @@ export const validateVirtualService: SpecValidator = (r, spec, meta) => {
     list(r, o['match'], at(p, 'match'))?.forEach((m, j) => {
       const mp = idx(at(p, 'match'), j);
       const match = obj(r, m, mp);
-      if (!match) return r.error(mp, 'tcp match may not be nil');
+      if (!match) {
+        r.error(mp, 'tcp match may not be nil');
+        return;
+      }
       checkL4Match(r, match, mp);
     });
     const routes = list(r, o['route'], at(p, 'route'));
     if (!routes) r.error(at(p, 'route'), 'TCP route is required');
     checkWeightedDestinations(r, routes, at(p, 'route'), false);
   });
-  checkExportTo(r, meta.namespace, strList(r, spec['exportTo'], 'spec.exportTo'), 'spec.exportTo', { serviceEntry: false, destinationRuleWithSelector: false });
+  checkExportTo(r, meta.namespace, strList(r, spec['exportTo'], 'spec.exportTo'), 'spec.exportTo', {
+    serviceEntry: false,
+    destinationRuleWithSelector: false,
+  });
   warnUnreachable(r, http, 'spec.http');
   warnUnreachable(r, tcp, 'spec.tcp');
   warnUnreachable(r, tls, 'spec.tls');

@@ -31,12 +31,24 @@ function checkVmConfig(r: Report, v: unknown, path: string): void {
     if (!isObject(env)) continue;
     const p = idx(at(path, 'env'), i);
     const name = str(r, env['name'], at(p, 'name')) ?? '';
-    if (name === '') return r.error(at(p, 'name'), 'spec.vmConfig.env invalid');
-    if (name.length > MAX_ENV_NAME_LENGTH) return r.error(at(p, 'name'), 'env.name field must be less than 255 characters long');
-    if (names.has(name)) return r.error(at(p, 'name'), 'duplicate env');
+    if (name === '') {
+      r.error(at(p, 'name'), 'spec.vmConfig.env invalid');
+      return;
+    }
+    if (name.length > MAX_ENV_NAME_LENGTH) {
+      r.error(at(p, 'name'), 'env.name field must be less than 255 characters long');
+      return;
+    }
+    if (names.has(name)) {
+      r.error(at(p, 'name'), 'duplicate env');
+      return;
+    }
     names.add(name);
     const source = enumOf(r, env['valueFrom'], at(p, 'valueFrom'), EnvValueSource);
-    if (source !== 'INLINE' && (str(r, env['value'], at(p, 'value')) ?? '') !== '') return r.error(at(p, 'value'), 'value may only be set when valueFrom is INLINE');
+    if (source !== 'INLINE' && (str(r, env['value'], at(p, 'value')) ?? '') !== '') {
+      r.error(at(p, 'value'), 'value may only be set when valueFrom is INLINE');
+      return;
+    }
   }
 }
 
@@ -47,11 +59,13 @@ export function checkWasmModule(r: Report, spec: Record<string, unknown>, path: 
   if (urlErr) r.error(p('url'), urlErr);
   const sha = str(r, spec['sha256'], p('sha256')) ?? '';
   if (sha !== '' && sha.length !== 64) r.error(p('sha256'), 'sha256 field must be 64 characters long');
-  else if (sha !== '' && !/^[a-f0-9]{64}$/.test(sha)) r.error(p('sha256'), 'sha256 field must match [a-f0-9]{64} pattern');
+  else if (sha !== '' && !/^[a-f0-9]{64}$/.test(sha))
+    r.error(p('sha256'), 'sha256 field must match [a-f0-9]{64} pattern');
   if ((str(r, spec['imagePullSecret'], p('imagePullSecret')) ?? '').length > MAX_IMAGE_PULL_SECRET_LENGTH) {
     r.error(p('imagePullSecret'), 'imagePullSecret field must be less than 253 characters long');
   }
-  if ((str(r, spec['pluginName'], p('pluginName')) ?? '').length > MAX_PLUGIN_NAME_LENGTH) r.error(p('pluginName'), 'pluginName field must be less than 255 characters long');
+  if ((str(r, spec['pluginName'], p('pluginName')) ?? '').length > MAX_PLUGIN_NAME_LENGTH)
+    r.error(p('pluginName'), 'pluginName field must be less than 255 characters long');
   checkVmConfig(r, spec['vmConfig'], p('vmConfig'));
 }
 
@@ -60,7 +74,10 @@ export function checkMatchPorts(r: Report, v: unknown, path: string): void {
   list(r, v, path)?.forEach((sel, i) => {
     const p = idx(path, i);
     const s = obj(r, sel, p);
-    if (!s) return r.error(p, `spec.Match[${i}] is nil`);
+    if (!s) {
+      r.error(p, `spec.Match[${i}] is nil`);
+      return;
+    }
     list(r, s['ports'], at(p, 'ports'))?.forEach((port, j) => {
       const pp = idx(at(p, 'ports'), j);
       const n = isObject(port) ? (int(r, port['number'], at(pp, 'number')) ?? 0) : 0;

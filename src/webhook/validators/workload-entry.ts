@@ -20,7 +20,10 @@ export function checkWorkloadEntry(r: Report, we: JsonObject, path: string, ctx:
   const address = str(r, we['address'], at(path, 'address')) ?? '';
   const network = str(r, we['network'], at(path, 'network')) ?? '';
   if (address === '') {
-    if (network === '') return r.error(at(path, 'address'), 'address is required');
+    if (network === '') {
+      r.error(at(path, 'address'), 'address is required');
+      return;
+    }
     r.warn(at(path, 'address'), `address is unset with network "${network}"`);
   }
   const ports = obj(r, we['ports'], at(path, 'ports'));
@@ -32,12 +35,14 @@ export function checkWorkloadEntry(r: Report, we: JsonObject, path: string, ctx:
     if (portCount > 0) r.error(at(path, 'ports'), `unix endpoint ${address} must not include ports`);
   } else if (address !== '' && !isIPAddress(address)) {
     if (!ctx.allowFQDN) r.error(at(path, 'address'), `endpoint address "${address}" is not a valid IP address`);
-    else if (fqdnError(address)) r.error(at(path, 'address'), `endpoint address "${address}" is not a valid FQDN or an IP address`);
+    else if (fqdnError(address))
+      r.error(at(path, 'address'), `endpoint address "${address}" is not a valid FQDN or an IP address`);
   }
   for (const [name, value] of Object.entries(ports ?? {})) {
     const p = key(at(path, 'ports'), name);
     const port = int(r, value, p, UINT32);
-    if (ctx.servicePorts && !ctx.servicePorts.has(name)) r.error(p, `endpoint port ${quote(value)} is not defined by the service entry`);
+    if (ctx.servicePorts && !ctx.servicePorts.has(name))
+      r.error(p, `endpoint port ${quote(value)} is not defined by the service entry`);
     const nameErr = portNameError(name);
     if (nameErr) r.error(p, nameErr);
     if (port !== undefined) {
@@ -47,7 +52,8 @@ export function checkWorkloadEntry(r: Report, we: JsonObject, path: string, ctx:
   }
   const labels = strMap(r, we['labels'], at(path, 'labels'));
   for (const err of labelErrors(labels ?? {})) r.error(at(path, 'labels'), err);
-  if (unix && ctx.servicePorts && ctx.servicePorts.size !== 1) r.error(path, 'exactly 1 service port required for unix endpoints');
+  if (unix && ctx.servicePorts && ctx.servicePorts.size !== 1)
+    r.error(path, 'exactly 1 service port required for unix endpoints');
 }
 
 export const validateWorkloadEntry: SpecValidator = (r, spec) => {

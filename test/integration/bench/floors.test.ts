@@ -24,7 +24,13 @@ test('the TLS counter answers one byte only after the counted bytes have all arr
   const body = Buffer.alloc(300_000, 7);
   const count = Buffer.alloc(4);
   count.writeUInt32BE(body.length);
-  const socket = tls.connect({ host: '127.0.0.1', port: server.port, ca: pki.caPem, servername: SERVER_NAME, minVersion: 'TLSv1.3' });
+  const socket = tls.connect({
+    host: '127.0.0.1',
+    port: server.port,
+    ca: pki.caPem,
+    servername: SERVER_NAME,
+    minVersion: 'TLSv1.3',
+  });
   await new Promise<void>((resolve) => socket.once('secureConnect', () => resolve()));
   const answers: Buffer[] = [];
   socket.on('data', (d: Buffer) => answers.push(d));
@@ -41,7 +47,9 @@ test('the TLS counter answers one byte only after the counted bytes have all arr
 test('the canned gRPC server answers any unary call with OK and its message', async () => {
   const message = Buffer.from('a canned answer');
   server = await cannedGrpcServer(pki, message);
-  const client = new grpc.Client(`127.0.0.1:${server.port}`, grpc.credentials.createSsl(Buffer.from(pki.caPem)), { 'grpc.ssl_target_name_override': SERVER_NAME });
+  const client = new grpc.Client(`127.0.0.1:${server.port}`, grpc.credentials.createSsl(Buffer.from(pki.caPem)), {
+    'grpc.ssl_target_name_override': SERVER_NAME,
+  });
   try {
     const answer = await new Promise<Buffer>((resolve, reject) =>
       client.makeUnaryRequest(

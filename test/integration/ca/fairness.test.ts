@@ -11,7 +11,6 @@ import { registerCaMetrics } from '../../../src/ca/metrics';
 import { createNodeFairness, NodeFairness } from '../../../src/ca/node-fairness';
 import { createCertificateService } from '../../../src/ca/service';
 import { NodeAuthorizer } from '../../../src/security/node-authorizer';
-import type { ServingCertHolder } from '../../../src/server/serving-cert';
 import { loadOrCreateTokenKey, signLocalToken } from '../../../src/security/local-jwt';
 import { MemoryStore } from '../../../src/store/memory-store';
 import type { KubeObject } from '../../../src/store/types';
@@ -27,7 +26,13 @@ const twoNodes = () => [
 ];
 
 function pod(ns: string, name: string, uid: string, sa: string, node: string): KubeObject {
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns, uid }, spec: { serviceAccountName: sa, nodeName: node }, status: { phase: 'Running' } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: ns, uid },
+    spec: { serviceAccountName: sa, nodeName: node },
+    status: { phase: 'Running' },
+  };
 }
 
 /** The real worker pool, behind a gate: `lanes` records which node each job was for, in order. */
@@ -63,8 +68,18 @@ describe('CA fairness by node: two ztunnels, one flooding', () => {
   beforeAll(async () => {
     h = await startHarness();
     const key = loadOrCreateTokenKey(h.stateDir);
-    tokenA = signLocalToken(key, { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-a', podUid: 'uid-zt-a' }, ['istio-ca'], 3600);
-    tokenB = signLocalToken(key, { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-b', podUid: 'uid-zt-b' }, ['istio-ca'], 3600);
+    tokenA = signLocalToken(
+      key,
+      { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-a', podUid: 'uid-zt-a' },
+      ['istio-ca'],
+      3600,
+    );
+    tokenB = signLocalToken(
+      key,
+      { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-b', podUid: 'uid-zt-b' },
+      ['istio-ca'],
+      3600,
+    );
     csrPem = (await makeCsr()).pem;
   });
   afterAll(() => h.close());
@@ -76,11 +91,20 @@ describe('CA fairness by node: two ztunnels, one flooding', () => {
     const metrics = registerCaMetrics(new Registry());
     const store = new MemoryStore();
     store.upsert('Pod', twoNodes());
-    const fairness: NodeFairness = createNodeFairness({ metrics, workers: 1, slots: o.slots, ratePerSecond: 0, ...(o.queueLimit ? { queueLimit: o.queueLimit } : {}) });
+    const fairness: NodeFairness = createNodeFairness({
+      metrics,
+      workers: 1,
+      slots: o.slots,
+      ratePerSecond: 0,
+      ...(o.queueLimit ? { queueLimit: o.queueLimit } : {}),
+    });
     const service = createCertificateService({
       authority,
       authenticator: h.ca.authenticator,
-      nodeAuthorizer: new NodeAuthorizer(store, { trustedAccounts: ['istio-system/ztunnel'], trustDomains: () => ['cluster.local'] }),
+      nodeAuthorizer: new NodeAuthorizer(store, {
+        trustedAccounts: ['istio-system/ztunnel'],
+        trustDomains: () => ['cluster.local'],
+      }),
       store,
       metrics,
       defaultTtlMs: () => 86400_000,
@@ -90,7 +114,9 @@ describe('CA fairness by node: two ztunnels, one flooding', () => {
     const server = new grpc.Server();
     server.addService(service.definition, service.implementation);
     const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync('127.0.0.1:0', servingCertCredentials(h.ctx.servingCerts as ServingCertHolder), (err, p) => (err ? reject(err) : resolve(p))),
+      server.bindAsync('127.0.0.1:0', servingCertCredentials(h.ctx.servingCerts), (err, p) =>
+        err ? reject(err) : resolve(p),
+      ),
     );
     const a = new ZtunnelLikeClient(port, readRoot(h));
     const b = new ZtunnelLikeClient(port, readRoot(h));
@@ -126,21 +152,33 @@ describe('CA fairness by node: two ztunnels, one flooding', () => {
     };
     for (let i = 0; i < 64; i++) flood.push(keepOneInFlight());
     try {
-      await until('node A to fill the slots and queue the rest', () => s.pool.held === 2 && s.fairness.queue.view().queued === 62);
+      await until(
+        'node A to fill the slots and queue the rest',
+        () => s.pool.held === 2 && s.fairness.queue.view().queued === 62,
+      );
       const aheadOfB: number[] = [];
       for (let renewal = 0; renewal < 5; renewal++) {
         const reachedSigning = s.pool.lanes.length;
         const call = s.callB();
-        await until("node B's call to queue", () => s.fairness.queue.view().nodes.some((n) => n.node === 'node-b' && n.queued === 1));
+        await until("node B's call to queue", () =>
+          s.fairness.queue.view().nodes.some((n) => n.node === 'node-b' && n.queued === 1),
+        );
         const queuedA = s.fairness.queue.view().nodes.find((n) => n.node === 'node-a')!.queued;
         expect(queuedA).toBeGreaterThanOrEqual(50);
         // Open the gate one job at a time until node B's call reaches signing.
         while (s.pool.lanes.lastIndexOf('node-b') < reachedSigning) {
           s.pool.open();
-          await until('a slot to be handed on', () => s.pool.held === 2 || s.pool.lanes.lastIndexOf('node-b') >= reachedSigning);
+          await until(
+            'a slot to be handed on',
+            () => s.pool.held === 2 || s.pool.lanes.lastIndexOf('node-b') >= reachedSigning,
+          );
         }
         aheadOfB.push(s.pool.lanes.lastIndexOf('node-b') - reachedSigning);
-        while (s.pool.held > 0 && !(await Promise.race([call.then(() => true), new Promise((r) => setTimeout(() => r(false), 5))]))) s.pool.open();
+        while (
+          s.pool.held > 0 &&
+          !(await Promise.race([call.then(() => true), new Promise((r) => setTimeout(() => r(false), 5))]))
+        )
+          s.pool.open();
         await call;
       }
       // With ~60 of node A's calls waiting every time, node B waited for at most one of them.
@@ -161,8 +199,14 @@ describe('CA fairness by node: two ztunnels, one flooding', () => {
     const s = await gatedServer({ slots: 1, queueLimit: 2 });
     try {
       const accepted = [s.callA(), s.callA(), s.callA()];
-      await until('one running and two queued for node A', () => s.pool.held === 1 && s.fairness.queue.view().queued === 2);
-      await expect(s.callA()).rejects.toMatchObject({ code: grpc.status.RESOURCE_EXHAUSTED, details: expect.stringContaining('node node-a already has 2 certificate requests queued') });
+      await until(
+        'one running and two queued for node A',
+        () => s.pool.held === 1 && s.fairness.queue.view().queued === 2,
+      );
+      await expect(s.callA()).rejects.toMatchObject({
+        code: grpc.status.RESOURCE_EXHAUSTED,
+        details: expect.stringContaining('node node-a already has 2 certificate requests queued'),
+      });
       const other = s.callB();
       await until("node B's call to queue", () => s.fairness.queue.view().queued === 3);
       while (s.pool.held > 0 || s.fairness.queue.view().queued > 0) {
@@ -188,21 +232,40 @@ describe('CA_NODE_RATE_LIMIT', () => {
     h = await startHarness({ env: { CA_NODE_RATE_LIMIT: '1' } });
     h.store.upsert('Pod', twoNodes());
     const key = loadOrCreateTokenKey(h.stateDir);
-    const tokenA = signLocalToken(key, { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-a', podUid: 'uid-zt-a' }, ['istio-ca'], 3600);
-    const tokenB = signLocalToken(key, { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-b', podUid: 'uid-zt-b' }, ['istio-ca'], 3600);
+    const tokenA = signLocalToken(
+      key,
+      { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-a', podUid: 'uid-zt-a' },
+      ['istio-ca'],
+      3600,
+    );
+    const tokenB = signLocalToken(
+      key,
+      { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-b', podUid: 'uid-zt-b' },
+      ['istio-ca'],
+      3600,
+    );
     const csr = (await makeCsr()).pem;
     const client = new ZtunnelLikeClient(h.port, readRoot(h));
     try {
       // A burst of NODE_RATE_MIN_BURST (110) passes at 1/s; the next call of that node does not.
-      const burst = await Promise.allSettled(Array.from({ length: 111 }, () => client.createCertificate(csr, { token: tokenA, impersonate: id('sleep') })));
+      const burst = await Promise.allSettled(
+        Array.from({ length: 111 }, () => client.createCertificate(csr, { token: tokenA, impersonate: id('sleep') })),
+      );
       const refused = burst.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
       expect(burst.filter((r) => r.status === 'fulfilled')).toHaveLength(110);
       expect(refused).toHaveLength(1);
-      expect(refused[0]!.reason).toMatchObject({ code: grpc.status.RESOURCE_EXHAUSTED, details: expect.stringContaining('CA_NODE_RATE_LIMIT') });
-      await expect(client.createCertificate(csr, { token: tokenB, impersonate: id('httpbin') })).resolves.toMatchObject({ cert_chain: expect.any(Array) });
+      expect(refused[0]!.reason).toMatchObject({
+        code: grpc.status.RESOURCE_EXHAUSTED,
+        details: expect.stringContaining('CA_NODE_RATE_LIMIT'),
+      });
+      await expect(client.createCertificate(csr, { token: tokenB, impersonate: id('httpbin') })).resolves.toMatchObject(
+        { cert_chain: expect.any(Array) },
+      );
       const metrics = await h.metrics.getSingleMetricAsString('citadel_server_csr_throttled_count');
       expect(metrics).toContain('citadel_server_csr_throttled_count{reason="rate_limited"} 1');
-      const debug = (await h.debug.get('ca')!({} as never)).body as { fairness: { ratePerSecond: number; nodes: { node: string; recentPerSecond: number }[] } };
+      const debug = (await h.debug.get('ca')!({} as never)).body as {
+        fairness: { ratePerSecond: number; nodes: { node: string; recentPerSecond: number }[] };
+      };
       expect(debug.fairness.ratePerSecond).toBe(1);
       expect(debug.fairness.nodes.map((n) => n.node).sort()).toEqual(['node-a', 'node-b']);
       expect(debug.fairness.nodes.find((n) => n.node === 'node-a')!.recentPerSecond).toBeGreaterThan(0);

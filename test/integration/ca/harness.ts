@@ -27,7 +27,13 @@ export const alwaysLeader: LeaderElector = {
 };
 
 export function staticMesh(overrides: Partial<MeshConfig> = {}): MeshConfigSource {
-  const mesh: MeshConfig = { trustDomain: 'cluster.local', trustDomainAliases: [], rootNamespace: 'istio-system', defaultConfig: {}, ...overrides };
+  const mesh: MeshConfig = {
+    trustDomain: 'cluster.local',
+    trustDomainAliases: [],
+    rootNamespace: 'istio-system',
+    defaultConfig: {},
+    ...overrides,
+  };
   return { current: () => mesh, subscribe: () => () => undefined };
 }
 
@@ -57,7 +63,10 @@ export interface HarnessOptions {
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
   const stateDir = opts.stateDir ?? tempDir();
   const configDir = opts.mode === 'kubernetes' ? [] : ['--configDir', stateDir];
-  const options: ServeOptions = parseServeOptions([...configDir, '--stateDir', stateDir], { ROOT_CA_DIR: path.join(stateDir, 'no-cacerts'), ...opts.env });
+  const options: ServeOptions = parseServeOptions([...configDir, '--stateDir', stateDir], {
+    ROOT_CA_DIR: path.join(stateDir, 'no-cacerts'),
+    ...opts.env,
+  });
   const store = opts.store ?? new MemoryStore();
   const metrics = new Registry();
   const holder = new ServingCertHolder();
@@ -77,7 +86,9 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     leader: alwaysLeader,
     onShutdown: (hook) => void shutdown.push(hook),
   };
-  const authenticator = opts.deps?.authenticator ?? callAuthenticatorFactory(options, ctx.mesh, opts.deps?.kubeConfig ? { kubeConfig: opts.deps.kubeConfig } : {});
+  const authenticator =
+    opts.deps?.authenticator ??
+    callAuthenticatorFactory(options, ctx.mesh, opts.deps?.kubeConfig ? { kubeConfig: opts.deps.kubeConfig } : {});
   const ca = await startCertificateAuthority(ctx, { ...opts.deps, authenticator });
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', servingCertCredentials(holder), (err, p) => (err ? reject(err) : resolve(p))),
@@ -114,10 +125,17 @@ export class ZtunnelLikeClient {
 
   constructor(port: number, rootPem: string, clientCert?: { certPem: string; keyPem: string }) {
     // ztunnel speaks TLS 1.3 only; pinning the minimum proves the server negotiates it.
-    const context = tls.createSecureContext({ ca: rootPem, minVersion: 'TLSv1.3', ...(clientCert ? { cert: clientCert.certPem, key: clientCert.keyPem } : {}) });
+    const context = tls.createSecureContext({
+      ca: rootPem,
+      minVersion: 'TLSv1.3',
+      ...(clientCert ? { cert: clientCert.certPem, key: clientCert.keyPem } : {}),
+    });
     const creds = grpc.credentials.createFromSecureContext(context);
     const Client = certificateServiceClient();
-    this.client = new Client(`127.0.0.1:${port}`, creds, { 'grpc.ssl_target_name_override': SERVER_NAME, 'grpc.default_authority': SERVER_NAME }) as never;
+    this.client = new Client(`127.0.0.1:${port}`, creds, {
+      'grpc.ssl_target_name_override': SERVER_NAME,
+      'grpc.default_authority': SERVER_NAME,
+    });
   }
 
   createCertificate(csr: string, o: CallOptions = {}): Promise<IstioCertificateResponse> {
@@ -127,12 +145,20 @@ export class ZtunnelLikeClient {
     const metadata =
       o.impersonate === undefined
         ? null
-        : { fields: { ImpersonatedIdentity: typeof o.impersonate === 'string' ? { stringValue: o.impersonate } : o.impersonate } };
+        : {
+            fields: {
+              ImpersonatedIdentity: typeof o.impersonate === 'string' ? { stringValue: o.impersonate } : o.impersonate,
+            },
+          };
     const req = { csr, validity_duration: o.validitySeconds ?? 86400, metadata };
     return new Promise((resolve, reject) => {
-      (this.client['CreateCertificate'] as (r: unknown, m: grpc.Metadata, cb: (e: grpc.ServiceError | null, r: IstioCertificateResponse) => void) => void)(req, md, (err, res) =>
-        err ? reject(err) : resolve(res),
-      );
+      (
+        this.client['CreateCertificate'] as (
+          r: unknown,
+          m: grpc.Metadata,
+          cb: (e: grpc.ServiceError | null, r: IstioCertificateResponse) => void,
+        ) => void
+      )(req, md, (err, res) => (err ? reject(err) : resolve(res)));
     });
   }
 

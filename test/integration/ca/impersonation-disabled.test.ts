@@ -8,11 +8,29 @@ test('with CA_TRUSTED_NODE_ACCOUNTS set empty, impersonation is refused and call
   const client = new ZtunnelLikeClient(h.port, readRoot(h));
   try {
     h.store.upsert('Pod', [
-      { metadata: { name: 'ztunnel-a', namespace: 'istio-system', uid: 'u1' }, spec: { serviceAccountName: 'ztunnel', nodeName: 'n1' }, status: { phase: 'Running' } },
-      { metadata: { name: 'sleep-1', namespace: 'default', uid: 'u2' }, spec: { serviceAccountName: 'sleep', nodeName: 'n1' }, status: { phase: 'Running' } },
+      {
+        metadata: { name: 'ztunnel-a', namespace: 'istio-system', uid: 'u1' },
+        spec: { serviceAccountName: 'ztunnel', nodeName: 'n1' },
+        status: { phase: 'Running' },
+      },
+      {
+        metadata: { name: 'sleep-1', namespace: 'default', uid: 'u2' },
+        spec: { serviceAccountName: 'sleep', nodeName: 'n1' },
+        status: { phase: 'Running' },
+      },
     ]);
-    const token = signLocalToken(loadOrCreateTokenKey(h.stateDir), { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-a', podUid: 'u1' }, ['istio-ca'], 600);
-    await expect(client.createCertificate((await makeCsr()).pem, { token, impersonate: 'spiffe://cluster.local/ns/default/sa/sleep' })).rejects.toMatchObject({
+    const token = signLocalToken(
+      loadOrCreateTokenKey(h.stateDir),
+      { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-a', podUid: 'u1' },
+      ['istio-ca'],
+      600,
+    );
+    await expect(
+      client.createCertificate((await makeCsr()).pem, {
+        token,
+        impersonate: 'spiffe://cluster.local/ns/default/sa/sleep',
+      }),
+    ).rejects.toMatchObject({
       code: grpc.status.UNAUTHENTICATED,
       details: 'request impersonation authentication failure',
     });

@@ -8,12 +8,15 @@ import { SERVER_NAME, readRoot, startHarness } from './harness';
 
 function peerCertificate(port: number, rootPem: string): Promise<crypto.X509Certificate> {
   return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host: '127.0.0.1', port, ca: rootPem, servername: SERVER_NAME, ALPNProtocols: ['h2'], minVersion: 'TLSv1.3' }, () => {
-      const cert = new crypto.X509Certificate(socket.getPeerCertificate().raw);
-      expect(socket.alpnProtocol).toBe('h2');
-      socket.end();
-      resolve(cert);
-    });
+    const socket = tls.connect(
+      { host: '127.0.0.1', port, ca: rootPem, servername: SERVER_NAME, ALPNProtocols: ['h2'], minVersion: 'TLSv1.3' },
+      () => {
+        const cert = new crypto.X509Certificate(socket.getPeerCertificate().raw);
+        expect(socket.alpnProtocol).toBe('h2');
+        socket.end();
+        resolve(cert);
+      },
+    );
     socket.on('error', reject);
   });
 }
@@ -44,7 +47,9 @@ describe('local mode across restarts', () => {
       await renewed;
       const after = await peerCertificate(h.port, readRoot(h));
       expect(after.serialNumber).not.toBe(before.serialNumber);
-      expect(after.fingerprint256).toBe(new crypto.X509Certificate(h.ctx.servingCerts.current().certChainPem).fingerprint256);
+      expect(after.fingerprint256).toBe(
+        new crypto.X509Certificate(h.ctx.servingCerts.current().certChainPem).fingerprint256,
+      );
     } finally {
       await h.close();
     }

@@ -10,7 +10,11 @@ const CSR_MODULE = join(__dirname, '..', '..', '..', 'dist', 'src', 'ca', 'csr.j
 it('a process exits on its own after verifying CSRs on the worker pool', async () => {
   const { pem } = await makeCsr();
   const script = `require(${JSON.stringify(CSR_MODULE)}).readCsr(process.env.CSR).then(() => console.log('verified'))`;
-  const r = spawnSync(process.execPath, ['-e', script], { env: { ...process.env, CSR: pem }, encoding: 'utf8', timeout: 20_000 });
+  const r = spawnSync(process.execPath, ['-e', script], {
+    env: { ...process.env, CSR: pem },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
   expect(r.stdout.trim()).toBe('verified');
   // A timeout kills the child with SIGTERM and leaves status null.
   expect(r.signal).toBeNull();

@@ -6,7 +6,6 @@ import { buildMeshConfig } from '../../../src/mesh/build';
 import { ConfigMapLayer, MESH_CONFIG_KEY, meshConfigMapName } from '../../../src/mesh/layers';
 import { servingSans } from '../../../src/ca/serving-cert-issuer';
 import { MemoryStore } from '../../../src/store/memory-store';
-import type { KubeObject } from '../../../src/store/types';
 import { findObject, helmLint, helmTemplate, helmTemplateRaw, type Rendered } from '../../support/helm';
 import { deploymentOf, resolvedEnv, serviceSelector, servicePorts } from './istiod-objects';
 import { kubeSchemaProblems } from './kube-schema';
@@ -30,7 +29,7 @@ const defaults = rendered['default']!;
 function meshOf(objects: readonly Rendered[], revision = '') {
   const cm = findObject(objects, 'ConfigMap', meshConfigMapName(revision));
   const store = new MemoryStore();
-  store.upsert('ConfigMap', [cm as unknown as KubeObject]);
+  store.upsert('ConfigMap', [cm]);
   const layer = new ConfigMapLayer(store, NS, meshConfigMapName(revision));
   return { text: (cm['data'] as Record<string, string>)[MESH_CONFIG_KEY]!, build: buildMeshConfig([layer.read()]) };
 }

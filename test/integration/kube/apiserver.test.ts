@@ -20,7 +20,12 @@ afterEach(async () => {
 
 type Body = Record<string, unknown> & { metadata?: Record<string, unknown>; items?: Record<string, unknown>[] };
 
-async function api(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: Body }> {
+async function api(
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<{ status: number; body: Body }> {
   const res = await fetch(server.url + path, {
     method,
     headers: body === undefined ? {} : { 'Content-Type': contentType },
@@ -30,7 +35,11 @@ async function api(method: string, path: string, body?: unknown, contentType = '
 }
 
 /** Opens a watch and collects `count` events (or what arrived before the stream ended). */
-async function watchEvents(path: string, count: number, during?: () => void): Promise<{ type: string; object: Body }[]> {
+async function watchEvents(
+  path: string,
+  count: number,
+  during?: () => void,
+): Promise<{ type: string; object: Body }[]> {
   const controller = new AbortController();
   const res = await fetch(server.url + path, { signal: controller.signal });
   expect(res.status).toBe(200);
@@ -60,14 +69,22 @@ test('list pages with limit and continue, in name order, without apiVersion/kind
   expect(names(first.body.items)).toEqual(['web-7d9f8c6b5-p0', 'web-7d9f8c6b5-p1']);
   expect(first.body.metadata).toMatchObject({ remainingItemCount: 3 });
   expect(first.body.items![0]).not.toHaveProperty('kind');
-  const rest = await api('GET', `/api/v1/namespaces/default/pods?limit=10&continue=${first.body.metadata!['continue']}`);
+  const rest = await api(
+    'GET',
+    `/api/v1/namespaces/default/pods?limit=10&continue=${first.body.metadata!['continue']}`,
+  );
   expect(names(rest.body.items)).toEqual(['web-7d9f8c6b5-p2', 'web-7d9f8c6b5-p3', 'web-7d9f8c6b5-p4']);
   expect(rest.body.metadata).not.toHaveProperty('continue');
   expect(first.body).toMatchObject({ kind: 'PodList', apiVersion: 'v1' });
 });
 
 test('custom resource list items carry apiVersion and kind', async () => {
-  server.put({ apiVersion: 'security.istio.io/v1', kind: 'PeerAuthentication', metadata: { name: 'default', namespace: 'istio-system' }, spec: {} });
+  server.put({
+    apiVersion: 'security.istio.io/v1',
+    kind: 'PeerAuthentication',
+    metadata: { name: 'default', namespace: 'istio-system' },
+    spec: {},
+  });
   const list = await api('GET', '/apis/security.istio.io/v1/peerauthentications');
   expect(list.body.items![0]).toMatchObject({ apiVersion: 'security.istio.io/v1', kind: 'PeerAuthentication' });
 });
@@ -87,9 +104,16 @@ test('a watch from a resourceVersion replays later changes, then streams new one
   server.delete('v1', 'Pod', 'default', 'web-7d9f8c6b5-p0');
   const events = await watchEvents(`/api/v1/namespaces/default/pods?watch=true&resourceVersion=${rv}`, 3, () => {
     server.put(fatPod('default', 'web-7d9f8c6b5-p9', 9));
-    server.put({ ...fatPod('default', 'web-7d9f8c6b5-p9', 9), metadata: { ...fatPod('default', 'web-7d9f8c6b5-p9', 9).metadata, labels: { app: 'x' } } });
+    server.put({
+      ...fatPod('default', 'web-7d9f8c6b5-p9', 9),
+      metadata: { ...fatPod('default', 'web-7d9f8c6b5-p9', 9).metadata, labels: { app: 'x' } },
+    });
   });
-  expect(events.map((e) => `${e.type} ${(e.object['metadata'] as { name: string }).name}`)).toEqual(['DELETED web-7d9f8c6b5-p0', 'ADDED web-7d9f8c6b5-p9', 'MODIFIED web-7d9f8c6b5-p9']);
+  expect(events.map((e) => `${e.type} ${(e.object['metadata'] as { name: string }).name}`)).toEqual([
+    'DELETED web-7d9f8c6b5-p0',
+    'ADDED web-7d9f8c6b5-p9',
+    'MODIFIED web-7d9f8c6b5-p9',
+  ]);
   expect(events[0]!.object).toMatchObject({ kind: 'Pod', apiVersion: 'v1' });
 });
 
@@ -100,10 +124,14 @@ test('a watch without a resourceVersion starts with ADDED events for what exists
 
 test('a watch with a label selector sees an object leave the selection as DELETED', async () => {
   const rv = (await api('GET', '/api/v1/pods')).body.metadata!['resourceVersion'];
-  const events = await watchEvents(`/api/v1/pods?watch=true&resourceVersion=${rv}&labelSelector=app%3Dweb,version%20in%20(v1)`, 1, () => {
-    const p = fatPod('default', 'web-7d9f8c6b5-p1', 1);
-    server.put({ ...p, metadata: { ...p.metadata, labels: { app: 'other' } } });
-  });
+  const events = await watchEvents(
+    `/api/v1/pods?watch=true&resourceVersion=${rv}&labelSelector=app%3Dweb,version%20in%20(v1)`,
+    1,
+    () => {
+      const p = fatPod('default', 'web-7d9f8c6b5-p1', 1);
+      server.put({ ...p, metadata: { ...p.metadata, labels: { app: 'other' } } });
+    },
+  );
   expect(events.map((e) => e.type)).toEqual(['DELETED']);
 });
 
@@ -125,7 +153,10 @@ test('a watch that allows bookmarks gets BOOKMARK events with the current resour
 test('field selectors select on metadata.name and spec.nodeName; unknown fields are 400', async () => {
   const byNode = await api('GET', '/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-3');
   expect(names(byNode.body.items)).toEqual(['web-7d9f8c6b5-p3']);
-  const byName = await api('GET', '/api/v1/pods?fieldSelector=metadata.name!%3Dweb-7d9f8c6b5-p3,metadata.namespace%3Ddefault');
+  const byName = await api(
+    'GET',
+    '/api/v1/pods?fieldSelector=metadata.name!%3Dweb-7d9f8c6b5-p3,metadata.namespace%3Ddefault',
+  );
   expect(byName.body.items).toHaveLength(4);
   const bad = await api('GET', '/api/v1/pods?fieldSelector=spec.bogus%3Dx');
   expect(bad.status).toBe(400);
@@ -136,19 +167,35 @@ test('create assigns uid, creationTimestamp and resourceVersion from one counter
   const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: '1' } };
   const created = await api('POST', '/api/v1/namespaces/default/configmaps', cm);
   expect(created.status).toBe(201);
-  expect(created.body.metadata).toMatchObject({ name: 'c', namespace: 'default', uid: expect.any(String), creationTimestamp: expect.any(String) });
+  expect(created.body.metadata).toMatchObject({
+    name: 'c',
+    namespace: 'default',
+    uid: expect.any(String),
+    creationTimestamp: expect.any(String),
+  });
   expect(Number(created.body.metadata!['resourceVersion'])).toBe(server.storage.currentRv());
   const again = await api('POST', '/api/v1/namespaces/default/configmaps', cm);
   expect(again.status).toBe(409);
-  expect(again.body).toMatchObject({ kind: 'Status', reason: 'AlreadyExists', message: 'configmaps "c" already exists', details: { name: 'c', kind: 'configmaps' } });
+  expect(again.body).toMatchObject({
+    kind: 'Status',
+    reason: 'AlreadyExists',
+    message: 'configmaps "c" already exists',
+    details: { name: 'c', kind: 'configmaps' },
+  });
 });
 
 test('an update with a stale resourceVersion is 409 Conflict; a current one succeeds', async () => {
-  const created = await api('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'c' }, data: { a: '1' } });
+  const created = await api('POST', '/api/v1/namespaces/default/configmaps', {
+    metadata: { name: 'c' },
+    data: { a: '1' },
+  });
   const stale = created.body.metadata!['resourceVersion'];
   const ok = await api('PUT', '/api/v1/namespaces/default/configmaps/c', { ...created.body, data: { a: '2' } });
   expect(ok.status).toBe(200);
-  const conflict = await api('PUT', '/api/v1/namespaces/default/configmaps/c', { metadata: { name: 'c', resourceVersion: stale }, data: { a: '3' } });
+  const conflict = await api('PUT', '/api/v1/namespaces/default/configmaps/c', {
+    metadata: { name: 'c', resourceVersion: stale },
+    data: { a: '3' },
+  });
   expect(conflict.status).toBe(409);
   expect(conflict.body).toMatchObject({ reason: 'Conflict' });
   expect(conflict.body['message']).toMatch(/the object has been modified/);
@@ -166,12 +213,33 @@ test('dryRun=All validates and answers but stores nothing', async () => {
 });
 
 test('merge, strategic-merge and JSON patches apply; other patch types are 415', async () => {
-  await api('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'p', labels: { a: '1', b: '2' } }, data: { k: 'v' } });
-  const merged = await api('PATCH', '/api/v1/namespaces/default/configmaps/p', { metadata: { labels: { b: null, c: '3' } } }, 'application/merge-patch+json');
+  await api('POST', '/api/v1/namespaces/default/configmaps', {
+    metadata: { name: 'p', labels: { a: '1', b: '2' } },
+    data: { k: 'v' },
+  });
+  const merged = await api(
+    'PATCH',
+    '/api/v1/namespaces/default/configmaps/p',
+    { metadata: { labels: { b: null, c: '3' } } },
+    'application/merge-patch+json',
+  );
   expect(merged.body.metadata!['labels']).toEqual({ a: '1', c: '3' });
-  const strategic = await api('PATCH', '/api/v1/namespaces/default/configmaps/p', { data: { k2: 'v2' } }, 'application/strategic-merge-patch+json');
+  const strategic = await api(
+    'PATCH',
+    '/api/v1/namespaces/default/configmaps/p',
+    { data: { k2: 'v2' } },
+    'application/strategic-merge-patch+json',
+  );
   expect(strategic.body['data']).toEqual({ k: 'v', k2: 'v2' });
-  const json = await api('PATCH', '/api/v1/namespaces/default/configmaps/p', [{ op: 'replace', path: '/data/k', value: 'w' }, { op: 'remove', path: '/data/k2' }], 'application/json-patch+json');
+  const json = await api(
+    'PATCH',
+    '/api/v1/namespaces/default/configmaps/p',
+    [
+      { op: 'replace', path: '/data/k', value: 'w' },
+      { op: 'remove', path: '/data/k2' },
+    ],
+    'application/json-patch+json',
+  );
   expect(json.body['data']).toEqual({ k: 'w' });
   const apply = await api('PATCH', '/api/v1/namespaces/default/configmaps/p', {}, 'application/apply-patch+yaml');
   expect(apply.status).toBe(415);
@@ -179,16 +247,27 @@ test('merge, strategic-merge and JSON patches apply; other patch types are 415',
 
 test('the status subresource changes only status, and the main resource ignores status', async () => {
   const pod = server.get('v1', 'Pod', 'default', 'web-7d9f8c6b5-p0')!;
-  const viaMain = await api('PUT', '/api/v1/namespaces/default/pods/web-7d9f8c6b5-p0', { ...pod, status: { phase: 'Failed' }, metadata: { ...pod.metadata, labels: { app: 'x' } } });
+  const viaMain = await api('PUT', '/api/v1/namespaces/default/pods/web-7d9f8c6b5-p0', {
+    ...pod,
+    status: { phase: 'Failed' },
+    metadata: { ...pod.metadata, labels: { app: 'x' } },
+  });
   expect(viaMain.body['status']).toMatchObject({ phase: 'Running' });
   expect(viaMain.body.metadata!['labels']).toEqual({ app: 'x' });
-  const viaStatus = await api('PATCH', '/api/v1/namespaces/default/pods/web-7d9f8c6b5-p0/status', { status: { phase: 'Succeeded' }, metadata: { labels: { app: 'y' } } }, 'application/merge-patch+json');
+  const viaStatus = await api(
+    'PATCH',
+    '/api/v1/namespaces/default/pods/web-7d9f8c6b5-p0/status',
+    { status: { phase: 'Succeeded' }, metadata: { labels: { app: 'y' } } },
+    'application/merge-patch+json',
+  );
   expect(viaStatus.body['status']).toMatchObject({ phase: 'Succeeded' });
   expect(viaStatus.body.metadata!['labels']).toEqual({ app: 'x' });
 });
 
 test('delete returns the object, honours preconditions, and a second delete is 404', async () => {
-  const conflict = await api('DELETE', '/api/v1/namespaces/default/pods/web-7d9f8c6b5-p0', { preconditions: { uid: 'other' } });
+  const conflict = await api('DELETE', '/api/v1/namespaces/default/pods/web-7d9f8c6b5-p0', {
+    preconditions: { uid: 'other' },
+  });
   expect(conflict.status).toBe(409);
   const gone = await api('DELETE', '/api/v1/namespaces/default/pods/web-7d9f8c6b5-p0');
   expect(gone.status).toBe(200);
@@ -202,10 +281,14 @@ test('discovery lists groups and resources; an uninstalled CRD is absent and 404
   expect((await api('GET', '/version')).body).toMatchObject({ major: '1' });
   expect((await api('GET', '/api')).body).toMatchObject({ kind: 'APIVersions', versions: ['v1'] });
   const core = await api('GET', '/api/v1');
-  expect((core.body['resources'] as { name: string }[]).map((r) => r.name)).toEqual(expect.arrayContaining(['pods', 'pods/status', 'secrets', 'configmaps']));
+  expect((core.body['resources'] as { name: string }[]).map((r) => r.name)).toEqual(
+    expect.arrayContaining(['pods', 'pods/status', 'secrets', 'configmaps']),
+  );
   server.setInstalled('gateway.networking.k8s.io', 'gateways', false);
   const groups = (await api('GET', '/apis')).body['groups'] as { name: string }[];
-  expect(groups.map((g) => g.name)).toEqual(expect.arrayContaining(['coordination.k8s.io', 'gateway.networking.k8s.io', 'security.istio.io']));
+  expect(groups.map((g) => g.name)).toEqual(
+    expect.arrayContaining(['coordination.k8s.io', 'gateway.networking.k8s.io', 'security.istio.io']),
+  );
   const gw = await api('GET', '/apis/gateway.networking.k8s.io/v1');
   expect((gw.body['resources'] as { name: string }[]).map((r) => r.name)).not.toContain('gateways');
   expect((await api('GET', '/apis/gateway.networking.k8s.io/v1/gateways')).status).toBe(404);
@@ -213,14 +296,43 @@ test('discovery lists groups and resources; an uninstalled CRD is absent and 404
 
 test('every request is recorded with verb, group, resource, namespace and subresource', async () => {
   await api('GET', '/api/v1/namespaces/default/pods/web-7d9f8c6b5-p0');
-  await api('PATCH', '/api/v1/namespaces/default/pods/web-7d9f8c6b5-p0/status', { status: {} }, 'application/merge-patch+json');
+  await api(
+    'PATCH',
+    '/api/v1/namespaces/default/pods/web-7d9f8c6b5-p0/status',
+    { status: {} },
+    'application/merge-patch+json',
+  );
   await api('POST', '/apis/authentication.k8s.io/v1/tokenreviews', { spec: { token: 'x' } });
   await api('GET', '/apis/coordination.k8s.io/v1/namespaces/istio-system/leases');
   expect(server.requests.map(({ userAgent: _u, ...r }) => r)).toEqual([
-    { verb: 'get', group: '', version: 'v1', resource: 'pods', namespace: 'default', name: 'web-7d9f8c6b5-p0', dryRun: false },
-    { verb: 'patch', group: '', version: 'v1', resource: 'pods', namespace: 'default', name: 'web-7d9f8c6b5-p0', subresource: 'status', dryRun: false },
+    {
+      verb: 'get',
+      group: '',
+      version: 'v1',
+      resource: 'pods',
+      namespace: 'default',
+      name: 'web-7d9f8c6b5-p0',
+      dryRun: false,
+    },
+    {
+      verb: 'patch',
+      group: '',
+      version: 'v1',
+      resource: 'pods',
+      namespace: 'default',
+      name: 'web-7d9f8c6b5-p0',
+      subresource: 'status',
+      dryRun: false,
+    },
     { verb: 'create', group: 'authentication.k8s.io', version: 'v1', resource: 'tokenreviews', dryRun: false },
-    { verb: 'list', group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespace: 'istio-system', dryRun: false },
+    {
+      verb: 'list',
+      group: 'coordination.k8s.io',
+      version: 'v1',
+      resource: 'leases',
+      namespace: 'istio-system',
+      dryRun: false,
+    },
   ]);
 });
 
@@ -237,6 +349,9 @@ test("client-node's generated API client works against it", async () => {
   const core = loadKubeConfig(server.writeKubeconfig()).makeApiClient(CoreV1Api);
   const pods = await core.listNamespacedPod({ namespace: 'default' });
   expect(pods.items.map((p) => p.metadata?.name)).toHaveLength(5);
-  const created = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'from-client' }, data: { a: 'b' } } });
+  const created = await core.createNamespacedConfigMap({
+    namespace: 'default',
+    body: { metadata: { name: 'from-client' }, data: { a: 'b' } },
+  });
   expect(created.metadata?.uid).toBeDefined();
 });

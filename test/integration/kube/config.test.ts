@@ -2,7 +2,13 @@ import net from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { assertReachable, connectKubernetes, KubeClient, KubeUnreachableError, loadKubeConfig } from '../../../src/store/kube';
+import {
+  assertReachable,
+  connectKubernetes,
+  KubeClient,
+  KubeUnreachableError,
+  loadKubeConfig,
+} from '../../../src/store/kube';
 import { MemoryStore } from '../../../src/store/memory-store';
 import { TestApiServer } from '../../support/apiserver';
 
@@ -53,7 +59,12 @@ test('connectKubernetes builds source, leader elector and writer on a reachable 
   try {
     server.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'istio-system' } });
     const store = new MemoryStore();
-    const kube = await connectKubernetes({ kubeconfig: server.writeKubeconfig(), systemNamespace: 'istio-system', podName: 'istiod-0', store });
+    const kube = await connectKubernetes({
+      kubeconfig: server.writeKubeconfig(),
+      systemNamespace: 'istio-system',
+      podName: 'istiod-0',
+      store,
+    });
     expect(kube.leader.identity).toBe('istiod-0');
     await kube.source.start();
     await store.whenSynced();

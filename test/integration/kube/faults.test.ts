@@ -35,14 +35,21 @@ afterEach(async () => {
 function churn(tag: string): void {
   server.delete('v1', 'Pod', 'default', 'web-7d9f8c6b5-p0');
   server.delete('v1', 'Pod', 'default', 'web-7d9f8c6b5-p1');
-  server.put({ ...fatPod('default', 'web-7d9f8c6b5-p2', 2), metadata: { ...fatPod('default', 'web-7d9f8c6b5-p2', 2).metadata, labels: { app: 'web', changed: tag } } });
+  server.put({
+    ...fatPod('default', 'web-7d9f8c6b5-p2', 2),
+    metadata: { ...fatPod('default', 'web-7d9f8c6b5-p2', 2).metadata, labels: { app: 'web', changed: tag } },
+  });
   server.put(fatPod('default', `web-7d9f8c6b5-${tag}`, 99));
   server.delete('v1', 'Service', 'default', 'web');
 }
 
 function inSync(): boolean {
   return KIND_IDS.every((kind) => {
-    const filter = kind === 'ConfigMap' ? (o: { metadata: { name: string; namespace?: string } }) => o.metadata.namespace === 'istio-system' && o.metadata.name === 'istio' : undefined;
+    const filter =
+      kind === 'ConfigMap'
+        ? (o: { metadata: { name: string; namespace?: string } }) =>
+            o.metadata.namespace === 'istio-system' && o.metadata.name === 'istio'
+        : undefined;
     return storeKeys(store, kind).join() === serverKeys(server, kind, filter).join();
   });
 }

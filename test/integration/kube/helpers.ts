@@ -26,9 +26,18 @@ export async function startServer(): Promise<{ server: TestApiServer; client: Ku
   return { server, client };
 }
 
-export function startSource(client: KubeClient, extra: Partial<KubeSourceOptions> = {}): { store: MemoryStore; source: KubeSource } {
+export function startSource(
+  client: KubeClient,
+  extra: Partial<KubeSourceOptions> = {},
+): { store: MemoryStore; source: KubeSource } {
   const store = new MemoryStore();
-  const source = new KubeSource({ client, writer: store, systemNamespace: 'istio-system', timing: FAST_TIMING, ...extra });
+  const source = new KubeSource({
+    client,
+    writer: store,
+    systemNamespace: 'istio-system',
+    timing: FAST_TIMING,
+    ...extra,
+  });
   return { store, source };
 }
 
@@ -40,7 +49,11 @@ export function storeKeys(store: MemoryStore, kind: KindId): string[] {
     .sort();
 }
 
-export function serverKeys(server: TestApiServer, kind: KindId, filter: (o: { metadata: { namespace?: string; name: string } }) => boolean = () => true): string[] {
+export function serverKeys(
+  server: TestApiServer,
+  kind: KindId,
+  filter: (o: { metadata: { namespace?: string; name: string } }) => boolean = () => true,
+): string[] {
   return server
     .list(apiVersionOf(KINDS[kind]), KINDS[kind].kind)
     .filter(filter)

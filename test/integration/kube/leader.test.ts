@@ -34,7 +34,10 @@ function replica(id: string, lease = LEASE): LeaseLeaderElector {
 }
 
 function holder(name = LEASE): string | undefined {
-  return (server.get('coordination.k8s.io/v1', 'Lease', 'istio-system', name)?.['spec'] as { holderIdentity?: string } | undefined)?.holderIdentity;
+  return (
+    server.get('coordination.k8s.io/v1', 'Lease', 'istio-system', name)?.['spec'] as
+      { holderIdentity?: string } | undefined
+  )?.holderIdentity;
 }
 
 /** Lets a number of retry periods pass, so a wrong second leader would have time to appear. */
@@ -70,7 +73,13 @@ test('a leader that cannot renew stops its controllers, then the other replica t
   await eventually('a leads', () => running.has('a'));
   replica('b');
   await settle(5);
-  server.injectFault({ verb: 'update', resource: 'leases', userAgent: 'istiod-ts/a', status: 500, times: Number.POSITIVE_INFINITY });
+  server.injectFault({
+    verb: 'update',
+    resource: 'leases',
+    userAgent: 'istiod-ts/a',
+    status: 500,
+    times: Number.POSITIVE_INFINITY,
+  });
   await eventually('b takes over', () => running.has('b'));
   expect(events).toEqual(['a:start', 'a:stop', 'b:start']);
   expect(overlap).toBe(false);
@@ -94,17 +103,29 @@ test('each controller has its own Lease in the pod namespace', async () => {
   const a = replica('a');
   a.runWhileLeader(LEASE_NAMES.validationController, () => () => undefined);
   await eventually('both leases held', () => a.isLeader(LEASE) && a.isLeader(LEASE_NAMES.validationController));
-  expect(server.list('coordination.k8s.io/v1', 'Lease').map((l) => `${l.metadata.namespace}/${l.metadata.name}`).sort()).toEqual([
-    `istio-system/${LEASE_NAMES.namespaceController}`,
-    `istio-system/${LEASE_NAMES.validationController}`,
-  ]);
+  expect(
+    server
+      .list('coordination.k8s.io/v1', 'Lease')
+      .map((l) => `${l.metadata.namespace}/${l.metadata.name}`)
+      .sort(),
+  ).toEqual([`istio-system/${LEASE_NAMES.namespaceController}`, `istio-system/${LEASE_NAMES.validationController}`]);
   await eventually('a renewal', () => server.requests.some((r) => r.resource === 'leases' && r.verb === 'update'));
   // What the chart's Role must allow: get, create and update of leases in the pod namespace.
-  const calls = new Set(server.requests.filter((r) => r.resource === 'leases').map((r) => `${r.verb} ${r.group} ${r.namespace}`));
-  expect(calls).toEqual(new Set(['get coordination.k8s.io istio-system', 'create coordination.k8s.io istio-system', 'update coordination.k8s.io istio-system']));
+  const calls = new Set(
+    server.requests.filter((r) => r.resource === 'leases').map((r) => `${r.verb} ${r.group} ${r.namespace}`),
+  );
+  expect(calls).toEqual(
+    new Set([
+      'get coordination.k8s.io istio-system',
+      'create coordination.k8s.io istio-system',
+      'update coordination.k8s.io istio-system',
+    ]),
+  );
 });
 
 test('a renew deadline that does not leave room before the lease expires is refused', () => {
   const client = new KubeClient(loadKubeConfig(server.writeKubeconfig()));
-  expect(() => new LeaseLeaderElector({ client, namespace: 'x', timing: { leaseDurationMs: 1000, renewDeadlineMs: 1000 } })).toThrow(/must exceed the renew deadline/);
+  expect(
+    () => new LeaseLeaderElector({ client, namespace: 'x', timing: { leaseDurationMs: 1000, renewDeadlineMs: 1000 } }),
+  ).toThrow(/must exceed the renew deadline/);
 });

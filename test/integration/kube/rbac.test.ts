@@ -12,7 +12,12 @@ test('the source, the writes and leader election need exactly these API calls', 
   try {
     server.put(namespace('istio-system'));
     server.registerToken('t', serviceAccountIdentity({ namespace: 'default', serviceAccount: 'sa' }));
-    server.put({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'istio-validator-istio-system' }, webhooks: [{ name: 'w' }] });
+    server.put({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'istio-validator-istio-system' },
+      webhooks: [{ name: 'w' }],
+    });
     const { store, source } = startSource(client);
     await source.start();
     await store.whenSynced();
@@ -25,34 +30,54 @@ test('the source, the writes and leader election need exactly these API calls', 
     await writer.createSecretIfAbsent({ metadata: { name: 'istio-ca-secret', namespace: 'istio-system' }, data: {} });
     await writer.setWebhookCaBundle('istio-validator-istio-system', 'Q0E=');
     await writer.createTokenReview('t', []);
-    await writer.dryRunCreate({ apiVersion: 'security.istio.io/v1', kind: 'AuthorizationPolicy', metadata: { name: 'p', namespace: 'default' }, spec: {} });
+    await writer.dryRunCreate({
+      apiVersion: 'security.istio.io/v1',
+      kind: 'AuthorizationPolicy',
+      metadata: { name: 'p', namespace: 'default' },
+      spec: {},
+    });
 
-    const leader = new LeaseLeaderElector({ client, namespace: 'istio-system', identity: 'r', timing: { leaseDurationMs: 300, renewDeadlineMs: 200, retryPeriodMs: 50 } });
+    const leader = new LeaseLeaderElector({
+      client,
+      namespace: 'istio-system',
+      identity: 'r',
+      timing: { leaseDurationMs: 300, renewDeadlineMs: 200, retryPeriodMs: 50 },
+    });
     leader.runWhileLeader(LEASE_NAMES.namespaceController, () => () => undefined);
-    await eventually('a lease renewal', () => server.requests.some((r) => r.resource === 'leases' && r.verb === 'update'));
+    await eventually('a lease renewal', () =>
+      server.requests.some((r) => r.resource === 'leases' && r.verb === 'update'),
+    );
     await leader.stop();
     await source.stop();
 
-    const rules = neededRules(server.requests).map((r) => `${r.apiGroup || 'core'}/${r.resource}: ${r.verbs.join(',')}`);
-    expect(new Set(rules)).toEqual(new Set([
-      'core/configmaps: create,get,list,update,watch',
-      'core/namespaces: list,watch',
-      'core/nodes: list,watch',
-      'core/pods: list,watch',
-      'core/secrets: create,get',
-      'core/services: list,watch',
-      'admissionregistration.k8s.io/validatingwebhookconfigurations: get,update',
-      'authentication.k8s.io/tokenreviews: create',
-      'coordination.k8s.io/leases: create,get,update',
-      'discovery.k8s.io/endpointslices: list,watch',
-      'gateway.networking.k8s.io/gatewayclasses: list,watch',
-      'gateway.networking.k8s.io/gateways: list,watch',
-      'networking.istio.io/serviceentries: list,watch',
-      'networking.istio.io/workloadentries: list,watch',
-      'security.istio.io/authorizationpolicies: create,list,watch',
-      'security.istio.io/peerauthentications: list,watch',
-    ]));
-    const configMapWatch = neededRules(server.requests.filter((r) => r.resource === 'configmaps' && r.verb !== 'create' && r.verb !== 'get' && r.verb !== 'update'));
+    const rules = neededRules(server.requests).map(
+      (r) => `${r.apiGroup || 'core'}/${r.resource}: ${r.verbs.join(',')}`,
+    );
+    expect(new Set(rules)).toEqual(
+      new Set([
+        'core/configmaps: create,get,list,update,watch',
+        'core/namespaces: list,watch',
+        'core/nodes: list,watch',
+        'core/pods: list,watch',
+        'core/secrets: create,get',
+        'core/services: list,watch',
+        'admissionregistration.k8s.io/validatingwebhookconfigurations: get,update',
+        'authentication.k8s.io/tokenreviews: create',
+        'coordination.k8s.io/leases: create,get,update',
+        'discovery.k8s.io/endpointslices: list,watch',
+        'gateway.networking.k8s.io/gatewayclasses: list,watch',
+        'gateway.networking.k8s.io/gateways: list,watch',
+        'networking.istio.io/serviceentries: list,watch',
+        'networking.istio.io/workloadentries: list,watch',
+        'security.istio.io/authorizationpolicies: create,list,watch',
+        'security.istio.io/peerauthentications: list,watch',
+      ]),
+    );
+    const configMapWatch = neededRules(
+      server.requests.filter(
+        (r) => r.resource === 'configmaps' && r.verb !== 'create' && r.verb !== 'get' && r.verb !== 'update',
+      ),
+    );
     expect(configMapWatch[0]!.namespaces).toEqual(['istio-system']);
   } finally {
     await server.close();

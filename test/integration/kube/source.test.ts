@@ -26,17 +26,35 @@ function seed(): void {
   server.put(namespace('istio-system'));
   server.put(namespace('default'));
   server.put(namespace('team-a', { mesh: 'on' }));
-  server.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'istio', namespace: 'istio-system' }, data: { mesh: 'trustDomain: cluster.local' } });
+  server.put({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'istio', namespace: 'istio-system' },
+    data: { mesh: 'trustDomain: cluster.local' },
+  });
   server.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other', namespace: 'istio-system' }, data: {} });
   server.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'istio', namespace: 'default' }, data: {} });
   server.put(fatPod('default', 'web-7d9f8c6b5-abcde', 1));
   server.put(fatPod('team-a', 'api-7d9f8c6b5-fghij', 2));
   server.put(service('default', 'web'));
-  server.put({ apiVersion: 'security.istio.io/v1', kind: 'AuthorizationPolicy', metadata: { name: 'deny', namespace: 'team-a' }, spec: { action: 'DENY' } });
+  server.put({
+    apiVersion: 'security.istio.io/v1',
+    kind: 'AuthorizationPolicy',
+    metadata: { name: 'deny', namespace: 'team-a' },
+    spec: { action: 'DENY' },
+  });
 }
 
-function meshWith(selectors: MeshConfig['discoverySelectors']): MeshConfigSource & { set(s: MeshConfig['discoverySelectors']): void } {
-  let mesh: MeshConfig = { trustDomain: 'cluster.local', trustDomainAliases: [], rootNamespace: 'istio-system', defaultConfig: {}, discoverySelectors: selectors };
+function meshWith(
+  selectors: MeshConfig['discoverySelectors'],
+): MeshConfigSource & { set(s: MeshConfig['discoverySelectors']): void } {
+  let mesh: MeshConfig = {
+    trustDomain: 'cluster.local',
+    trustDomainAliases: [],
+    rootNamespace: 'istio-system',
+    defaultConfig: {},
+    discoverySelectors: selectors,
+  };
   const listeners = new Set<(m: MeshConfig, p: MeshConfig) => void>();
   return {
     current: () => mesh,
@@ -69,17 +87,27 @@ test('initial lists fill the store and mark every kind synced', async () => {
 
 test('only ConfigMaps of the system namespace are read (the mesh and shared mesh layers)', async () => {
   seed();
-  server.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'istio-canary', namespace: 'istio-system' }, data: {} });
+  server.put({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'istio-canary', namespace: 'istio-system' },
+    data: {},
+  });
   const { store, source: s } = startSource(client);
   source = s;
   await s.start();
   await store.whenSynced();
-  const names = store.list('ConfigMap').map((c) => `${c.metadata.namespace}/${c.metadata.name}`).sort();
+  const names = store
+    .list('ConfigMap')
+    .map((c) => `${c.metadata.namespace}/${c.metadata.name}`)
+    .sort();
   expect(names.length).toBeGreaterThan(0);
   expect(names).toContain('istio-system/istio');
   expect(names).toContain('istio-system/istio-canary');
   expect(names.every((n) => n.startsWith('istio-system/'))).toBe(true);
-  await eventually('the ConfigMap watch is open', () => server.requests.some((r) => r.resource === 'configmaps' && r.verb === 'watch'));
+  await eventually('the ConfigMap watch is open', () =>
+    server.requests.some((r) => r.resource === 'configmaps' && r.verb === 'watch'),
+  );
   const calls = server.requests.filter((r) => r.resource === 'configmaps');
   expect(new Set(calls.map((r) => r.namespace))).toEqual(new Set(['istio-system']));
 });
@@ -94,8 +122,18 @@ test('stored pods are slimmed to what the rules read', async () => {
   expect(pod.metadata).not.toHaveProperty('managedFields');
   expect(pod.metadata.annotations).toEqual({ 'ambient.istio.io/redirection': 'enabled' });
   expect(pod.metadata.annotations).not.toHaveProperty(LAST_APPLIED_ANNOTATION);
-  expect(pod.spec).toEqual({ nodeName: 'node-1', serviceAccountName: 'web', containers: [{ name: 'web', ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }] }] });
-  expect(pod.status).toEqual({ phase: 'Running', podIP: '10.0.0.1', hostIP: '192.168.0.1', podIPs: [{ ip: '10.0.0.1' }], conditions: [{ type: 'Ready', status: 'True' }] });
+  expect(pod.spec).toEqual({
+    nodeName: 'node-1',
+    serviceAccountName: 'web',
+    containers: [{ name: 'web', ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }] }],
+  });
+  expect(pod.status).toEqual({
+    phase: 'Running',
+    podIP: '10.0.0.1',
+    hostIP: '192.168.0.1',
+    podIPs: [{ ip: '10.0.0.1' }],
+    conditions: [{ type: 'Ready', status: 'True' }],
+  });
 });
 
 test('changes after the initial list reach the store: add, update, delete', async () => {
@@ -105,9 +143,18 @@ test('changes after the initial list reach the store: add, update, delete', asyn
   await s.start();
   await store.whenSynced();
   server.put(fatPod('default', 'web-7d9f8c6b5-zzzzz', 3));
-  server.put({ ...service('default', 'web'), spec: { ...service('default', 'web').spec, clusterIP: '10.96.0.11', clusterIPs: ['10.96.0.11'] } });
+  server.put({
+    ...service('default', 'web'),
+    spec: { ...service('default', 'web').spec, clusterIP: '10.96.0.11', clusterIPs: ['10.96.0.11'] },
+  });
   server.delete('security.istio.io/v1', 'AuthorizationPolicy', 'team-a', 'deny');
-  await eventually('store follows the server', () => storeKeys(store, 'Pod').join() === serverKeys(server, 'Pod').join() && store.list('AuthorizationPolicy').length === 0 && store.get('Service', 'default', 'web')?.spec.clusterIP === '10.96.0.11');
+  await eventually(
+    'store follows the server',
+    () =>
+      storeKeys(store, 'Pod').join() === serverKeys(server, 'Pod').join() &&
+      store.list('AuthorizationPolicy').length === 0 &&
+      store.get('Service', 'default', 'web')?.spec.clusterIP === '10.96.0.11',
+  );
 });
 
 test('a kind whose CRD is not installed is empty, synced, and picked up once installed', async () => {
@@ -121,7 +168,12 @@ test('a kind whose CRD is not installed is empty, synced, and picked up once ins
   expect(source.status().Gateway).toMatchObject({ synced: true, missing: true, objects: 0 });
   expect(source.status().Pod).toMatchObject({ synced: true, missing: false, objects: 2, consecutiveFailures: 0 });
   server.setInstalled('gateway.networking.k8s.io', 'gateways', true);
-  server.put({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'waypoint', namespace: 'default' }, spec: { gatewayClassName: 'istio-waypoint', listeners: [] } });
+  server.put({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name: 'waypoint', namespace: 'default' },
+    spec: { gatewayClassName: 'istio-waypoint', listeners: [] },
+  });
   await eventually('the Gateway appears after the CRD is installed', () => store.list('Gateway').length === 1);
 });
 
@@ -139,7 +191,10 @@ test('discoverySelectors keep unselected namespaces out, and follow selector and
 
   // A namespace gains the label: its objects arrive from the informer cache.
   server.put(namespace('default', { mesh: 'on' }));
-  await eventually('default joins', () => store.list('Pod').length === 2 && store.get('Service', 'default', 'web') !== undefined);
+  await eventually(
+    'default joins',
+    () => store.list('Pod').length === 2 && store.get('Service', 'default', 'web') !== undefined,
+  );
 
   // Selectors change: objects of namespaces no longer selected leave the store.
   mesh.set([{ matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['default'] }] }]);
@@ -179,8 +234,16 @@ test('a CRD removed while watched empties its kind and is looked for again', asy
   expect(store.list('AuthorizationPolicy')).toHaveLength(1);
   server.setInstalled('security.istio.io', 'authorizationpolicies', false);
   await eventually('the kind is empty', () => store.list('AuthorizationPolicy').length === 0);
-  await eventually('the missing kind is listed again', () => server.requests.filter((r) => r.resource === 'authorizationpolicies' && r.verb === 'list').length >= 3);
+  await eventually(
+    'the missing kind is listed again',
+    () => server.requests.filter((r) => r.resource === 'authorizationpolicies' && r.verb === 'list').length >= 3,
+  );
   server.setInstalled('security.istio.io', 'authorizationpolicies', true);
-  server.put({ apiVersion: 'security.istio.io/v1', kind: 'AuthorizationPolicy', metadata: { name: 'back', namespace: 'default' }, spec: {} });
+  server.put({
+    apiVersion: 'security.istio.io/v1',
+    kind: 'AuthorizationPolicy',
+    metadata: { name: 'back', namespace: 'default' },
+    spec: {},
+  });
   await eventually('the kind is back', () => store.get('AuthorizationPolicy', 'default', 'back') !== undefined);
 });

@@ -25,21 +25,27 @@ afterEach(async () => {
   await server.close();
 });
 
-const count = (verb: string, resource: string) => server.requests.filter((r) => r.verb === verb && r.resource === resource).length;
-const configMap = (name: string, data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data });
+const count = (verb: string, resource: string) =>
+  server.requests.filter((r) => r.verb === verb && r.resource === resource).length;
+const configMap = (name: string, data: Record<string, string>) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: 'default' },
+  data,
+});
 
 test('get answers undefined for a missing object, and create then update store what was sent', async () => {
   const ref = { ...CONFIGMAPS, name: 'cm' };
   expect(await writer.get(ref)).toBeUndefined();
-  const created = await writer.create<KubeObject>(ref, configMap('cm', { k: '1' }));
-  const updated = await writer.update<KubeObject>(ref, { ...created, data: { k: '2' } });
+  const created = await writer.create(ref, configMap('cm', { k: '1' }));
+  const updated = await writer.update(ref, { ...created, data: { k: '2' } });
   expect(updated.data).toEqual({ k: '2' });
-  expect((await writer.get<KubeObject>(ref))?.data).toEqual({ k: '2' });
+  expect((await writer.get(ref))?.data).toEqual({ k: '2' });
 });
 
 test('an update with a stale resourceVersion is a 409 Conflict, which unlessConflict turns into a lost round', async () => {
   const ref = { ...CONFIGMAPS, name: 'cm' };
-  const created = await writer.create<KubeObject>(ref, configMap('cm', { k: '1' }));
+  const created = await writer.create(ref, configMap('cm', { k: '1' }));
   await writer.update(ref, { ...created, data: { k: '2' } });
   const stale = await writer.update(ref, { ...created, data: { k: 'stale' } }).catch((err: unknown) => err);
   expect(isConflict(stale)).toBe(true);
@@ -50,7 +56,7 @@ test('an update with a stale resourceVersion is a 409 Conflict, which unlessConf
 test('a JSON patch applies when its test op holds and is refused (422, not retried) when it does not', async () => {
   const ref = { ...CONFIGMAPS, name: 'cm' };
   await writer.create(ref, configMap('cm', { k: '1' }));
-  const patched = await writer.patch<KubeObject>(ref, {
+  const patched = await writer.patch(ref, {
     type: 'json',
     ops: [
       { op: 'test', path: '/data/k', value: '1' },
@@ -75,20 +81,37 @@ test('a JSON patch applies when its test op holds and is refused (422, not retri
 test('a merge patch adds and removes keys', async () => {
   const ref = { ...CONFIGMAPS, name: 'cm' };
   await writer.create(ref, configMap('cm', { a: '1', b: '2' }));
-  const patched = await writer.patch<KubeObject>(ref, { type: 'merge', body: { data: { a: null, c: '3' } } });
+  const patched = await writer.patch(ref, { type: 'merge', body: { data: { a: null, c: '3' } } });
   expect(patched.data).toEqual({ b: '2', c: '3' });
 });
 
 test('the status subresource changes status only; the main resource leaves status alone', async () => {
   const ref = { ...PODS, name: 'p' };
-  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'x' }] } };
-  const created = await writer.create<KubeObject>(ref, pod);
-  const withStatus = await writer.updateStatus<KubeObject>(ref, { ...created, metadata: { ...created.metadata, labels: { ignored: 'yes' } }, status: { phase: 'Running' } });
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'p', namespace: 'default' },
+    spec: { containers: [{ name: 'c', image: 'x' }] },
+  };
+  const created = await writer.create(ref, pod);
+  const withStatus = await writer.updateStatus(ref, {
+    ...created,
+    metadata: { ...created.metadata, labels: { ignored: 'yes' } },
+    status: { phase: 'Running' },
+  });
   expect(withStatus.status).toEqual({ phase: 'Running' });
   expect(withStatus.metadata.labels).toBeUndefined();
-  const patched = await writer.patch<KubeObject>(ref, { type: 'merge', body: { status: { phase: 'Succeeded' } } }, { status: true });
+  const patched = await writer.patch(
+    ref,
+    { type: 'merge', body: { status: { phase: 'Succeeded' } } },
+    { status: true },
+  );
   expect(patched.status).toEqual({ phase: 'Succeeded' });
-  const relabelled = await writer.update<KubeObject>(ref, { ...patched, metadata: { ...patched.metadata, labels: { app: 'a' } }, status: { phase: 'Failed' } });
+  const relabelled = await writer.update(ref, {
+    ...patched,
+    metadata: { ...patched.metadata, labels: { app: 'a' } },
+    status: { phase: 'Failed' },
+  });
   expect(relabelled.metadata.labels).toEqual({ app: 'a' });
   expect(relabelled.status).toEqual({ phase: 'Succeeded' });
 });
@@ -117,23 +140,29 @@ test('modify writes nothing when the mutation says so, and answers undefined for
 
 test('createIfAbsent: of two racing creators one creates, and both end with the winner', async () => {
   const ref = { ...CONFIGMAPS, name: 'raced' };
-  const [a, b] = await Promise.all([writer.createIfAbsent<KubeObject>(ref, configMap('raced', { by: 'a' })), writer.createIfAbsent<KubeObject>(ref, configMap('raced', { by: 'b' }))]);
-  expect([a!.created, b!.created].filter(Boolean)).toHaveLength(1);
-  expect(a!.object.data).toEqual(b!.object.data);
+  const [a, b] = await Promise.all([
+    writer.createIfAbsent(ref, configMap('raced', { by: 'a' })),
+    writer.createIfAbsent(ref, configMap('raced', { by: 'b' })),
+  ]);
+  expect([a.created, b.created].filter(Boolean)).toHaveLength(1);
+  expect(a.object.data).toEqual(b.object.data);
 });
 
 test('createOrReplace creates, then overwrites without reading (no GET, last writer wins)', async () => {
   const ref = { ...CONFIGMAPS, name: 'cm' };
   expect(await writer.createOrReplace(ref, configMap('cm', { k: '1' }))).toMatchObject({ created: true });
-  expect(await writer.createOrReplace(ref, configMap('cm', { k: '2' }))).toMatchObject({ created: false, object: { data: { k: '2' } } });
+  expect(await writer.createOrReplace(ref, configMap('cm', { k: '2' }))).toMatchObject({
+    created: false,
+    object: { data: { k: '2' } },
+  });
   expect(count('get', 'configmaps')).toBe(0);
   expect(server.get('v1', 'ConfigMap', 'default', 'cm')?.['data']).toEqual({ k: '2' });
 });
 
 test('a dry-run update validates without storing', async () => {
   const ref = { ...CONFIGMAPS, name: 'cm' };
-  const created = await writer.create<KubeObject>(ref, configMap('cm', { k: '1' }));
-  const answer = await writer.update<KubeObject>(ref, { ...created, data: { k: '2' } }, { dryRun: true });
+  const created = await writer.create(ref, configMap('cm', { k: '1' }));
+  const answer = await writer.update(ref, { ...created, data: { k: '2' } }, { dryRun: true });
   expect(answer.data).toEqual({ k: '2' });
   expect(server.get('v1', 'ConfigMap', 'default', 'cm')?.['data']).toEqual({ k: '1' });
   expect(server.requests.at(-1)).toMatchObject({ verb: 'update', resource: 'configmaps', dryRun: true });

@@ -21,10 +21,16 @@ afterEach(async () => {
   await server.close();
 });
 
-const count = (verb: string, resource: string) => server.requests.filter((r) => r.verb === verb && r.resource === resource).length;
+const count = (verb: string, resource: string) =>
+  server.requests.filter((r) => r.verb === verb && r.resource === resource).length;
 
 test('createOrUpdateConfigMap creates, then updates, then leaves an equal ConfigMap alone', async () => {
-  const first = await writer.createOrUpdateConfigMap('default', 'istio-ca-root-cert', { 'root-cert.pem': 'A' }, { 'istio.io/config': 'true' });
+  const first = await writer.createOrUpdateConfigMap(
+    'default',
+    'istio-ca-root-cert',
+    { 'root-cert.pem': 'A' },
+    { 'istio.io/config': 'true' },
+  );
   expect(first.action).toBe('created');
   const second = await writer.createOrUpdateConfigMap('default', 'istio-ca-root-cert', { 'root-cert.pem': 'B' });
   expect(second.action).toBe('updated');
@@ -44,13 +50,22 @@ test('a 409 Conflict on update is retried from a fresh read', async () => {
 });
 
 test('two writers racing to create the same ConfigMap both succeed: the loser re-reads the winner', async () => {
-  const writes = await Promise.all([writer.createOrUpdateConfigMap('default', 'raced', { k: 'v' }), writer.createOrUpdateConfigMap('default', 'raced', { k: 'v' })]);
+  const writes = await Promise.all([
+    writer.createOrUpdateConfigMap('default', 'raced', { k: 'v' }),
+    writer.createOrUpdateConfigMap('default', 'raced', { k: 'v' }),
+  ]);
   expect(writes.filter((w) => w.action === 'created')).toHaveLength(1);
   expect(server.get('v1', 'ConfigMap', 'default', 'raced')?.['data']).toEqual({ k: 'v' });
 });
 
 test('createSecretIfAbsent creates once and afterwards returns the existing secret (the winner)', async () => {
-  const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'istio-ca-secret', namespace: 'istio-system' }, type: 'istio.io/ca-root', data: { 'ca-cert.pem': 'Zmlyc3Q=' } };
+  const secret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'istio-ca-secret', namespace: 'istio-system' },
+    type: 'istio.io/ca-root',
+    data: { 'ca-cert.pem': 'Zmlyc3Q=' },
+  };
   const a = await writer.createSecretIfAbsent(secret);
   const b = await writer.createSecretIfAbsent({ ...secret, data: { 'ca-cert.pem': 'c2Vjb25k' } });
   expect(a.created).toBe(true);
@@ -65,20 +80,44 @@ test('setWebhookCaBundle writes caBundle and failurePolicy on every webhook, and
     kind: 'ValidatingWebhookConfiguration',
     metadata: { name: 'istio-validator-istio-system' },
     webhooks: [
-      { name: 'rev.validation.istio.io', clientConfig: { service: { name: 'istiod', namespace: 'istio-system' } }, failurePolicy: 'Ignore', sideEffects: 'None', admissionReviewVersions: ['v1'] },
+      {
+        name: 'rev.validation.istio.io',
+        clientConfig: { service: { name: 'istiod', namespace: 'istio-system' } },
+        failurePolicy: 'Ignore',
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+      },
     ],
   });
   const updated = await writer.setWebhookCaBundle('istio-validator-istio-system', 'Q0E=', 'Fail');
-  expect((updated!['webhooks'] as { clientConfig: { caBundle: string }; failurePolicy: string }[])[0]).toMatchObject({ clientConfig: { caBundle: 'Q0E=' }, failurePolicy: 'Fail' });
+  expect((updated!['webhooks'] as { clientConfig: { caBundle: string }; failurePolicy: string }[])[0]).toMatchObject({
+    clientConfig: { caBundle: 'Q0E=' },
+    failurePolicy: 'Fail',
+  });
   await writer.setWebhookCaBundle('istio-validator-istio-system', 'Q0E=', 'Fail');
   expect(count('update', 'validatingwebhookconfigurations')).toBe(1);
   expect(await writer.setWebhookCaBundle('missing', 'Q0E=')).toBeUndefined();
 });
 
 test('createTokenReview returns the user, its pod name and uid, and the audiences', async () => {
-  server.registerToken('tok-1', serviceAccountIdentity({ namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-abcde', podUid: 'uid-1', audiences: ['istio-ca'] }));
+  server.registerToken(
+    'tok-1',
+    serviceAccountIdentity({
+      namespace: 'istio-system',
+      serviceAccount: 'ztunnel',
+      podName: 'ztunnel-abcde',
+      podUid: 'uid-1',
+      audiences: ['istio-ca'],
+    }),
+  );
   const ok = await writer.createTokenReview('tok-1', ['istio-ca']);
-  expect(ok).toMatchObject({ authenticated: true, username: 'system:serviceaccount:istio-system:ztunnel', podName: 'ztunnel-abcde', podUid: 'uid-1', audiences: ['istio-ca'] });
+  expect(ok).toMatchObject({
+    authenticated: true,
+    username: 'system:serviceaccount:istio-system:ztunnel',
+    podName: 'ztunnel-abcde',
+    podUid: 'uid-1',
+    audiences: ['istio-ca'],
+  });
   expect(ok.groups).toContain('system:serviceaccounts:istio-system');
   const wrongAudience = await writer.createTokenReview('tok-1', ['other']);
   expect(wrongAudience.authenticated).toBe(false);
@@ -89,12 +128,19 @@ test('createTokenReview returns the user, its pod name and uid, and the audience
 });
 
 test('dryRunCreate validates without storing anything', async () => {
-  const policy = { apiVersion: 'security.istio.io/v1', kind: 'AuthorizationPolicy', metadata: { name: 'p', namespace: 'default' }, spec: {} };
+  const policy = {
+    apiVersion: 'security.istio.io/v1',
+    kind: 'AuthorizationPolicy',
+    metadata: { name: 'p', namespace: 'default' },
+    spec: {},
+  };
   const answer = await writer.dryRunCreate(policy);
   expect(answer.metadata.uid).toBeDefined();
   expect(server.list('security.istio.io/v1', 'AuthorizationPolicy')).toEqual([]);
   expect(server.requests.at(-1)).toMatchObject({ verb: 'create', resource: 'authorizationpolicies', dryRun: true });
-  await expect(writer.dryRunCreate({ ...policy, metadata: { name: '', namespace: 'default' } })).rejects.toMatchObject({ status: 422 });
+  await expect(writer.dryRunCreate({ ...policy, metadata: { name: '', namespace: 'default' } })).rejects.toMatchObject({
+    status: 422,
+  });
 });
 
 test('429 and 5xx are retried with backoff; after the attempt bound the error surfaces', async () => {

@@ -25,7 +25,12 @@ function nextChange(watcher: MeshWatcher, what: string): Promise<{ mesh: MeshCon
 }
 
 function configMap(name: string, mesh: string | undefined, rv: string): KubeObject {
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'istio-system', uid: `u-${name}`, resourceVersion: rv }, data: mesh === undefined ? {} : { [MESH_CONFIG_KEY]: mesh } };
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace: 'istio-system', uid: `u-${name}`, resourceVersion: rv },
+    data: mesh === undefined ? {} : { [MESH_CONFIG_KEY]: mesh },
+  };
 }
 
 describe('meshConfig source selection', () => {
@@ -86,7 +91,14 @@ describe('meshConfig file source', () => {
   });
 
   const start = (file: string) =>
-    createMeshConfigSource({ file, mode: 'local', podNamespace: 'istio-system', revision: 'default', store: new MemoryStore(), debounceMs: 20 });
+    createMeshConfigSource({
+      file,
+      mode: 'local',
+      podNamespace: 'istio-system',
+      revision: 'default',
+      store: new MemoryStore(),
+      debounceMs: 20,
+    });
 
   test('a valid rewrite is applied live and announced with the new and previous config', async () => {
     const file = path.join(dir, 'mesh');
@@ -144,7 +156,14 @@ describe('meshConfig ConfigMap source (Kubernetes mode, no file)', () => {
   afterEach(() => watcher?.stop());
 
   const start = (store: MemoryStore, extra: { revision?: string; sharedConfigMap?: string } = {}) =>
-    createMeshConfigSource({ file: '/nonexistent/mesh', mode: 'kubernetes', podNamespace: 'istio-system', revision: extra.revision ?? 'default', store, sharedConfigMap: extra.sharedConfigMap });
+    createMeshConfigSource({
+      file: '/nonexistent/mesh',
+      mode: 'kubernetes',
+      podNamespace: 'istio-system',
+      revision: extra.revision ?? 'default',
+      store,
+      sharedConfigMap: extra.sharedConfigMap,
+    });
 
   test('ready waits for the store to sync, then the ConfigMap is in force', async () => {
     const store = new MemoryStore();
@@ -175,7 +194,9 @@ describe('meshConfig ConfigMap source (Kubernetes mode, no file)', () => {
     store.upsert('ConfigMap', [configMap('istio', 'rootNamespace: r2\n', '2')]);
     store.upsert('ConfigMap', [configMap('istio', 'rootNamespace: r3\nproxyListenPort: 0\n', '3')]);
     expect(watcher.current().rootNamespace).toBe('r2');
-    expect(watcher.lastError()).toMatch(/^ConfigMap istio-system\/istio key mesh: proxyListenPort: port 0 must be in the range 1\.\.65535/);
+    expect(watcher.lastError()).toMatch(
+      /^ConfigMap istio-system\/istio key mesh: proxyListenPort: port 0 must be in the range 1\.\.65535/,
+    );
     store.remove('ConfigMap', [configMap('istio', undefined, '3')]);
     expect(seen).toEqual([
       ['r1', 'r2'],

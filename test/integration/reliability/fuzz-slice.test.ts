@@ -9,24 +9,34 @@ import { createTarget, TARGET_NAMES, TargetName } from '../../../bench/reliabili
 
 const SEED = 20260101;
 /** Inputs per target; the manifest target is bound by the YAML library and gets fewer. */
-const SLICE: Record<TargetName, number> = { admission: 2000, 'delta-request': 2000, csr: 2000, manifest: 1000, http1: 2000 };
+const SLICE: Record<TargetName, number> = {
+  admission: 2000,
+  'delta-request': 2000,
+  csr: 2000,
+  manifest: 1000,
+  http1: 2000,
+};
 
 beforeAll(() => logs.configure('default:none'));
 afterAll(() => logs.configure('default:info'));
 
 describe('fuzz slice', () => {
-  test.each([...TARGET_NAMES])('%s: every mutated input is accepted or cleanly refused', async (name) => {
-    const target = await createTarget(name);
-    try {
-      const report = await runFuzz([target], { seed: SEED, inputs: new Map([[name, SLICE[name]]]) });
-      const stats = report.targets[0]!;
-      expect(report.failures.map(formatFailure)).toEqual([]);
-      expect(stats.inputs).toBe(SLICE[name]);
-      expect(stats.accepted).toBeGreaterThan(0);
-      expect(stats.refused).toBeGreaterThan(0);
-      expect(report.heap.growthMiB * 1048576).toBeLessThanOrEqual(MAX_HEAP_GROWTH_BYTES);
-    } finally {
-      await target.close?.();
-    }
-  }, 120_000);
+  test.each([...TARGET_NAMES])(
+    '%s: every mutated input is accepted or cleanly refused',
+    async (name) => {
+      const target = await createTarget(name);
+      try {
+        const report = await runFuzz([target], { seed: SEED, inputs: new Map([[name, SLICE[name]]]) });
+        const stats = report.targets[0]!;
+        expect(report.failures.map(formatFailure)).toEqual([]);
+        expect(stats.inputs).toBe(SLICE[name]);
+        expect(stats.accepted).toBeGreaterThan(0);
+        expect(stats.refused).toBeGreaterThan(0);
+        expect(report.heap.growthMiB * 1048576).toBeLessThanOrEqual(MAX_HEAP_GROWTH_BYTES);
+      } finally {
+        await target.close?.();
+      }
+    },
+    120_000,
+  );
 });

@@ -10,7 +10,13 @@ import { Registry } from 'prom-client';
 import { logs } from '../../../src/log/logger';
 import { DebugRouter } from '../../../src/server/debug';
 import { httpHandler, monitoringHandler } from '../../../src/server/http';
-import { BoundListener, HTTP_MAX_CONNECTIONS, HttpLimits, listen, METRIC_CONNECTIONS_REJECTED } from '../../../src/net/http-listener';
+import {
+  BoundListener,
+  HTTP_MAX_CONNECTIONS,
+  HttpLimits,
+  listen,
+  METRIC_CONNECTIONS_REJECTED,
+} from '../../../src/net/http-listener';
 import { ReadinessTracker } from '../../../src/server/readiness';
 
 const realProcess = runInThisContext('process') as NodeJS.Process;
@@ -70,13 +76,20 @@ async function startListeners(limits: Partial<HttpLimits>): Promise<Listeners> {
   const readiness = new ReadinessTracker();
   const debug = new DebugRouter();
   let releases: (() => void)[] = [];
-  debug.add('slow', 'answers when the test says so', () => new Promise((r) => releases.push(() => r({ body: 'slow answer\n' }))));
+  debug.add(
+    'slow',
+    'answers when the test says so',
+    () => new Promise((r) => releases.push(() => r({ body: 'slow answer\n' }))),
+  );
   const handler = httpHandler({ readiness, debug, allowRemoteDebug: false });
   return {
     registry,
     release: () => (releases.forEach((r) => r()), (releases = [])),
     http: await listen('http', http.createServer(handler), LOCAL, { metrics: registry, http: limits }),
-    monitoring: await listen('monitoring', http.createServer(monitoringHandler(registry)), LOCAL, { metrics: registry, http: limits }),
+    monitoring: await listen('monitoring', http.createServer(monitoringHandler(registry)), LOCAL, {
+      metrics: registry,
+      http: limits,
+    }),
   };
 }
 
@@ -127,7 +140,7 @@ describe('HTTP listener deadlines are absolute, not per inactivity', () => {
 describe('HTTP listener connection cap and requests per connection', () => {
   test('connections beyond the cap are closed at accept, counted and logged once; open ones are still served; a freed slot is reused', async () => {
     const lines: string[] = [];
-    logs.setDestination(new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }) as never);
+    logs.setDestination(new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
     const l = await startListeners({ maxConnections: 3 });
     const open: Wire[] = [];
     try {
@@ -136,7 +149,9 @@ describe('HTTP listener connection cap and requests per connection', () => {
       for (const w of open) w.socket.write(get('/version'));
       await sleep(100);
       for (const w of open) expect(statuses(w.text())).toEqual([200]);
-      expect(await l.registry.metrics()).toMatch(new RegExp(`${METRIC_CONNECTIONS_REJECTED}\\{listener="monitoring"\\} 3`));
+      expect(await l.registry.metrics()).toMatch(
+        new RegExp(`${METRIC_CONNECTIONS_REJECTED}\\{listener="monitoring"\\} 3`),
+      );
       const warned = lines.map((x) => JSON.parse(x)).filter((x) => /connection limit/.test(x.msg));
       expect(warned).toHaveLength(1);
       expect(warned[0]).toMatchObject({ listener: 'monitoring', maxConnections: 3 });
@@ -147,12 +162,12 @@ describe('HTTP listener connection cap and requests per connection', () => {
         const w = await connect(l.monitoring.port);
         w.socket.write(get('/version'));
         await sleep(50);
-        if (statuses(w.text()).length === 1) (reopened = true), open.push(w);
+        if (statuses(w.text()).length === 1) ((reopened = true), open.push(w));
         else w.socket.destroy();
       }
       expect(reopened).toBe(true);
     } finally {
-      logs.setDestination(process.stderr as never);
+      logs.setDestination(process.stderr);
       for (const w of open) w.socket.destroy();
       await l.http.close(0);
       await l.monitoring.close(0);

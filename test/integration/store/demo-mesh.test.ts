@@ -34,7 +34,9 @@ describe('the demo mesh in examples/demo', () => {
     for (const node of store.list('Node')) {
       expect(node.metadata.labels?.['topology.kubernetes.io/region']).toBeTruthy();
       expect(node.metadata.labels?.['topology.kubernetes.io/zone']).toBeTruthy();
-      const internal = (node.status.addresses as { type: string; address: string }[]).find((a) => a.type === 'InternalIP');
+      const internal = (node.status.addresses as { type: string; address: string }[]).find(
+        (a) => a.type === 'InternalIP',
+      );
       expect(internal?.address).toMatch(/^172\.18\.0\.\d+$/);
     }
   });
@@ -63,7 +65,9 @@ describe('the demo mesh in examples/demo', () => {
       expect(owner?.kind).toBe('ReplicaSet');
       expect(owner?.name.endsWith(`-${p.metadata.labels?.['pod-template-hash']}`)).toBe(true);
       expect(p.metadata.generateName).toBe(`${owner?.name}-`);
-      expect(p.metadata.labels).toEqual(expect.objectContaining({ app: expect.any(String), version: expect.any(String) }));
+      expect(p.metadata.labels).toEqual(
+        expect.objectContaining({ app: expect.any(String), version: expect.any(String) }),
+      );
       expect(p.status.phase).toBe('Running');
       expect(p.status.podIPs).toEqual([{ ip: p.status.podIP }]);
       expect(p.status.conditions).toContainEqual({ type: 'Ready', status: 'True' });
@@ -72,7 +76,7 @@ describe('the demo mesh in examples/demo', () => {
     }
   });
 
-  test('pod IPs are unique and inside their node\'s pod CIDR', () => {
+  test("pod IPs are unique and inside their node's pod CIDR", () => {
     const all = pods();
     expect(new Set(all.map((p) => p.status.podIP)).size).toBe(all.length);
     const prefix: Record<string, string> = { 'node-a': '10.244.1.', 'node-b': '10.244.2.' };

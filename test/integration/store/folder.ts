@@ -39,7 +39,9 @@ export function recordEvents(store: MemoryStore): { events: string[]; raw: Store
   store.subscribe((batch) => {
     for (const e of batch) {
       out.raw.push(e);
-      out.events.push(`${e.type} ${e.kind} ${e.object.metadata.namespace ? `${e.object.metadata.namespace}/` : ''}${e.object.metadata.name}`);
+      out.events.push(
+        `${e.type} ${e.kind} ${e.object.metadata.namespace ? `${e.object.metadata.namespace}/` : ''}${e.object.metadata.name}`,
+      );
     }
   });
   return out;

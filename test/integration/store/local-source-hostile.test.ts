@@ -82,7 +82,10 @@ describe('LocalSource against hostile and awkward files', () => {
 
   test(`a manifest nested deeper than MAX_MANIFEST_DEPTH (${MAX_MANIFEST_DEPTH}) is listed as failed naming the limit, logged once, and other files keep reloading`, async () => {
     folder.write('deep.json', deepJson(4000));
-    folder.write('deep.yaml', `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep-yaml, namespace: apps}\ndata:\n  x: ${'['.repeat(4000)}${']'.repeat(4000)}\n`);
+    folder.write(
+      'deep.yaml',
+      `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep-yaml, namespace: apps}\ndata:\n  x: ${'['.repeat(4000)}${']'.repeat(4000)}\n`,
+    );
     folder.write('ok.yaml', configMap('ok', '1'));
     const lines: string[] = [];
     logs.setDestination({ write: (line: string) => void lines.push(line) });
@@ -110,7 +113,11 @@ describe('LocalSource against hostile and awkward files', () => {
     const s = await start();
     expect(s.errors()).toEqual([
       { file: 'huge.yaml', line: 1, message: expect.stringContaining(`${MAX_MANIFEST_BYTES} bytes`) },
-      { file: 'many.yaml', line: expect.any(Number), message: expect.stringContaining(`MAX_MANIFEST_OBJECTS (${MAX_MANIFEST_OBJECTS})`) },
+      {
+        file: 'many.yaml',
+        line: expect.any(Number),
+        message: expect.stringContaining(`MAX_MANIFEST_OBJECTS (${MAX_MANIFEST_OBJECTS})`),
+      },
     ]);
     expect(value('ok')).toBe('1');
     expect(value('m')).toBeUndefined();
@@ -151,7 +158,12 @@ describe('LocalSource against hostile and awkward files', () => {
     }
     folder.write('sentinel.yaml', configMap('sentinel', '1'));
     await within(store, WATCH_DEADLINE_MS, 'sentinel added', () => value('sentinel') === '1');
-    expect(store.list('ConfigMap').map((c) => c.metadata.name).sort()).toEqual(['edited', 'sentinel']);
+    expect(
+      store
+        .list('ConfigMap')
+        .map((c) => c.metadata.name)
+        .sort(),
+    ).toEqual(['edited', 'sentinel']);
 
     folder.write('edited.yaml', configMap('edited', '1')); // an editor's save: a new inode renamed over the old
     await within(store, WATCH_DEADLINE_MS, 'edited = 1', () => value('edited') === '1');

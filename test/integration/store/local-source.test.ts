@@ -24,7 +24,13 @@ describe('LocalSource', () => {
   });
 
   const start = async (watch = true) => {
-    source = new LocalSource({ dir: folder.dir, writer: store, watch, debounceMs: 50, onReload: (s) => reloads.push(s) });
+    source = new LocalSource({
+      dir: folder.dir,
+      writer: store,
+      watch,
+      debounceMs: 50,
+      onReload: (s) => reloads.push(s),
+    });
     await source.start();
   };
   const value = (name: string, ns = 'apps') => store.get('ConfigMap', ns, name)?.data?.['value'];
@@ -68,10 +74,16 @@ describe('LocalSource', () => {
   });
 
   test('rewriting a file with the same content (even reordered keys) produces no event', async () => {
-    folder.write('a.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: apps}\ndata: {k1: "1", k2: "2"}\n');
+    folder.write(
+      'a.yaml',
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: apps}\ndata: {k1: "1", k2: "2"}\n',
+    );
     await start();
     const log = recordEvents(store);
-    folder.write('a.yaml', 'kind: ConfigMap\napiVersion: v1\ndata: {k2: "2", k1: "1"}\nmetadata: {namespace: apps, name: a}\n');
+    folder.write(
+      'a.yaml',
+      'kind: ConfigMap\napiVersion: v1\ndata: {k2: "2", k1: "1"}\nmetadata: {namespace: apps, name: a}\n',
+    );
     await source.rescan();
     expect(log.events).toEqual([]);
   });
@@ -94,9 +106,15 @@ describe('LocalSource', () => {
     const log = recordEvents(store);
     const lines: string[] = [];
     logs.setDestination({ write: (line: string) => void lines.push(line) });
-    folder.write('bad.yaml', `${configMap('kept', '2')}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  namespace: apps\n`);
+    folder.write(
+      'bad.yaml',
+      `${configMap('kept', '2')}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  namespace: apps\n`,
+    );
     await source.rescan();
-    folder.write('bad.yaml', `${configMap('kept', '2')}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  namespace: apps\n# touched\n`);
+    folder.write(
+      'bad.yaml',
+      `${configMap('kept', '2')}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  namespace: apps\n# touched\n`,
+    );
     await source.rescan();
     logs.setDestination(process.stderr);
     expect(lines.filter((l) => l.includes('bad.yaml:9: ConfigMap has no metadata.name'))).toHaveLength(1);
@@ -124,7 +142,9 @@ describe('LocalSource', () => {
     folder.write('b.yaml', configMap('shared', 'from-b'));
     await start(false);
     expect(value('shared')).toBe('from-a');
-    expect(source.errors()).toEqual([{ file: 'b.yaml', line: 1, message: 'ConfigMap apps/shared is already defined in a.yaml; this copy is ignored' }]);
+    expect(source.errors()).toEqual([
+      { file: 'b.yaml', line: 1, message: 'ConfigMap apps/shared is already defined in a.yaml; this copy is ignored' },
+    ]);
     const log = recordEvents(store);
     folder.remove('a.yaml');
     await source.rescan();
@@ -135,7 +155,10 @@ describe('LocalSource', () => {
 
   test('List kinds and nested folders created after start are picked up', async () => {
     await start();
-    folder.write('deep/er/list.yaml', `apiVersion: v1\nkind: List\nitems:\n- ${configMap('l1', '1').split('\n').join('\n  ')}\n- ${configMap('l2', '1').split('\n').join('\n  ')}\n`);
+    folder.write(
+      'deep/er/list.yaml',
+      `apiVersion: v1\nkind: List\nitems:\n- ${configMap('l1', '1').split('\n').join('\n  ')}\n- ${configMap('l2', '1').split('\n').join('\n  ')}\n`,
+    );
     await waitFor(store, 'list items', () => value('l1') === '1' && value('l2') === '1');
   });
 

@@ -8,7 +8,8 @@ import { configMap, TempFolder } from './folder';
 
 /** About `bytes` of multi-document YAML pods: seconds of parsing and ~33x its size in heap. */
 function pods(bytes: number): string {
-  const doc = (i: number) => `apiVersion: v1\nkind: Pod\nmetadata:\n  name: pod-${i}\n  namespace: ns\n  annotations: {note: "${'x'.repeat(600)}"}\nspec:\n  nodeName: node-${i % 20}\n---\n`;
+  const doc = (i: number) =>
+    `apiVersion: v1\nkind: Pod\nmetadata:\n  name: pod-${i}\n  namespace: ns\n  annotations: {note: "${'x'.repeat(600)}"}\nspec:\n  nodeName: node-${i % 20}\n---\n`;
   const out: string[] = [];
   for (let i = 0, size = 0; size < bytes; i++) size += out[out.push(doc(i)) - 1]!.length;
   return out.join('');
@@ -34,14 +35,20 @@ describe('ManifestParser', () => {
     expect(first).toMatchObject({ type: 'parsed', objects: [{ kind: 'ConfigMap', fingerprint: expect.any(String) }] });
     const hash = first.type === 'parsed' ? first.hash : '';
     expect(await parser.parse(rel, abs, hash)).toMatchObject({ type: 'unchanged', hash });
-    expect(await parser.parse('gone.yaml', path.join(folder.dir, 'gone.yaml'), undefined)).toMatchObject({ type: 'missing' });
+    expect(await parser.parse('gone.yaml', path.join(folder.dir, 'gone.yaml'), undefined)).toMatchObject({
+      type: 'missing',
+    });
   });
 
   test(`a file still parsing after LOCAL_PARSE_TIMEOUT_MS (${LOCAL_PARSE_TIMEOUT_MS} ms by default) is refused naming the limit; the next file is parsed by a new thread`, async () => {
     parser = new ManifestParser({ timeoutMs: 50 });
     const slow = parser.parse(...file('slow.yaml', pods(4e6)), undefined);
     const next = parser.parse(...file('next.yaml', configMap('n', '1')), undefined);
-    expect(await slow).toMatchObject({ type: 'failed', message: 'parsing took longer than LOCAL_PARSE_TIMEOUT_MS (50 ms)', objects: [] });
+    expect(await slow).toMatchObject({
+      type: 'failed',
+      message: 'parsing took longer than LOCAL_PARSE_TIMEOUT_MS (50 ms)',
+      objects: [],
+    });
     expect(await next).toMatchObject({ type: 'parsed', objects: [{ object: { metadata: { name: 'n' } } }] });
   });
 
@@ -49,7 +56,10 @@ describe('ManifestParser', () => {
     parser = new ManifestParser({ heapMb: 32 });
     const big = parser.parse(...file('big.yaml', pods(4e6)), undefined);
     const next = parser.parse(...file('next.yaml', configMap('n', '1')), undefined);
-    expect(await big).toMatchObject({ type: 'failed', message: 'parsing needs more than LOCAL_PARSER_HEAP_MB (32 MB) of heap' });
+    expect(await big).toMatchObject({
+      type: 'failed',
+      message: 'parsing needs more than LOCAL_PARSER_HEAP_MB (32 MB) of heap',
+    });
     expect(await next).toMatchObject({ type: 'parsed' });
   });
 

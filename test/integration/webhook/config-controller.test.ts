@@ -15,14 +15,28 @@ function vwc(name: string, rev: string | undefined, failurePolicy = 'Ignore') {
     kind: 'ValidatingWebhookConfiguration',
     metadata: { name, ...(rev ? { labels: { 'istio.io/rev': rev } } : {}) },
     webhooks: [
-      { name: 'rev.validation.istio.io', failurePolicy, clientConfig: { service: { name: 'istiod', namespace: 'istio-system', path: '/validate' } }, sideEffects: 'None', admissionReviewVersions: ['v1'] },
-      { name: 'rev2.validation.istio.io', failurePolicy, clientConfig: { service: { name: 'istiod', namespace: 'istio-system', path: '/validate' } }, sideEffects: 'None', admissionReviewVersions: ['v1'] },
+      {
+        name: 'rev.validation.istio.io',
+        failurePolicy,
+        clientConfig: { service: { name: 'istiod', namespace: 'istio-system', path: '/validate' } },
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+      },
+      {
+        name: 'rev2.validation.istio.io',
+        failurePolicy,
+        clientConfig: { service: { name: 'istiod', namespace: 'istio-system', path: '/validate' } },
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+      },
     ],
   };
 }
 
 type Webhooks = { failurePolicy?: string; clientConfig?: { caBundle?: string } }[];
-const webhooksOf = (api: TestApiServer, name: string) => (api.get('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', undefined, name)?.['webhooks'] ?? []) as Webhooks;
+const webhooksOf = (api: TestApiServer, name: string) =>
+  (api.get('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', undefined, name)?.['webhooks'] ??
+    []) as Webhooks;
 const b64 = (pem: string) => Buffer.from(pem).toString('base64');
 
 describe('webhook configuration controller (test API server)', () => {
@@ -56,10 +70,22 @@ describe('webhook configuration controller (test API server)', () => {
       outcomes.push({ ...outcome, policiesBefore });
       return outcome;
     };
-    controller = new WebhookConfigController({ client, revision: 'default', namespace: 'istio-system', certs, backoff: FAST, probe });
+    controller = new WebhookConfigController({
+      client,
+      revision: 'default',
+      namespace: 'istio-system',
+      certs,
+      backoff: FAST,
+      probe,
+    });
     controller.start();
-    await eventually('failurePolicy Fail', () => webhooksOf(api, 'istio-validator-istio-system').every((w) => w.failurePolicy === 'Fail'));
-    expect(webhooksOf(api, 'istio-validator-istio-system').map((w) => w.clientConfig?.caBundle)).toEqual([b64(cert.rootsPem), b64(cert.rootsPem)]);
+    await eventually('failurePolicy Fail', () =>
+      webhooksOf(api, 'istio-validator-istio-system').every((w) => w.failurePolicy === 'Fail'),
+    );
+    expect(webhooksOf(api, 'istio-validator-istio-system').map((w) => w.clientConfig?.caBundle)).toEqual([
+      b64(cert.rootsPem),
+      b64(cert.rootsPem),
+    ]);
     expect(outcomes[0]).toMatchObject({ ready: true, policiesBefore: ['Ignore', 'Ignore'] });
     expect(outcomes[0]!.detail).toContain('HTTP 404');
     expect(controller.failingClosed).toBe(true);
@@ -70,32 +96,57 @@ describe('webhook configuration controller (test API server)', () => {
     let ready = false;
     let probes = 0;
     controller = new WebhookConfigController({
-      client, revision: 'default', namespace: 'istio-system', certs, backoff: FAST,
+      client,
+      revision: 'default',
+      namespace: 'istio-system',
+      certs,
+      backoff: FAST,
       probe: async () => (probes++, { ready, detail: ready ? 'denied the request' : 'accepted' }),
     });
     controller.start();
-    await eventually('caBundle written', () => webhooksOf(api, 'istio-validator').every((w) => w.clientConfig?.caBundle === b64(cert.rootsPem)));
+    await eventually('caBundle written', () =>
+      webhooksOf(api, 'istio-validator').every((w) => w.clientConfig?.caBundle === b64(cert.rootsPem)),
+    );
     await eventually('probe retried', () => probes >= 3);
     expect(webhooksOf(api, 'istio-validator').map((w) => w.failurePolicy)).toEqual(['Ignore', 'Ignore']);
     ready = true;
-    await eventually('failurePolicy Fail', () => webhooksOf(api, 'istio-validator').every((w) => w.failurePolicy === 'Fail'));
+    await eventually('failurePolicy Fail', () =>
+      webhooksOf(api, 'istio-validator').every((w) => w.failurePolicy === 'Fail'),
+    );
   });
 
   test('a root change rewrites the bundle', async () => {
     api.put(vwc('istio-validator', 'default'));
-    controller = new WebhookConfigController({ client, revision: 'default', namespace: 'istio-system', certs, backoff: FAST });
+    controller = new WebhookConfigController({
+      client,
+      revision: 'default',
+      namespace: 'istio-system',
+      certs,
+      backoff: FAST,
+    });
     controller.start();
-    await eventually('first bundle', () => webhooksOf(api, 'istio-validator')[0]?.clientConfig?.caBundle === b64(cert.rootsPem));
+    await eventually(
+      'first bundle',
+      () => webhooksOf(api, 'istio-validator')[0]?.clientConfig?.caBundle === b64(cert.rootsPem),
+    );
     const renewed = throwawayCert('root-2');
     certs.set(renewed);
-    await eventually('new bundle', () => webhooksOf(api, 'istio-validator').every((w) => w.clientConfig?.caBundle === b64(renewed.rootsPem)));
+    await eventually('new bundle', () =>
+      webhooksOf(api, 'istio-validator').every((w) => w.clientConfig?.caBundle === b64(renewed.rootsPem)),
+    );
   });
 
   test('configurations of another revision, or unlabelled, are left alone', async () => {
     api.put(vwc('mine', 'default'));
     api.put(vwc('canary', 'canary'));
     api.put(vwc('unlabelled', undefined));
-    controller = new WebhookConfigController({ client, revision: 'default', namespace: 'istio-system', certs, backoff: FAST });
+    controller = new WebhookConfigController({
+      client,
+      revision: 'default',
+      namespace: 'istio-system',
+      certs,
+      backoff: FAST,
+    });
     controller.start();
     await eventually('mine updated', () => webhooksOf(api, 'mine').every((w) => w.failurePolicy === 'Fail'));
     expect(webhooksOf(api, 'canary').map((w) => w.clientConfig?.caBundle)).toEqual([undefined, undefined]);
@@ -103,34 +154,76 @@ describe('webhook configuration controller (test API server)', () => {
   });
 
   test('a configuration created later is picked up by the watch', async () => {
-    controller = new WebhookConfigController({ client, revision: 'default', namespace: 'istio-system', certs, backoff: FAST });
+    controller = new WebhookConfigController({
+      client,
+      revision: 'default',
+      namespace: 'istio-system',
+      certs,
+      backoff: FAST,
+    });
     controller.start();
     await eventually('watch open', () => api.openWatches > 0);
     api.put(vwc('late', 'default'));
-    await eventually('late updated', () => webhooksOf(api, 'late').every((w) => w.failurePolicy === 'Fail' && w.clientConfig?.caBundle === b64(cert.rootsPem)));
+    await eventually('late updated', () =>
+      webhooksOf(api, 'late').every(
+        (w) => w.failurePolicy === 'Fail' && w.clientConfig?.caBundle === b64(cert.rootsPem),
+      ),
+    );
   });
 
   test('a policy set back to Ignore by hand is set to Fail again', async () => {
     api.put(vwc('istio-validator', 'default'));
-    controller = new WebhookConfigController({ client, revision: 'default', namespace: 'istio-system', certs, backoff: FAST });
+    controller = new WebhookConfigController({
+      client,
+      revision: 'default',
+      namespace: 'istio-system',
+      certs,
+      backoff: FAST,
+    });
     controller.start();
     await eventually('Fail', () => webhooksOf(api, 'istio-validator').every((w) => w.failurePolicy === 'Fail'));
-    const stored = api.get('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', undefined, 'istio-validator')!;
-    api.put({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', ...stored, webhooks: (stored['webhooks'] as Webhooks).map((w) => ({ ...w, failurePolicy: 'Ignore' })) } as never);
+    const stored = api.get(
+      'admissionregistration.k8s.io/v1',
+      'ValidatingWebhookConfiguration',
+      undefined,
+      'istio-validator',
+    )!;
+    api.put({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      ...stored,
+      webhooks: (stored['webhooks'] as Webhooks).map((w) => ({ ...w, failurePolicy: 'Ignore' })),
+    });
     await eventually('Fail again', () => webhooksOf(api, 'istio-validator').every((w) => w.failurePolicy === 'Fail'));
   });
 });
 
 describe('webhook configuration rules', () => {
   const cert = throwawayCert('rules');
-  const current = { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'x' }, webhooks: [{ failurePolicy: 'Ignore', clientConfig: { caBundle: 'old' } }] };
+  const current = {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: 'x' },
+    webhooks: [{ failurePolicy: 'Ignore', clientConfig: { caBundle: 'old' } }],
+  };
 
   test('no write is needed when bundles match and the policy is already Fail or unset', () => {
-    expect(desiredWebhookConfig({ ...current, webhooks: [{ failurePolicy: 'Fail', clientConfig: { caBundle: 'b' } }, { clientConfig: { caBundle: 'b' } }] }, 'b', true)).toBeUndefined();
+    expect(
+      desiredWebhookConfig(
+        {
+          ...current,
+          webhooks: [{ failurePolicy: 'Fail', clientConfig: { caBundle: 'b' } }, { clientConfig: { caBundle: 'b' } }],
+        },
+        'b',
+        true,
+      ),
+    ).toBeUndefined();
   });
 
   test('without fail-close only the bundle changes', () => {
-    expect(desiredWebhookConfig(current, 'new', false)?.['webhooks']).toEqual([{ failurePolicy: 'Ignore', clientConfig: { caBundle: 'new' } }]);
+    expect(desiredWebhookConfig(current, 'new', false)?.['webhooks']).toEqual([
+      { failurePolicy: 'Ignore', clientConfig: { caBundle: 'new' } },
+    ]);
   });
 
   test('a bundle must begin with a parseable certificate', () => {

@@ -22,11 +22,29 @@ export function throwawayCert(commonName = 'istiod'): ServingCertificate {
   try {
     const key = path.join(dir, 'key.pem');
     const cert = path.join(dir, 'cert.pem');
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1',
-      '-subj', `/CN=${commonName}`, '-addext', `subjectAltName=DNS:${SERVER_NAME},IP:127.0.0.1`,
-      '-keyout', key, '-out', cert,
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        `/CN=${commonName}`,
+        '-addext',
+        `subjectAltName=DNS:${SERVER_NAME},IP:127.0.0.1`,
+        '-keyout',
+        key,
+        '-out',
+        cert,
+      ],
+      { stdio: 'ignore' },
+    );
     const certPem = fs.readFileSync(cert, 'utf8');
     return { certChainPem: certPem, privateKeyPem: fs.readFileSync(key, 'utf8'), rootsPem: certPem };
   } finally {
@@ -49,7 +67,12 @@ export function webhookContext(httpsAddr = '127.0.0.1:0'): WebhookHarness {
   const readiness = new Map<string, boolean>();
   const hooks: (() => void | Promise<void>)[] = [];
   const mesh: MeshConfigSource = {
-    current: () => ({ trustDomain: 'cluster.local', trustDomainAliases: [], rootNamespace: 'istio-system', defaultConfig: {} }),
+    current: () => ({
+      trustDomain: 'cluster.local',
+      trustDomainAliases: [],
+      rootNamespace: 'istio-system',
+      defaultConfig: {},
+    }),
     subscribe: () => () => undefined,
   };
   const ctx: ServerContext = {
@@ -83,12 +106,25 @@ export interface HttpsReply {
   peerFingerprint: string;
 }
 
-export function post(agent: https.Agent, port: number, opts: { path?: string; body?: Buffer | string; contentType?: string | null; method?: string; ca: string }): Promise<HttpsReply> {
+export function post(
+  agent: https.Agent,
+  port: number,
+  opts: { path?: string; body?: Buffer | string; contentType?: string | null; method?: string; ca: string },
+): Promise<HttpsReply> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = {};
     if (opts.contentType !== null) headers['content-type'] = opts.contentType ?? 'application/json';
     const req = https.request(
-      { host: '127.0.0.1', port, path: opts.path ?? '/validate', method: opts.method ?? 'POST', agent, ca: opts.ca, servername: SERVER_NAME, headers },
+      {
+        host: '127.0.0.1',
+        port,
+        path: opts.path ?? '/validate',
+        method: opts.method ?? 'POST',
+        agent,
+        ca: opts.ca,
+        servername: SERVER_NAME,
+        headers,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -109,7 +145,10 @@ export function post(agent: https.Agent, port: number, opts: { path?: string; bo
   });
 }
 
-export function admissionReview(object: unknown, opts: { apiVersion?: string; operation?: string; uid?: string; dryRun?: boolean } = {}): string {
+export function admissionReview(
+  object: unknown,
+  opts: { apiVersion?: string; operation?: string; uid?: string; dryRun?: boolean } = {},
+): string {
   return JSON.stringify({
     apiVersion: opts.apiVersion ?? 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
@@ -126,5 +165,10 @@ export function admissionReview(object: unknown, opts: { apiVersion?: string; op
 }
 
 export function policy(spec: unknown, metadata: object = {}): object {
-  return { apiVersion: 'security.istio.io/v1', kind: 'AuthorizationPolicy', metadata: { name: 'p', namespace: 'default', ...metadata }, spec };
+  return {
+    apiVersion: 'security.istio.io/v1',
+    kind: 'AuthorizationPolicy',
+    metadata: { name: 'p', namespace: 'default', ...metadata },
+    spec,
+  };
 }

@@ -3,7 +3,13 @@
 
 import * as https from 'node:https';
 import { startWebhookServer, WebhookServerHandle } from '../../../src/webhook/server';
-import { deepObjectText, DEEP_PLACEHOLDER, envoyFilter, reviewBytes, virtualService } from '../../unit/webhook/hostile-input';
+import {
+  deepObjectText,
+  DEEP_PLACEHOLDER,
+  envoyFilter,
+  reviewBytes,
+  virtualService,
+} from '../../unit/webhook/hostile-input';
 import { admissionReview, policy, post, throwawayCert, webhookContext, WebhookHarness } from './harness';
 
 const cert = throwawayCert('istiod-hostile');
@@ -32,17 +38,31 @@ describe('webhook HTTPS server under hostile reviews', () => {
     expect(JSON.parse(deep.body)).toMatchObject({ kind: 'AdmissionReview', response: { uid: 'deep', allowed: true } });
 
     const hosts = Array(10_000).fill('a.example.com');
-    const wide = await call(reviewBytes(virtualService({ hosts, http: [{ route: [{ destination: { host: 'a.example.com' } }] }] }), { uid: 'wide' }));
+    const wide = await call(
+      reviewBytes(virtualService({ hosts, http: [{ route: [{ destination: { host: 'a.example.com' } }] }] }), {
+        uid: 'wide',
+      }),
+    );
     expect(wide.status).toBe(200);
     expect(JSON.parse(wide.body).response).toEqual({
       uid: 'wide',
       allowed: false,
-      status: { metadata: {}, message: 'configuration is invalid: spec.hosts: duplicate hosts in virtual service: a.example.com & a.example.com' },
+      status: {
+        metadata: {},
+        message:
+          'configuration is invalid: spec.hosts: duplicate hosts in virtual service: a.example.com & a.example.com',
+      },
     });
 
-    const normal = await call(admissionReview(policy({ rules: [{ from: [{ source: { namespaces: ['a'] } }] }] }), { uid: 'after' }));
+    const normal = await call(
+      admissionReview(policy({ rules: [{ from: [{ source: { namespaces: ['a'] } }] }] }), { uid: 'after' }),
+    );
     expect(normal.status).toBe(200);
-    expect(JSON.parse(normal.body)).toEqual({ kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1', response: { uid: 'after', allowed: true } });
+    expect(JSON.parse(normal.body)).toEqual({
+      kind: 'AdmissionReview',
+      apiVersion: 'admission.k8s.io/v1',
+      response: { uid: 'after', allowed: true },
+    });
     expect(normal.reusedSocket).toBe(true);
   });
 });

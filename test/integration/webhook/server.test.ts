@@ -3,7 +3,12 @@ import * as tls from 'node:tls';
 import { Writable } from 'node:stream';
 import { logs } from '../../../src/log/logger';
 import { MAX_REQUEST_BODY_BYTES } from '../../../src/webhook/admission';
-import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, startWebhookServer, WebhookServerHandle } from '../../../src/webhook/server';
+import {
+  HEADERS_TIMEOUT_MS,
+  KEEP_ALIVE_TIMEOUT_MS,
+  startWebhookServer,
+  WebhookServerHandle,
+} from '../../../src/webhook/server';
 import { MAX_HEADER_BYTES } from '../../../src/webhook/http1';
 import { admissionReview, policy, post, SERVER_NAME, throwawayCert, webhookContext, WebhookHarness } from './harness';
 
@@ -13,7 +18,10 @@ describe('webhook HTTPS server', () => {
   let h: WebhookHarness;
   let server: WebhookServerHandle;
   let agent: https.Agent;
-  const call = (opts: Parameters<typeof post>[2] extends infer O ? Omit<O & object, 'ca'> : never, ca = firstCert.rootsPem) => post(agent, server.port!, { ...opts, ca });
+  const call = (
+    opts: Parameters<typeof post>[2] extends infer O ? Omit<O & object, 'ca'> : never,
+    ca = firstCert.rootsPem,
+  ) => post(agent, server.port!, { ...opts, ca });
 
   beforeAll(async () => {
     h = webhookContext();
@@ -38,10 +46,16 @@ describe('webhook HTTPS server', () => {
   });
 
   test('a valid policy is allowed over TLS, answered in v1 with its uid', async () => {
-    const r = await call({ body: admissionReview(policy({ rules: [{ from: [{ source: { namespaces: ['a'] } }] }] }), { uid: 'u-42' }) });
+    const r = await call({
+      body: admissionReview(policy({ rules: [{ from: [{ source: { namespaces: ['a'] } }] }] }), { uid: 'u-42' }),
+    });
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toBe('application/json');
-    expect(JSON.parse(r.body)).toEqual({ kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1', response: { uid: 'u-42', allowed: true } });
+    expect(JSON.parse(r.body)).toEqual({
+      kind: 'AdmissionReview',
+      apiVersion: 'admission.k8s.io/v1',
+      response: { uid: 'u-42', allowed: true },
+    });
   });
 
   test('v1beta1 reviews get v1beta1 answers', async () => {
@@ -59,16 +73,23 @@ describe('webhook HTTPS server', () => {
   });
 
   test('an invalid policy is denied with HTTP 200 and the field path', async () => {
-    const r = await call({ body: admissionReview(policy({ rules: [{ from: [{ source: { principals: ['a', ''] } }] }] })) });
+    const r = await call({
+      body: admissionReview(policy({ rules: [{ from: [{ source: { principals: ['a', ''] } }] }] })),
+    });
     expect(r.status).toBe(200);
     const response = JSON.parse(r.body).response;
     expect(response.allowed).toBe(false);
-    expect(response.status.message).toBe('configuration is invalid: spec.rules[0].from[0].source.principals[1]: must not be empty');
+    expect(response.status.message).toBe(
+      'configuration is invalid: spec.rules[0].from[0].source.principals[1]: must not be empty',
+    );
   });
 
   test('warnings reach the caller on allowed responses', async () => {
     const r = await call({ body: admissionReview(policy({ selector: {} })) });
-    expect(JSON.parse(r.body).response).toMatchObject({ allowed: true, warnings: ['spec.selector: workload selector specified without labels'] });
+    expect(JSON.parse(r.body).response).toMatchObject({
+      allowed: true,
+      warnings: ['spec.selector: workload selector specified without labels'],
+    });
   });
 
   test('DELETE is allowed without looking at the object', async () => {
@@ -77,12 +98,18 @@ describe('webhook HTTPS server', () => {
   });
 
   test('an unknown kind is denied as unrecognized', async () => {
-    const r = await call({ body: admissionReview({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } }) });
+    const r = await call({
+      body: admissionReview({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } }),
+    });
     expect(JSON.parse(r.body).response.status.message).toBe('unrecognized type example.com/v1, Kind=Widget');
   });
 
   test('the always-reject annotation is denied', async () => {
-    const r = await call({ body: admissionReview(policy({}, { annotations: { 'internal.istio.io/webhook-always-reject': 'true' } }), { dryRun: true }) });
+    const r = await call({
+      body: admissionReview(policy({}, { annotations: { 'internal.istio.io/webhook-always-reject': 'true' } }), {
+        dryRun: true,
+      }),
+    });
     expect(JSON.parse(r.body).response.status.message).toContain('webhook-always-reject');
   });
 
@@ -98,11 +125,17 @@ describe('webhook HTTPS server', () => {
 
   test('a body that is not an AdmissionReview is denied with the decode error', async () => {
     const r = await call({ body: '{"kind":"Pod","apiVersion":"v1"}' });
-    expect(JSON.parse(r.body).response).toMatchObject({ allowed: false, status: { message: 'could not decode body: no kind "Pod" is registered for version "v1"' } });
+    expect(JSON.parse(r.body).response).toMatchObject({
+      allowed: false,
+      status: { message: 'could not decode body: no kind "Pod" is registered for version "v1"' },
+    });
   });
 
   test('a body over 6 MiB is 400 naming the limit', async () => {
-    const r = await post(new https.Agent(), server.port!, { body: Buffer.alloc(MAX_REQUEST_BODY_BYTES + 1024, 0x20), ca: firstCert.rootsPem });
+    const r = await post(new https.Agent(), server.port!, {
+      body: Buffer.alloc(MAX_REQUEST_BODY_BYTES + 1024, 0x20),
+      ca: firstCert.rootsPem,
+    });
     expect(r.status).toBe(400);
     expect(r.body).toContain(`limit is ${MAX_REQUEST_BODY_BYTES}`);
   });
@@ -115,8 +148,12 @@ describe('webhook HTTPS server', () => {
 
   test("metrics use istiod's names and labels", async () => {
     const text = await h.metrics.metrics();
-    expect(text).toMatch(/galley_validation_passed\{group="security.istio.io",version="v1",resource="authorizationpolicies"\} [1-9]/);
-    expect(text).toMatch(/galley_validation_failed\{group="security.istio.io",version="v1",resource="authorizationpolicies",reason="invalid_config"\} [1-9]/);
+    expect(text).toMatch(
+      /galley_validation_passed\{group="security.istio.io",version="v1",resource="authorizationpolicies"\} [1-9]/,
+    );
+    expect(text).toMatch(
+      /galley_validation_failed\{group="security.istio.io",version="v1",resource="authorizationpolicies",reason="invalid_config"\} [1-9]/,
+    );
     expect(text).toMatch(/galley_validation_failed\{[^}]*reason="unknown_type"\} 1/);
     expect(text).toMatch(/galley_validation_failed\{[^}]*reason="unsupported_operation"\} 1/);
     expect(text).toMatch(/galley_validation_http_error\{status="415"\} 1/);
@@ -139,7 +176,7 @@ describe('webhook HTTPS server', () => {
 describe('webhook server lifecycle', () => {
   test('it waits for the serving certificate, logs its address under scope webhook, and closes on shutdown', async () => {
     const lines: string[] = [];
-    logs.setDestination(new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }) as never);
+    logs.setDestination(new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
     try {
       const h = webhookContext();
       const starting = startWebhookServer(h.ctx);
@@ -153,9 +190,11 @@ describe('webhook server lifecycle', () => {
       expect(listening).toMatchObject({ scope: 'webhook', address: server.address });
       await h.shutdown();
       expect(h.readiness.get('webhook')).toBe(false);
-      await expect(post(new https.Agent(), server.port!, { path: '/ready', method: 'GET', ca: firstCert.rootsPem })).rejects.toThrow(/ECONNREFUSED/);
+      await expect(
+        post(new https.Agent(), server.port!, { path: '/ready', method: 'GET', ca: firstCert.rootsPem }),
+      ).rejects.toThrow(/ECONNREFUSED/);
     } finally {
-      logs.setDestination(process.stderr as never);
+      logs.setDestination(process.stderr);
     }
   });
 
@@ -182,7 +221,10 @@ describe('webhook HTTP/1.1 on the wire', () => {
   /** Writes raw bytes on a fresh TLS connection and returns everything read until the server closes it. */
   function exchange(bytes: string | Buffer): Promise<string> {
     return new Promise((resolve, reject) => {
-      const socket = tls.connect({ host: '127.0.0.1', port: server.port!, ca: firstCert.rootsPem, servername: SERVER_NAME }, () => socket.write(bytes));
+      const socket = tls.connect(
+        { host: '127.0.0.1', port: server.port!, ca: firstCert.rootsPem, servername: SERVER_NAME },
+        () => socket.write(bytes),
+      );
       const chunks: Buffer[] = [];
       socket.on('data', (c: Buffer) => chunks.push(c));
       socket.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
@@ -191,7 +233,8 @@ describe('webhook HTTP/1.1 on the wire', () => {
   }
 
   const review = admissionReview(policy({}));
-  const post = (extra = '') => `POST /validate HTTP/1.1\r\nHost: istiod\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(review)}\r\n${extra}\r\n${review}`;
+  const post = (extra = '') =>
+    `POST /validate HTTP/1.1\r\nHost: istiod\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(review)}\r\n${extra}\r\n${review}`;
   const statuses = (text: string) => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
 
   test('pipelined requests are answered in order on one connection; Connection: close ends it', async () => {
@@ -206,13 +249,17 @@ describe('webhook HTTP/1.1 on the wire', () => {
   });
 
   test('a chunked body is 411 and the connection closes, with the reason in the body', async () => {
-    const text = await exchange('POST /validate HTTP/1.1\r\nHost: istiod\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n');
+    const text = await exchange(
+      'POST /validate HTTP/1.1\r\nHost: istiod\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
+    );
     expect(statuses(text)).toEqual([411]);
     expect(text).toContain('Transfer-Encoding is not accepted');
   });
 
   test(`headers over ${MAX_HEADER_BYTES} bytes are 431; a malformed request line is 400; both close the connection`, async () => {
-    expect(statuses(await exchange(`GET /ready HTTP/1.1\r\nX-Big: ${'a'.repeat(MAX_HEADER_BYTES)}\r\n\r\n`))).toEqual([431]);
+    expect(statuses(await exchange(`GET /ready HTTP/1.1\r\nX-Big: ${'a'.repeat(MAX_HEADER_BYTES)}\r\n\r\n`))).toEqual([
+      431,
+    ]);
     expect(statuses(await exchange('HELLO\r\n\r\n' + post()))).toEqual([400]);
   });
 
@@ -227,7 +274,12 @@ describe('webhook HTTP/1.1 on the wire', () => {
   });
 
   test('shutting down answers a request already under way, then closes', async () => {
-    const socket = tls.connect({ host: '127.0.0.1', port: server.port!, ca: firstCert.rootsPem, servername: SERVER_NAME });
+    const socket = tls.connect({
+      host: '127.0.0.1',
+      port: server.port!,
+      ca: firstCert.rootsPem,
+      servername: SERVER_NAME,
+    });
     await new Promise((r) => socket.once('secureConnect', r));
     const chunks: Buffer[] = [];
     socket.on('data', (c: Buffer) => chunks.push(c));
@@ -260,12 +312,15 @@ describe('webhook connection timeouts', () => {
 
   function connect(): Promise<{ socket: tls.TLSSocket; text: () => string; ended: Promise<number> }> {
     return new Promise((resolve) => {
-      const socket = tls.connect({ host: '127.0.0.1', port: server.port!, ca: firstCert.rootsPem, servername: SERVER_NAME }, () => {
-        const chunks: Buffer[] = [];
-        socket.on('data', (c: Buffer) => chunks.push(c));
-        const ended = new Promise<number>((done) => socket.once('close', () => done(performance.now())));
-        resolve({ socket, text: () => Buffer.concat(chunks).toString('utf8'), ended });
-      });
+      const socket = tls.connect(
+        { host: '127.0.0.1', port: server.port!, ca: firstCert.rootsPem, servername: SERVER_NAME },
+        () => {
+          const chunks: Buffer[] = [];
+          socket.on('data', (c: Buffer) => chunks.push(c));
+          const ended = new Promise<number>((done) => socket.once('close', () => done(performance.now())));
+          resolve({ socket, text: () => Buffer.concat(chunks).toString('utf8'), ended });
+        },
+      );
     });
   }
 
@@ -288,6 +343,8 @@ describe('webhook connection timeouts', () => {
     c.socket.write('POST /validate HTTP/1.1\r\nHost: istiod\r\nContent-Length: 100\r\n\r\n{"kind"');
     const closedAt = await c.ended;
     expect(closedAt - start).toBeGreaterThanOrEqual(timeouts.headersMs - 20);
-    expect(c.text()).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n[^]*Connection: close\r\n\r\nrequest not received in time\n$/);
+    expect(c.text()).toMatch(
+      /^HTTP\/1\.1 408 Request Timeout\r\n[^]*Connection: close\r\n\r\nrequest not received in time\n$/,
+    );
   });
 });

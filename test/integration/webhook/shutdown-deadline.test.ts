@@ -16,7 +16,9 @@ test('a half-sent request is cut at --shutdownDuration by the webhook shutdown h
   await new Promise<void>((resolve, reject) => socket.once('secureConnect', resolve).once('error', reject));
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
   socket.on('error', () => undefined);
-  socket.write('POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"half":');
+  socket.write(
+    'POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"half":',
+  );
   await new Promise((r) => setTimeout(r, 50));
   // With the old hook (close() and its 10 s default) this outlives the 5 s test timeout.
   await h.shutdown();

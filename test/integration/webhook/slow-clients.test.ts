@@ -67,7 +67,9 @@ function collectWarnings(): { names: string[]; stop(): void } {
   return { names, stop: () => realProcess.off('warning', onWarning) };
 }
 
-async function start(limits: Parameters<typeof startWebhookServer>[1]): Promise<{ h: WebhookHarness; server: WebhookServerHandle }> {
+async function start(
+  limits: Parameters<typeof startWebhookServer>[1],
+): Promise<{ h: WebhookHarness; server: WebhookServerHandle }> {
   const h = webhookContext();
   h.certs.set(cert);
   return { h, server: await startWebhookServer(h.ctx, limits) };
@@ -96,7 +98,9 @@ describe('webhook request deadlines are absolute, not per inactivity', () => {
   test('a body trickled one byte at a time is cut at the whole-request deadline with 408', async () => {
     const w = await connect(server.port!);
     const begun = performance.now();
-    w.socket.write('POST /validate HTTP/1.1\r\nHost: istiod\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n');
+    w.socket.write(
+      'POST /validate HTTP/1.1\r\nHost: istiod\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n',
+    );
     await trickle(w, () => ' ', 40, 4000);
     const closedAt = await w.closed;
     expect(statuses(w.text())).toEqual([408]);
@@ -131,7 +135,10 @@ describe('webhook request deadlines are absolute, not per inactivity', () => {
     const begun = performance.now();
     raw.on('error', () => undefined);
     raw.write(Buffer.from([0x16, 0x03, 0x01])); // the first bytes of a ClientHello, and no more
-    const closedAt = await Promise.race([new Promise<number>((r) => raw.once('close', () => r(performance.now()))), sleep(3000).then(() => Infinity)]);
+    const closedAt = await Promise.race([
+      new Promise<number>((r) => raw.once('close', () => r(performance.now()))),
+      sleep(3000).then(() => Infinity),
+    ]);
     raw.destroy();
     expect(closedAt - begun).toBeGreaterThanOrEqual(limits.handshakeMs - 20);
     expect(closedAt - begun).toBeLessThan(2000);
@@ -141,31 +148,35 @@ describe('webhook request deadlines are absolute, not per inactivity', () => {
 describe('webhook connection cap', () => {
   test('connections beyond the cap are closed at accept, counted and logged once; open ones are still served; a freed slot is reused', async () => {
     const lines: string[] = [];
-    logs.setDestination(new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }) as never);
+    logs.setDestination(new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
     const { h, server } = await start({ maxConnections: 3 });
     const open: Wire[] = [];
     try {
       for (let i = 0; i < 3; i++) open.push(await connect(server.port!));
       // Three more, refused before any TLS work: the TCP connection is closed at accept.
-      for (let i = 0; i < 3; i++) await expect(connect(server.port!)).rejects.toThrow(/ECONNRESET|socket disconnected|ECONNREFUSED|EPIPE/);
+      for (let i = 0; i < 3; i++)
+        await expect(connect(server.port!)).rejects.toThrow(/ECONNRESET|socket disconnected|ECONNREFUSED|EPIPE/);
       for (const w of open) w.socket.write(ready);
       await sleep(100);
       for (const w of open) expect(statuses(w.text())).toEqual([200]);
       expect(await h.metrics.metrics()).toMatch(new RegExp(`${METRIC_CONNECTIONS_REJECTED}\\{listener="webhook"\\} 3`));
-      const warned = lines.map((l) => JSON.parse(l)).filter((l) => l.scope === 'webhook' && /connection limit/.test(l.msg));
+      const warned = lines
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.scope === 'webhook' && /connection limit/.test(l.msg));
       expect(warned).toHaveLength(1);
       expect(warned[0]).toMatchObject({ listener: 'webhook', maxConnections: 3 });
 
       open.shift()!.socket.destroy();
       let again: Wire | undefined;
-      for (let attempt = 0; attempt < 50 && !again; attempt++) again = await connect(server.port!).catch(() => sleep(20).then(() => undefined));
+      for (let attempt = 0; attempt < 50 && !again; attempt++)
+        again = await connect(server.port!).catch(() => sleep(20).then(() => undefined));
       expect(again).toBeDefined();
       again!.socket.write(ready);
       await sleep(100);
       expect(statuses(again!.text())).toEqual([200]);
       open.push(again!);
     } finally {
-      logs.setDestination(process.stderr as never);
+      logs.setDestination(process.stderr);
       for (const w of open) w.socket.destroy();
       await h.shutdown();
     }
@@ -180,7 +191,9 @@ describe('webhook connection cap', () => {
         raw.on('error', () => undefined);
         raws.push(raw);
       }
-      await Promise.all(raws.map((r) => new Promise((ok) => (r.readyState === 'open' ? ok(undefined) : r.once('connect', ok)))));
+      await Promise.all(
+        raws.map((r) => new Promise((ok) => (r.readyState === 'open' ? ok(undefined) : r.once('connect', ok)))),
+      );
       await sleep(100);
       expect(raws.every((r) => !r.destroyed)).toBe(true);
       await expect(connect(server.port!)).rejects.toThrow();
@@ -219,7 +232,9 @@ describe('webhook pipelining', () => {
       await sleep(300);
       const text = w.text();
       expect(statuses(text)).toEqual(Array(20).fill(200));
-      expect([...text.matchAll(/"uid":"(uid-\d+)/g)].map((m) => m[1])).toEqual(Array.from({ length: 20 }, (_, i) => `uid-${i + 1}`));
+      expect([...text.matchAll(/"uid":"(uid-\d+)/g)].map((m) => m[1])).toEqual(
+        Array.from({ length: 20 }, (_, i) => `uid-${i + 1}`),
+      );
       w.socket.destroy();
       await sleep(20);
       expect(warnings.names).not.toContain('MaxListenersExceededWarning');

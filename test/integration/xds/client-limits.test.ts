@@ -35,7 +35,9 @@ function expectLogsTruncate(char: string): void {
 
 test('a 100,000-character node id gets INVALID_ARGUMENT naming MAX_NODE_ID_BYTES, and others keep being served', async () => {
   harness = await startHarness(demoCache());
-  const bad = new TestZtunnel(harness, { nodeId: `ztunnel~10.0.0.1~${'p'.repeat(100_000)}.istio-system~istio-system.svc.cluster.local` });
+  const bad = new TestZtunnel(harness, {
+    nodeId: `ztunnel~10.0.0.1~${'p'.repeat(100_000)}.istio-system~istio-system.svc.cluster.local`,
+  });
   clients.push(bad);
   const status = await bad.client.status;
   expect(status.code).toBe(grpc.status.INVALID_ARGUMENT);

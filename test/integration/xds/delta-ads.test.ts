@@ -68,7 +68,9 @@ describe('wildcard subscriptions', () => {
 
     cache.setWorkload({ uid: POD_D, ip: '10.0.0.4', node: 'node-2', label: 'v2' }).commit();
     const changed = await zt.next(ofType(ADDRESS_TYPE_URL));
-    expect(changed.resources.map((r) => [r.name, r.version])).toEqual([[POD_D, cache.get(ADDRESS_TYPE_URL, POD_D)!.version]]);
+    expect(changed.resources.map((r) => [r.name, r.version])).toEqual([
+      [POD_D, cache.get(ADDRESS_TYPE_URL, POD_D)!.version],
+    ]);
     expect(changed.resources[0]!.version).not.toBe(added.resources[0]!.version);
 
     cache.delete(ADDRESS_TYPE_URL, POD_D).commit();
@@ -158,7 +160,10 @@ describe('reconnect with initial_resource_versions', () => {
   test('a reconnect against unchanged state sends zero resources', async () => {
     const first = ztunnel();
     await first.next(ofType(AUTHORIZATION_TYPE_URL));
-    const versions = { [ADDRESS_TYPE_URL]: first.held.versions(ADDRESS_TYPE_URL), [AUTHORIZATION_TYPE_URL]: first.held.versions(AUTHORIZATION_TYPE_URL) };
+    const versions = {
+      [ADDRESS_TYPE_URL]: first.held.versions(ADDRESS_TYPE_URL),
+      [AUTHORIZATION_TYPE_URL]: first.held.versions(AUTHORIZATION_TYPE_URL),
+    };
     first.close();
     const again = ztunnel({ initialVersions: versions });
     const address = await again.next(ofType(ADDRESS_TYPE_URL));
@@ -184,7 +189,9 @@ describe('reconnect with initial_resource_versions', () => {
 
 describe('ACK and NACK', () => {
   test('a NACK (error_detail with code 0) is counted, shown in syncz and the version is not resent', async () => {
-    const zt = ztunnel({ review: (r) => (r.type_url === ADDRESS_TYPE_URL ? `${POD_A}: unsupported field` : undefined) });
+    const zt = ztunnel({
+      review: (r) => (r.type_url === ADDRESS_TYPE_URL ? `${POD_A}: unsupported field` : undefined),
+    });
     const nacked = await zt.next(ofType(ADDRESS_TYPE_URL));
     await zt.next(ofType(AUTHORIZATION_TYPE_URL));
     // A later change still flows: the server goes on, it only does not resend what was rejected.
@@ -207,7 +214,11 @@ describe('ACK and NACK', () => {
     cache.setWorkload({ uid: POD_A, ip: '10.0.0.1', node: 'node-1', label: 'x' }).commit();
     const second = await zt.next(ofType(ADDRESS_TYPE_URL));
     // An answer to the superseded first response, even with a subscription change, is dropped.
-    zt.client.send({ type_url: ADDRESS_TYPE_URL, response_nonce: first.nonce, resource_names_subscribe: ['/10.0.0.3'] });
+    zt.client.send({
+      type_url: ADDRESS_TYPE_URL,
+      response_nonce: first.nonce,
+      resource_names_subscribe: ['/10.0.0.3'],
+    });
     zt.client.ack(second);
     await zt.sync();
     const entry = harness.xds.debugSyncz().clients[0]!;
@@ -259,7 +270,10 @@ describe('authentication and the node', () => {
       nodeName: 'node-1',
       identity: ['spiffe://cluster.local/ns/istio-system/sa/ztunnel'],
     });
-    expect(entry!.types.map((t) => [t.typeUrl, t.wildcard])).toEqual([[ADDRESS_TYPE_URL, true], [AUTHORIZATION_TYPE_URL, true]]);
+    expect(entry!.types.map((t) => [t.typeUrl, t.wildcard])).toEqual([
+      [ADDRESS_TYPE_URL, true],
+      [AUTHORIZATION_TYPE_URL, true],
+    ]);
   });
 
   test("metrics use istiod's names: connected clients and responses by type, convergence on ACK", async () => {

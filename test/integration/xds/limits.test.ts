@@ -32,7 +32,9 @@ test(`a stream may subscribe to at most MAX_TYPES_PER_STREAM (${MAX_TYPES_PER_ST
   const status = await zt.client.status;
   expect(status.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
   expect(status.details).toContain(`more than ${MAX_TYPES_PER_STREAM} type URLs`);
-  expect(zt.received.filter((r) => r.type_url.startsWith('type.googleapis.com/test.'))).toHaveLength(MAX_TYPES_PER_STREAM - 2);
+  expect(zt.received.filter((r) => r.type_url.startsWith('type.googleapis.com/test.'))).toHaveLength(
+    MAX_TYPES_PER_STREAM - 2,
+  );
 });
 
 test(`a stream may watch at most MAX_WATCHED_NAMES (${MAX_WATCHED_NAMES}) explicit names per type`, async () => {
@@ -52,7 +54,10 @@ test(`syncz lists at most SYNCZ_MAX_NAMES (${SYNCZ_MAX_NAMES}) subscriptions per
   const zt = new TestZtunnel(harness, { onDemand: true });
   clients.push(zt);
   await zt.next(ofType(AUTHORIZATION_TYPE_URL));
-  zt.client.send({ type_url: ADDRESS_TYPE_URL, resource_names_subscribe: Array.from({ length: SYNCZ_MAX_NAMES * 2 }, (_, i) => `ns/host-${i}`) });
+  zt.client.send({
+    type_url: ADDRESS_TYPE_URL,
+    resource_names_subscribe: Array.from({ length: SYNCZ_MAX_NAMES * 2 }, (_, i) => `ns/host-${i}`),
+  });
   await zt.next(ofType(ADDRESS_TYPE_URL));
   const address = harness.xds.debugSyncz().clients[0]!.types.find((t) => t.typeUrl === ADDRESS_TYPE_URL)!;
   expect(address.subscriptions).toHaveLength(SYNCZ_MAX_NAMES);
@@ -65,7 +70,9 @@ class HeldAuthenticator implements CallAuthenticator {
   started = 0;
   authenticate(call: ServerSurfaceCall): Promise<CallerIdentity> {
     this.started++;
-    return new Promise((resolve, reject) => this.waiting.push(() => this.inner.authenticate(call).then(resolve, reject)));
+    return new Promise((resolve, reject) =>
+      this.waiting.push(() => this.inner.authenticate(call).then(resolve, reject)),
+    );
   }
   release(): void {
     for (const w of this.waiting.splice(0)) w();

@@ -42,7 +42,10 @@ async function until(cond: () => boolean): Promise<void> {
 async function finalStatus(zt: TestZtunnel): Promise<grpc.StatusObject> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`stream not ended within ${RESPONSE_WAIT_MS} ms of the server closing`)), RESPONSE_WAIT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`stream not ended within ${RESPONSE_WAIT_MS} ms of the server closing`)),
+      RESPONSE_WAIT_MS,
+    );
   });
   try {
     return await Promise.race([zt.client.status, timeout]);

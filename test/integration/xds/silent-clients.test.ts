@@ -6,7 +6,12 @@
 // cannot hold every slot for the stall timeout.
 
 import { ADDRESS_TYPE_URL } from '../../../src/contract/xds-resources';
-import { FULL_SYNC_SLOT_TIMEOUT_MS, GATED_FULL_SYNC_BYTES, MAX_CONCURRENT_FULL_SYNCS, MAX_STALLED_FULL_SYNCS } from '../../../src/xds/push';
+import {
+  FULL_SYNC_SLOT_TIMEOUT_MS,
+  GATED_FULL_SYNC_BYTES,
+  MAX_CONCURRENT_FULL_SYNCS,
+  MAX_STALLED_FULL_SYNCS,
+} from '../../../src/xds/push';
 import { FakeCache } from './fixtures/fake-cache';
 import { Harness, startHarness } from './fixtures/harness';
 import { RawAdsStream } from './fixtures/raw-stream';
@@ -36,7 +41,8 @@ afterEach(async () => {
 function bigMesh(): FakeCache {
   const cache = new FakeCache();
   const size = Math.ceil((GATED_FULL_SYNC_BYTES * 1.2) / WORKLOADS);
-  for (let i = 0; i < WORKLOADS; i++) cache.setWorkload({ uid: `Kubernetes//Pod/load/pod-${i}`, ip: `10.1.0.${i}`, node: 'node-1', size });
+  for (let i = 0; i < WORKLOADS; i++)
+    cache.setWorkload({ uid: `Kubernetes//Pod/load/pod-${i}`, ip: `10.1.0.${i}`, node: 'node-1', size });
   cache.commit();
   return cache;
 }
@@ -55,10 +61,15 @@ test(
   async () => {
     expect(PROMPT_MS).toBeLessThan(FULL_SYNC_SLOT_TIMEOUT_MS);
     harness = await startHarness(bigMesh());
-    const silent = Array.from({ length: 2 * MAX_CONCURRENT_FULL_SYNCS }, () => new TestZtunnel(harness, { manualAck: true }));
+    const silent = Array.from(
+      { length: 2 * MAX_CONCURRENT_FULL_SYNCS },
+      () => new TestZtunnel(harness, { manualAck: true }),
+    );
     clients.push(...silent);
     await Promise.all(silent.map((c) => c.next(ofType(AUTHORIZATION_TYPE_URL))));
-    expect(silent.every((c) => c.received[0]?.type_url === ADDRESS_TYPE_URL && c.received[0].resources.length === WORKLOADS)).toBe(true);
+    expect(
+      silent.every((c) => c.received[0]?.type_url === ADDRESS_TYPE_URL && c.received[0].resources.length === WORKLOADS),
+    ).toBe(true);
 
     const late = new TestZtunnel(harness);
     clients.push(late);
@@ -72,9 +83,12 @@ test(
   'clients that do not read at all are cut after the stall timeout and do not block a new ztunnel',
   async () => {
     harness = await startHarness(bigMesh(), { flowControl: { stallTimeoutMs: STALL_MS } });
-    const stuck = Array.from({ length: MAX_CONCURRENT_FULL_SYNCS }, (_, i) => RawAdsStream.ztunnel(harness, i, { read: false }));
+    const stuck = Array.from({ length: MAX_CONCURRENT_FULL_SYNCS }, (_, i) =>
+      RawAdsStream.ztunnel(harness, i, { read: false }),
+    );
     raws.push(...stuck);
-    while (harness.xds.debugSyncz().fullSyncs.active < MAX_CONCURRENT_FULL_SYNCS) await new Promise((r) => setTimeout(r, 10));
+    while (harness.xds.debugSyncz().fullSyncs.active < MAX_CONCURRENT_FULL_SYNCS)
+      await new Promise((r) => setTimeout(r, 10));
 
     const late = new TestZtunnel(harness);
     clients.push(late);
@@ -90,9 +104,13 @@ test(
 test(
   'clients on other nodes that stop reading all at once do not hold back a new ztunnel: a stalled response gives its slot up long before it is cut',
   async () => {
-    harness = await startHarness(bigMesh(), { flowControl: { stallTimeoutMs: LONG_STALL_MS, slotStallMs: SLOT_STALL_MS } });
+    harness = await startHarness(bigMesh(), {
+      flowControl: { stallTimeoutMs: LONG_STALL_MS, slotStallMs: SLOT_STALL_MS },
+    });
     // Twice as many as there are slots: a FIFO queue of them stands before the new ztunnel.
-    const stuck = Array.from({ length: 2 * MAX_CONCURRENT_FULL_SYNCS }, (_, i) => RawAdsStream.ztunnel(harness, 100 + i, { read: false }));
+    const stuck = Array.from({ length: 2 * MAX_CONCURRENT_FULL_SYNCS }, (_, i) =>
+      RawAdsStream.ztunnel(harness, 100 + i, { read: false }),
+    );
     raws.push(...stuck);
     const cut = new Set<RawAdsStream>();
     for (const s of stuck) void s.closed.then(() => cut.add(s));

@@ -31,7 +31,8 @@ function uid(i: number): string {
 
 test('a client that stops reading does not stall ten others and holds only a bounded set of pending names', async () => {
   const cache = new FakeCache();
-  for (let i = 0; i < WORKLOADS; i++) cache.setWorkload({ uid: uid(i), ip: `10.1.0.${i}`, node: 'node-1', size: RESOURCE_BYTES });
+  for (let i = 0; i < WORKLOADS; i++)
+    cache.setWorkload({ uid: uid(i), ip: `10.1.0.${i}`, node: 'node-1', size: RESOURCE_BYTES });
   cache.commit();
   harness = await startHarness(cache);
 
@@ -51,11 +52,16 @@ test('a client that stops reading does not stall ten others and holds only a bou
   }
 
   const latest = (i: number) => cache.get(ADDRESS_TYPE_URL, uid(i))!.version;
-  const inSync = (c: TestZtunnel) => Array.from({ length: WORKLOADS }, (_, i) => i).every((i) => c.held.versions(ADDRESS_TYPE_URL)[uid(i)] === latest(i));
+  const inSync = (c: TestZtunnel) =>
+    Array.from({ length: WORKLOADS }, (_, i) => i).every(
+      (i) => c.held.versions(ADDRESS_TYPE_URL)[uid(i)] === latest(i),
+    );
   await Promise.all(fast.map((c) => c.until(() => inSync(c))));
   for (const c of fast) expect(inSync(c)).toBe(true);
 
-  const entry = harness.xds.debugSyncz().clients.find((e) => e.types.some((t) => t.typeUrl === ADDRESS_TYPE_URL && t.lastAck === undefined))!;
+  const entry = harness.xds
+    .debugSyncz()
+    .clients.find((e) => e.types.some((t) => t.typeUrl === ADDRESS_TYPE_URL && t.lastAck === undefined))!;
   const address = entry.types.find((t) => t.typeUrl === ADDRESS_TYPE_URL)!;
   // One response in flight, blocked by flow control; the rest is a set of names, never a queue.
   expect(entry.writing).toBe(true);
@@ -72,9 +78,12 @@ test('full-state responses beyond MAX_CONCURRENT_FULL_SYNCS wait until an earlie
   // Stalled responses keep their slots here (no early release), so only a drain can free one.
   harness = await startHarness(cache, { flowControl: { slotStallMs: 60_000 } });
   // Streams that do not read: each full response stays in flight, holding its slot.
-  const stalled = Array.from({ length: MAX_CONCURRENT_FULL_SYNCS }, (_, i) => RawAdsStream.ztunnel(harness, i, { read: false }));
+  const stalled = Array.from({ length: MAX_CONCURRENT_FULL_SYNCS }, (_, i) =>
+    RawAdsStream.ztunnel(harness, i, { read: false }),
+  );
   raws.push(...stalled);
-  while (harness.xds.debugSyncz().fullSyncs.active < MAX_CONCURRENT_FULL_SYNCS) await new Promise((r) => setTimeout(r, 10));
+  while (harness.xds.debugSyncz().fullSyncs.active < MAX_CONCURRENT_FULL_SYNCS)
+    await new Promise((r) => setTimeout(r, 10));
   const late = new TestZtunnel(harness);
   clients.push(late);
   while (harness.xds.debugSyncz().fullSyncs.queued === 0) await new Promise((r) => setTimeout(r, 10));

@@ -28,7 +28,17 @@ async function run(...extra: string[]): Promise<{ code: number; out: string; err
   let out = '';
   let err = '';
   const code = await runXdsClientCommand(
-    ['--addr', `127.0.0.1:${harness.port}`, '--rootCert', path.join(dir, 'root.pem'), '--serverName', SERVER_NAME, '--node', 'node-1', ...extra],
+    [
+      '--addr',
+      `127.0.0.1:${harness.port}`,
+      '--rootCert',
+      path.join(dir, 'root.pem'),
+      '--serverName',
+      SERVER_NAME,
+      '--node',
+      'node-1',
+      ...extra,
+    ],
     (s) => (out += s),
     (s) => (err += s),
   );
@@ -51,8 +61,15 @@ test('reads the token from a file and prints JSON', async () => {
   const r = await run('--token', path.join(dir, 'token'), '--output', 'json');
   expect(r.code).toBe(0);
   expect(r.err).toBe('');
-  const view = JSON.parse(r.out) as { workloads: { name: string; value: { addresses: string[] } }[]; policies: unknown[] };
-  expect(view.workloads.map((w) => w.name)).toEqual(['Kubernetes//Pod/default/a', 'Kubernetes//Pod/default/b', 'Kubernetes//Pod/default/c']);
+  const view = JSON.parse(r.out) as {
+    workloads: { name: string; value: { addresses: string[] } }[];
+    policies: unknown[];
+  };
+  expect(view.workloads.map((w) => w.name)).toEqual([
+    'Kubernetes//Pod/default/a',
+    'Kubernetes//Pod/default/b',
+    'Kubernetes//Pod/default/c',
+  ]);
   expect(view.workloads[0]!.value.addresses).toEqual(['10.0.0.1']);
   expect(view.policies).toHaveLength(1);
 });
@@ -61,7 +78,11 @@ test('on-demand names fetch only what they resolve to, plus the workloads of the
   const r = await run('--token', GOOD_TOKEN, '--output', 'json', '--on-demand', '/10.0.0.2');
   expect(r.code).toBe(0);
   const view = JSON.parse(r.out) as { workloads: { name: string }[]; services: unknown[] };
-  expect(view.workloads.map((w) => w.name)).toEqual(['Kubernetes//Pod/default/a', 'Kubernetes//Pod/default/b', 'Kubernetes//Pod/default/c']);
+  expect(view.workloads.map((w) => w.name)).toEqual([
+    'Kubernetes//Pod/default/a',
+    'Kubernetes//Pod/default/b',
+    'Kubernetes//Pod/default/c',
+  ]);
   expect(view.services).toEqual([]);
 });
 
@@ -73,7 +94,11 @@ test('a rejected token ends with exit code 1 and the server status', async () =>
 
 test('missing --addr or --node is a usage error', async () => {
   let err = '';
-  const code = await runXdsClientCommand(['--token', 'x'], () => undefined, (s) => (err += s));
+  const code = await runXdsClientCommand(
+    ['--token', 'x'],
+    () => undefined,
+    (s) => (err += s),
+  );
   expect(code).toBe(2);
   expect(err).toContain('missing --addr, --node');
 });
@@ -83,7 +108,19 @@ test('--watch prints each delta as it arrives until the server ends the stream',
   const own = await startHarness(cache);
   let out = '';
   const done = runXdsClientCommand(
-    ['--addr', `127.0.0.1:${own.port}`, '--rootCert', path.join(dir, 'root.pem'), '--serverName', SERVER_NAME, '--node', 'node-1', '--token', GOOD_TOKEN, '--watch'],
+    [
+      '--addr',
+      `127.0.0.1:${own.port}`,
+      '--rootCert',
+      path.join(dir, 'root.pem'),
+      '--serverName',
+      SERVER_NAME,
+      '--node',
+      'node-1',
+      '--token',
+      GOOD_TOKEN,
+      '--watch',
+    ],
     (s) => (out += s),
     () => undefined,
   );

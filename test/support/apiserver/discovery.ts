@@ -17,7 +17,11 @@ export const SERVER_VERSION = {
 };
 
 export function apiVersions(): unknown {
-  return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: '127.0.0.1' }] };
+  return {
+    kind: 'APIVersions',
+    versions: ['v1'],
+    serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: '127.0.0.1' }],
+  };
 }
 
 export function groupList(installed: (r: ServedResource) => boolean): unknown {
@@ -39,7 +43,11 @@ export function groupList(installed: (r: ServedResource) => boolean): unknown {
   };
 }
 
-export function resourceList(group: string, version: string, installed: (r: ServedResource) => boolean): unknown | undefined {
+export function resourceList(
+  group: string,
+  version: string,
+  installed: (r: ServedResource) => boolean,
+): unknown | undefined {
   const resources = SERVED_RESOURCES.filter((r) => r.group === group && r.versions.includes(version) && installed(r));
   if (resources.length === 0) return undefined;
   return {
@@ -54,7 +62,13 @@ export function resourceList(group: string, version: string, installed: (r: Serv
         kind: r.kind,
         verbs: r.createOnly ? ['create'] : VERBS,
       },
-      ...r.subresources.map((s) => ({ name: `${r.plural}/${s}`, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: ['get', 'patch', 'update'] })),
+      ...r.subresources.map((s) => ({
+        name: `${r.plural}/${s}`,
+        singularName: '',
+        namespaced: r.namespaced,
+        kind: r.kind,
+        verbs: ['get', 'patch', 'update'],
+      })),
     ]),
   };
 }

@@ -2,7 +2,13 @@
 // last-applied annotation, full spec and status), Namespaces, Services.
 
 export function namespace(name: string, labels: Record<string, string> = {}) {
-  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'kubernetes.io/metadata.name': name, ...labels } }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name, labels: { 'kubernetes.io/metadata.name': name, ...labels } },
+    spec: { finalizers: ['kubernetes'] },
+    status: { phase: 'Active' },
+  };
 }
 
 export function service(namespace: string, name: string, selector: Record<string, string> = { app: name }) {
@@ -10,7 +16,12 @@ export function service(namespace: string, name: string, selector: Record<string
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name, namespace, labels: { app: name } },
-    spec: { selector, clusterIP: '10.96.0.10', clusterIPs: ['10.96.0.10'], ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] },
+    spec: {
+      selector,
+      clusterIP: '10.96.0.10',
+      clusterIPs: ['10.96.0.10'],
+      ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }],
+    },
   };
 }
 
@@ -29,9 +40,23 @@ export function fatPod(namespace: string, name: string, i = 0) {
       labels: { app, 'pod-template-hash': hash, version: 'v1', 'security.istio.io/tlsMode': 'istio' },
       annotations: {
         'ambient.istio.io/redirection': 'enabled',
-        'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace }, spec: { containers: [{ name: app, image: `registry.example.com/${app}:1.2.3` }] } }),
+        'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name, namespace },
+          spec: { containers: [{ name: app, image: `registry.example.com/${app}:1.2.3` }] },
+        }),
       },
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `${app}-${hash}`, uid: '5f0c7a34-1d0e-4c55-9a6e-2f7d1e9b8a01', controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'ReplicaSet',
+          name: `${app}-${hash}`,
+          uid: '5f0c7a34-1d0e-4c55-9a6e-2f7d1e9b8a01',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
       managedFields: [
         {
           manager: 'kube-controller-manager',
@@ -40,8 +65,35 @@ export function fatPod(namespace: string, name: string, i = 0) {
           time: '2026-01-01T00:00:00Z',
           fieldsType: 'FieldsV1',
           fieldsV1: {
-            'f:metadata': { 'f:generateName': {}, 'f:labels': { '.': {}, 'f:app': {}, 'f:pod-template-hash': {}, 'f:version': {} }, 'f:ownerReferences': { '.': {}, 'k:{"uid":"5f0c7a34-1d0e-4c55-9a6e-2f7d1e9b8a01"}': {} } },
-            'f:spec': { 'f:containers': { [`k:{"name":"${app}"}`]: { '.': {}, 'f:image': {}, 'f:imagePullPolicy': {}, 'f:name': {}, 'f:ports': { '.': {}, 'k:{"containerPort":8080,"protocol":"TCP"}': { '.': {}, 'f:containerPort': {}, 'f:name': {}, 'f:protocol': {} } }, 'f:resources': {} } }, 'f:dnsPolicy': {}, 'f:restartPolicy': {}, 'f:schedulerName': {}, 'f:serviceAccountName': {} },
+            'f:metadata': {
+              'f:generateName': {},
+              'f:labels': { '.': {}, 'f:app': {}, 'f:pod-template-hash': {}, 'f:version': {} },
+              'f:ownerReferences': { '.': {}, 'k:{"uid":"5f0c7a34-1d0e-4c55-9a6e-2f7d1e9b8a01"}': {} },
+            },
+            'f:spec': {
+              'f:containers': {
+                [`k:{"name":"${app}"}`]: {
+                  '.': {},
+                  'f:image': {},
+                  'f:imagePullPolicy': {},
+                  'f:name': {},
+                  'f:ports': {
+                    '.': {},
+                    'k:{"containerPort":8080,"protocol":"TCP"}': {
+                      '.': {},
+                      'f:containerPort': {},
+                      'f:name': {},
+                      'f:protocol': {},
+                    },
+                  },
+                  'f:resources': {},
+                },
+              },
+              'f:dnsPolicy': {},
+              'f:restartPolicy': {},
+              'f:schedulerName': {},
+              'f:serviceAccountName': {},
+            },
           },
         },
         {
@@ -51,21 +103,57 @@ export function fatPod(namespace: string, name: string, i = 0) {
           time: '2026-01-01T00:00:05Z',
           fieldsType: 'FieldsV1',
           subresource: 'status',
-          fieldsV1: { 'f:status': { 'f:conditions': {}, 'f:containerStatuses': {}, 'f:hostIP': {}, 'f:phase': {}, 'f:podIP': {}, 'f:podIPs': {}, 'f:startTime': {} } },
+          fieldsV1: {
+            'f:status': {
+              'f:conditions': {},
+              'f:containerStatuses': {},
+              'f:hostIP': {},
+              'f:phase': {},
+              'f:podIP': {},
+              'f:podIPs': {},
+              'f:startTime': {},
+            },
+          },
         },
       ],
     },
     spec: {
-      volumes: [{ name: 'kube-api-access-x7k2p', projected: { sources: [{ serviceAccountToken: { expirationSeconds: 3607, path: 'token' } }, { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } }], defaultMode: 420 } }],
+      volumes: [
+        {
+          name: 'kube-api-access-x7k2p',
+          projected: {
+            sources: [
+              { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+              { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+            ],
+            defaultMode: 420,
+          },
+        },
+      ],
       containers: [
         {
           name: app,
           image: `registry.example.com/${app}:1.2.3`,
           ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }],
-          env: [{ name: 'LOG_LEVEL', value: 'info' }, { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } }],
+          env: [
+            { name: 'LOG_LEVEL', value: 'info' },
+            { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
+          ],
           resources: { limits: { cpu: '500m', memory: '256Mi' }, requests: { cpu: '100m', memory: '128Mi' } },
-          volumeMounts: [{ name: 'kube-api-access-x7k2p', readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }],
-          readinessProbe: { httpGet: { path: '/healthz', port: 8080, scheme: 'HTTP' }, timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3 },
+          volumeMounts: [
+            {
+              name: 'kube-api-access-x7k2p',
+              readOnly: true,
+              mountPath: '/var/run/secrets/kubernetes.io/serviceaccount',
+            },
+          ],
+          readinessProbe: {
+            httpGet: { path: '/healthz', port: 8080, scheme: 'HTTP' },
+            timeoutSeconds: 1,
+            periodSeconds: 10,
+            successThreshold: 1,
+            failureThreshold: 3,
+          },
           terminationMessagePath: '/dev/termination-log',
           terminationMessagePolicy: 'File',
           imagePullPolicy: 'IfNotPresent',
@@ -90,7 +178,12 @@ export function fatPod(namespace: string, name: string, i = 0) {
     status: {
       phase: 'Running',
       conditions: [
-        { type: 'PodReadyToStartContainers', status: 'True', lastProbeTime: null, lastTransitionTime: '2026-01-01T00:00:03Z' },
+        {
+          type: 'PodReadyToStartContainers',
+          status: 'True',
+          lastProbeTime: null,
+          lastTransitionTime: '2026-01-01T00:00:03Z',
+        },
         { type: 'Initialized', status: 'True', lastProbeTime: null, lastTransitionTime: '2026-01-01T00:00:01Z' },
         { type: 'Ready', status: 'True', lastProbeTime: null, lastTransitionTime: '2026-01-01T00:00:05Z' },
         { type: 'ContainersReady', status: 'True', lastProbeTime: null, lastTransitionTime: '2026-01-01T00:00:05Z' },

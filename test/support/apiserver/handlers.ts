@@ -63,7 +63,7 @@ export function matcherOf(query: URLSearchParams): (o: Record<string, unknown>) 
 function listItem(r: ServedResource, version: string, o: StoredObject): StoredObject {
   if (r.crd) return { ...o, apiVersion: apiVersionFor(r, version), kind: r.kind };
   const { apiVersion: _a, kind: _k, ...rest } = o;
-  return rest as StoredObject;
+  return rest;
 }
 
 function withType(r: ServedResource, version: string, o: StoredObject): StoredObject {
@@ -79,7 +79,9 @@ export function list(ctx: HandlerContext, req: ResourceRequest): Reply {
   if (continueText) {
     const token = decodeContinue(continueText);
     if (token.rv < ctx.storage.oldestUsableRv()) {
-      throw errors.expired('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.');
+      throw errors.expired(
+        'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+      );
     }
     after = token.after;
   }
@@ -90,12 +92,20 @@ export function list(ctx: HandlerContext, req: ResourceRequest): Reply {
   const page = limit > 0 ? all.slice(0, limit) : all;
   const metadata: Record<string, unknown> = { resourceVersion: String(ctx.storage.currentRv()) };
   if (limit > 0 && all.length > limit) {
-    metadata['continue'] = encodeContinue({ rv: ctx.storage.currentRv(), after: ctx.storage.keyOf(page[page.length - 1]!) });
+    metadata['continue'] = encodeContinue({
+      rv: ctx.storage.currentRv(),
+      after: ctx.storage.keyOf(page[page.length - 1]!),
+    });
     metadata['remainingItemCount'] = all.length - limit;
   }
   return {
     status: 200,
-    body: { kind: `${r.kind}List`, apiVersion: apiVersionFor(r, req.version), metadata, items: page.map((o) => listItem(r, req.version, o)) },
+    body: {
+      kind: `${r.kind}List`,
+      apiVersion: apiVersionFor(r, req.version),
+      metadata,
+      items: page.map((o) => listItem(r, req.version, o)),
+    },
   };
 }
 
@@ -107,12 +117,16 @@ export function get(ctx: HandlerContext, req: ResourceRequest): Reply {
 
 function bodyObject(req: ResourceRequest): StoredObject {
   const body = req.body as StoredObject | undefined;
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw errors.badRequest('the body of the request must be a JSON object');
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    throw errors.badRequest('the body of the request must be a JSON object');
   if (!body.metadata || typeof body.metadata !== 'object') body.metadata = { name: '' };
   const { resource: r } = req;
-  if (body.kind !== undefined && body.kind !== r.kind) throw errors.badRequest(`the kind "${String(body.kind)}" of the body does not match ${r.kind}`);
+  if (body.kind !== undefined && body.kind !== r.kind)
+    throw errors.badRequest(`the kind "${String(body.kind)}" of the body does not match ${r.kind}`);
   if (body.apiVersion !== undefined && !r.versions.some((v) => apiVersionFor(r, v) === body.apiVersion)) {
-    throw errors.badRequest(`the apiVersion "${String(body.apiVersion)}" of the body does not match ${apiVersionFor(r, req.version)}`);
+    throw errors.badRequest(
+      `the apiVersion "${String(body.apiVersion)}" of the body does not match ${apiVersionFor(r, req.version)}`,
+    );
   }
   if (r.namespaced) {
     if (req.namespace === undefined) throw errors.noSuchPath();
@@ -139,10 +153,12 @@ export function create(ctx: HandlerContext, req: ResourceRequest): Reply {
   const { resource: r } = req;
   if (r.kind === 'TokenReview') return tokenReview(ctx, req);
   const object = bodyObject(req);
-  if (!object.metadata.name && !object.metadata.generateName) throw errors.invalid(r, '', 'metadata.name', 'Required value: name or generateName is required');
+  if (!object.metadata.name && !object.metadata.generateName)
+    throw errors.invalid(r, '', 'metadata.name', 'Required value: name or generateName is required');
   ctx.storage.prepareCreate(object);
   const key = resourceKey(r.group, r.plural);
-  if (ctx.storage.get(key, object.metadata.namespace, object.metadata.name)) throw errors.alreadyExists(r, object.metadata.name);
+  if (ctx.storage.get(key, object.metadata.namespace, object.metadata.name))
+    throw errors.alreadyExists(r, object.metadata.name);
   if (dryRun(req)) return { status: 201, body: withType(r, req.version, object) };
   return { status: 201, body: withType(r, req.version, ctx.storage.write(key, object, 'ADDED')) };
 }
@@ -154,7 +170,13 @@ function tokenReview(ctx: HandlerContext, req: ResourceRequest): Reply {
   const status = reviewToken(ctx.tokens, token, body?.spec?.audiences);
   return {
     status: 201,
-    body: { kind: 'TokenReview', apiVersion: 'authentication.k8s.io/v1', metadata: { creationTimestamp: null }, spec: body!.spec, status },
+    body: {
+      kind: 'TokenReview',
+      apiVersion: 'authentication.k8s.io/v1',
+      metadata: { creationTimestamp: null },
+      spec: body.spec,
+      status,
+    },
   };
 }
 
@@ -162,7 +184,8 @@ function tokenReview(ctx: HandlerContext, req: ResourceRequest): Reply {
 function commit(ctx: HandlerContext, req: ResourceRequest, stored: StoredObject, next: StoredObject): Reply {
   const { resource: r } = req;
   const sent = next.metadata.resourceVersion;
-  if (sent !== undefined && sent !== '' && sent !== stored.metadata.resourceVersion) throw errors.conflict(r, stored.metadata.name);
+  if (sent !== undefined && sent !== '' && sent !== stored.metadata.resourceVersion)
+    throw errors.conflict(r, stored.metadata.name);
   next.metadata.uid = stored.metadata.uid!;
   next.metadata.creationTimestamp = stored.metadata.creationTimestamp!;
   next.metadata.namespace = stored.metadata.namespace!;
@@ -182,15 +205,21 @@ function commit(ctx: HandlerContext, req: ResourceRequest, stored: StoredObject,
     next.metadata.generation = (stored.metadata.generation ?? 1) + 1;
   }
   if (dryRun(req)) return { status: 200, body: withType(r, req.version, next) };
-  return { status: 200, body: withType(r, req.version, ctx.storage.write(resourceKey(r.group, r.plural), next, 'MODIFIED')) };
+  return {
+    status: 200,
+    body: withType(r, req.version, ctx.storage.write(resourceKey(r.group, r.plural), next, 'MODIFIED')),
+  };
 }
 
 export function update(ctx: HandlerContext, req: ResourceRequest): Reply {
   checkDryRunValue(req);
   const next = bodyObject(req);
-  if (next.metadata.name !== req.name) throw errors.badRequest(`the name of the object (${next.metadata.name}) does not match the name on the URL (${req.name})`);
-  const stored = ctx.storage.get(resourceKey(req.resource.group, req.resource.plural), req.namespace, req.name!);
-  if (!stored) throw errors.notFound(req.resource, req.name!);
+  if (next.metadata.name !== req.name)
+    throw errors.badRequest(
+      `the name of the object (${next.metadata.name}) does not match the name on the URL (${req.name})`,
+    );
+  const stored = ctx.storage.get(resourceKey(req.resource.group, req.resource.plural), req.namespace, req.name);
+  if (!stored) throw errors.notFound(req.resource, req.name);
   return commit(ctx, req, stored, next);
 }
 
@@ -207,7 +236,8 @@ export function patch(ctx: HandlerContext, req: ResourceRequest): Reply {
     if (err instanceof PatchError) throw new ApiError(422, 'Invalid', err.message);
     throw err;
   }
-  if (!next || typeof next !== 'object' || !next.metadata) throw errors.badRequest('the patch removed the object metadata');
+  if (!next || typeof next !== 'object' || !next.metadata)
+    throw errors.badRequest('the patch removed the object metadata');
   if (next.metadata.name !== stored.metadata.name) throw errors.badRequest('the patch changed metadata.name');
   delete next['apiVersion'];
   delete next['kind'];
@@ -225,9 +255,14 @@ export function remove(ctx: HandlerContext, req: ResourceRequest): Reply {
   if (!stored) throw errors.notFound(r, req.name!);
   const pre = (req.body as { preconditions?: { uid?: string; resourceVersion?: string } } | undefined)?.preconditions;
   if (pre?.uid !== undefined && pre.uid !== stored.metadata.uid) {
-    throw new ApiError(409, 'Conflict', `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${stored.metadata.uid}`);
+    throw new ApiError(
+      409,
+      'Conflict',
+      `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${stored.metadata.uid}`,
+    );
   }
-  if (pre?.resourceVersion !== undefined && pre.resourceVersion !== stored.metadata.resourceVersion) throw errors.conflict(r, req.name!);
+  if (pre?.resourceVersion !== undefined && pre.resourceVersion !== stored.metadata.resourceVersion)
+    throw errors.conflict(r, req.name!);
   if (dryRun(req)) return { status: 200, body: withType(r, req.version, stored) };
   return { status: 200, body: withType(r, req.version, ctx.storage.remove(key, req.namespace, req.name!)!) };
 }
@@ -237,8 +272,12 @@ export function removeCollection(ctx: HandlerContext, req: ResourceRequest): Rep
   const { resource: r } = req;
   const key = resourceKey(r.group, r.plural);
   const matches = matcherOf(req.query);
-  const doomed = ctx.storage.list(key).filter((o) => (req.namespace === undefined || o.metadata.namespace === req.namespace) && matches(o));
+  const doomed = ctx.storage
+    .list(key)
+    .filter((o) => (req.namespace === undefined || o.metadata.namespace === req.namespace) && matches(o));
   if (!dryRun(req)) for (const o of doomed) ctx.storage.remove(key, o.metadata.namespace, o.metadata.name);
-  return { status: 200, body: { kind: `${r.kind}List`, apiVersion: apiVersionFor(r, req.version), metadata: {}, items: doomed } };
+  return {
+    status: 200,
+    body: { kind: `${r.kind}List`, apiVersion: apiVersionFor(r, req.version), metadata: {}, items: doomed },
+  };
 }
-

@@ -10,7 +10,12 @@ export type { NeededRule } from './rbac';
 export type { StoredObject } from './storage';
 
 /** Polls `check` until it returns true; fails with `what` after `timeoutMs`. */
-export async function eventually(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000, everyMs = 20): Promise<void> {
+export async function eventually(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+  everyMs = 20,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return;

@@ -23,6 +23,11 @@ export function neededRules(requests: readonly RecordedRequest[]): NeededRule[] 
     rule.namespaces.add(r.namespace ?? '*');
   }
   return [...rules.values()]
-    .map((r) => ({ apiGroup: r.apiGroup, resource: r.resource, verbs: [...r.verbs].sort(), namespaces: [...r.namespaces].sort() }))
+    .map((r) => ({
+      apiGroup: r.apiGroup,
+      resource: r.resource,
+      verbs: [...r.verbs].sort(),
+      namespaces: [...r.namespaces].sort(),
+    }))
     .sort((a, b) => `${a.apiGroup}/${a.resource}`.localeCompare(`${b.apiGroup}/${b.resource}`));
 }

@@ -25,13 +25,24 @@ const fromKinds: ServedResource[] = Object.values(KINDS).map((info) => ({
   kind: info.kind,
   namespaced: info.namespaced,
   crd: info.crd,
-  subresources: info.id === 'Namespace' || info.id === 'Node' || info.id === 'Pod' || info.id === 'Service' || info.crd ? ['status'] : [],
+  subresources:
+    info.id === 'Namespace' || info.id === 'Node' || info.id === 'Pod' || info.id === 'Service' || info.crd
+      ? ['status']
+      : [],
 }));
 
 export const SERVED_RESOURCES: readonly ServedResource[] = [
   ...fromKinds,
   { group: '', versions: ['v1'], plural: 'secrets', kind: 'Secret', namespaced: true, crd: false, subresources: [] },
-  { group: 'coordination.k8s.io', versions: ['v1'], plural: 'leases', kind: 'Lease', namespaced: true, crd: false, subresources: [] },
+  {
+    group: 'coordination.k8s.io',
+    versions: ['v1'],
+    plural: 'leases',
+    kind: 'Lease',
+    namespaced: true,
+    crd: false,
+    subresources: [],
+  },
   {
     group: 'authentication.k8s.io',
     versions: ['v1'],

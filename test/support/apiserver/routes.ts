@@ -42,7 +42,8 @@ export function parseRoute(parts: string[]): Route | undefined {
   }
   const resource = findResource(group, version, rest[0]!);
   if (!resource || rest.length > 3) return undefined;
-  if (resource.namespaced !== (namespace !== undefined) && !(resource.namespaced && rest.length === 1)) return undefined;
+  if (resource.namespaced !== (namespace !== undefined) && !(resource.namespaced && rest.length === 1))
+    return undefined;
   return {
     resource,
     version,
@@ -51,7 +52,6 @@ export function parseRoute(parts: string[]): Route | undefined {
     ...(rest[2] !== undefined ? { subresource: rest[2] } : {}),
   };
 }
-
 
 export function verbOf(method: string, route: Route, query: URLSearchParams): string {
   switch (method) {
@@ -76,7 +76,8 @@ export async function readBody(req: IncomingMessage): Promise<string> {
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new ApiError(413, 'RequestEntityTooLarge', `the request body is larger than ${MAX_BODY_BYTES} bytes`);
+    if (size > MAX_BODY_BYTES)
+      throw new ApiError(413, 'RequestEntityTooLarge', `the request body is larger than ${MAX_BODY_BYTES} bytes`);
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
@@ -92,4 +93,3 @@ export function send(res: ServerResponse, status: number, body: unknown, retryAf
   res.writeHead(status, headers);
   res.end(text);
 }
-

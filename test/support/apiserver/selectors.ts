@@ -68,7 +68,9 @@ export function parseFieldSelector(text: string | null): Matcher {
     const [, field, op, value] = m;
     const get = SELECTABLE_FIELDS[field!];
     if (!get) throw new SelectorError(`field label not supported: ${field}`);
-    return op === '!=' ? (o: Record<string, unknown>) => get(o) !== value : (o: Record<string, unknown>) => get(o) === value;
+    return op === '!='
+      ? (o: Record<string, unknown>) => get(o) !== value
+      : (o: Record<string, unknown>) => get(o) === value;
   });
   return (object) => terms.every((t) => t(object));
 }

@@ -28,7 +28,16 @@ function parseToken(text: string): [string, TokenIdentity] {
   const m = /^([^=]+)=([^/]+)\/([^/]+)(?:\/([^/]+))?(?:\/([^/]+))?$/.exec(text);
   if (!m) throw new Error(`--token "${text}": expected TOKEN=NAMESPACE/SERVICEACCOUNT[/POD_NAME[/POD_UID]]`);
   const [, token, ns, sa, podName, podUid] = m;
-  return [token!, serviceAccountIdentity({ namespace: ns!, serviceAccount: sa!, ...(podName ? { podName } : {}), ...(podUid ? { podUid } : {}), audiences: TOKEN_AUDIENCES })];
+  return [
+    token!,
+    serviceAccountIdentity({
+      namespace: ns!,
+      serviceAccount: sa!,
+      ...(podName ? { podName } : {}),
+      ...(podUid ? { podUid } : {}),
+      audiences: TOKEN_AUDIENCES,
+    }),
+  ];
 }
 
 function parseArgs(argv: string[]): Args {
@@ -42,11 +51,14 @@ function parseArgs(argv: string[]): Args {
     };
     if (a === '--port') {
       args.port = Number(value());
-      if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) throw new Error(`--port: "${argv[i]}" is not a port number`);
+      if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535)
+        throw new Error(`--port: "${argv[i]}" is not a port number`);
     } else if (a === '--seed') args.seed = value();
     else if (a === '--token') args.tokens.push(parseToken(value()));
     else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: node dist/test/support/apiserver/serve.js [--port N] [--seed DIR_OF_YAML] [--token TOKEN=NS/SA[/POD[/UID]]]...\n');
+      process.stdout.write(
+        'usage: node dist/test/support/apiserver/serve.js [--port N] [--seed DIR_OF_YAML] [--token TOKEN=NS/SA[/POD[/UID]]]...\n',
+      );
       process.exit(0);
     } else throw new Error(`unknown argument ${a} (try --help)`);
   }
@@ -90,11 +102,18 @@ async function main(): Promise<void> {
   const server = await TestApiServer.start({ port: args.port, bookmarkIntervalMs: 60_000 });
   server.put(namespace('istio-system'));
   server.put(namespace('default'));
-  server.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'istio', namespace: 'istio-system' }, data: { mesh: '' } });
+  server.put({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'istio', namespace: 'istio-system' },
+    data: { mesh: '' },
+  });
   const seeded = args.seed ? seedFrom(server, args.seed) : 0;
   for (const [token, identity] of args.tokens) server.registerToken(token, identity);
   const kubeconfig = server.writeKubeconfig();
-  process.stdout.write(`test API server at ${server.url} (${seeded} objects seeded)\nkubeconfig: ${kubeconfig}\n  istiod-ts --kubeconfig ${kubeconfig}\n`);
+  process.stdout.write(
+    `test API server at ${server.url} (${seeded} objects seeded)\nkubeconfig: ${kubeconfig}\n  istiod-ts --kubeconfig ${kubeconfig}\n`,
+  );
   const shutdown = () => void server.close().then(() => process.exit(0));
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);

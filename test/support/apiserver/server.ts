@@ -52,7 +52,6 @@ export interface TestApiServerOptions {
 
 const DEFAULT_BOOKMARK_INTERVAL_MS = 60_000;
 
-
 export class TestApiServer {
   readonly requests: RecordedRequest[] = [];
   readonly storage = new Storage();
@@ -101,14 +100,23 @@ export class TestApiServer {
   }
 
   /** Creates or replaces an object as if a user applied it; returns it as stored. */
-  put(object: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; [k: string]: unknown }; [k: string]: unknown }): StoredObject {
+  put(object: {
+    apiVersion: string;
+    kind: string;
+    metadata: { name: string; namespace?: string; [k: string]: unknown };
+    [k: string]: unknown;
+  }): StoredObject {
     const r = this.resourceOf(object.apiVersion, object.kind);
     const { apiVersion: _a, kind: _k, ...rest } = structuredClone(object);
-    const body = rest as StoredObject;
+    const body = rest;
     const key = resourceKey(r.group, r.plural);
     const existing = this.storage.get(key, body.metadata.namespace, body.metadata.name);
     if (existing) {
-      body.metadata = { ...body.metadata, uid: existing.metadata.uid, creationTimestamp: existing.metadata.creationTimestamp };
+      body.metadata = {
+        ...body.metadata,
+        uid: existing.metadata.uid,
+        creationTimestamp: existing.metadata.creationTimestamp,
+      };
       return this.storage.write(key, body, 'MODIFIED');
     }
     return this.storage.write(key, this.storage.prepareCreate(body), 'ADDED');
@@ -222,7 +230,10 @@ export class TestApiServer {
       const reply = this.route(req, res, url, body);
       if (reply) send(res, reply.status, reply.body);
     } catch (err) {
-      const apiError = err instanceof ApiError ? err : new ApiError(500, 'InternalError', `Internal error occurred: ${(err as Error).message}`);
+      const apiError =
+        err instanceof ApiError
+          ? err
+          : new ApiError(500, 'InternalError', `Internal error occurred: ${(err as Error).message}`);
       if (!res.headersSent) send(res, apiError.code, apiError.toStatus(), apiError.details?.retryAfterSeconds);
     }
   }
@@ -253,7 +264,10 @@ export class TestApiServer {
     if (!this.installed(r)) throw errors.noSuchPath();
     this.applyFault(verb, r, String(req.headers['user-agent'] ?? ''));
     if (r.createOnly && verb !== 'create') throw errors.methodNotAllowed(req.method ?? '');
-    if (route.subresource !== undefined && (!r.subresources.includes(route.subresource) || !['get', 'update', 'patch'].includes(verb))) {
+    if (
+      route.subresource !== undefined &&
+      (!r.subresources.includes(route.subresource) || !['get', 'update', 'patch'].includes(verb))
+    ) {
       throw errors.noSuchPath();
     }
     let body: unknown;
@@ -267,7 +281,9 @@ export class TestApiServer {
     const request: ResourceRequest = {
       ...route,
       query: url.searchParams,
-      contentType: String(req.headers['content-type'] ?? 'application/json').split(';')[0]!.trim(),
+      contentType: String(req.headers['content-type'] ?? 'application/json')
+        .split(';')[0]!
+        .trim(),
       body,
     };
     const ctx: HandlerContext = { storage: this.storage, tokens: this.tokens };
@@ -279,9 +295,13 @@ export class TestApiServer {
             version: route.version,
             ...(route.namespace !== undefined ? { namespace: route.namespace } : {}),
             matches: matcherOf(url.searchParams),
-            ...(url.searchParams.has('resourceVersion') ? { resourceVersion: url.searchParams.get('resourceVersion')! } : {}),
+            ...(url.searchParams.has('resourceVersion')
+              ? { resourceVersion: url.searchParams.get('resourceVersion')! }
+              : {}),
             bookmarks: url.searchParams.get('allowWatchBookmarks') === 'true',
-            ...(url.searchParams.has('timeoutSeconds') ? { timeoutSeconds: Number(url.searchParams.get('timeoutSeconds')) } : {}),
+            ...(url.searchParams.has('timeoutSeconds')
+              ? { timeoutSeconds: Number(url.searchParams.get('timeoutSeconds')) }
+              : {}),
           },
           res,
         );
@@ -317,7 +337,8 @@ export class TestApiServer {
     const fault = this.faults[i]!;
     fault.times = fault.times! - 1;
     if (fault.times <= 0) this.faults.splice(i, 1);
-    const reason = fault.reason ?? (fault.status === 429 ? 'TooManyRequests' : fault.status >= 500 ? 'InternalError' : 'BadRequest');
+    const reason =
+      fault.reason ?? (fault.status === 429 ? 'TooManyRequests' : fault.status >= 500 ? 'InternalError' : 'BadRequest');
     const details = fault.retryAfterSeconds !== undefined ? { retryAfterSeconds: fault.retryAfterSeconds } : undefined;
     throw new ApiError(fault.status, reason, fault.message ?? `injected fault for ${verb} ${r.plural}`, details);
   }

@@ -46,7 +46,11 @@ export const errors = {
   notFound: (r: ServedResource, name: string) =>
     new ApiError(404, 'NotFound', `${qualified(r)} "${name}" not found`, { name, group: r.group, kind: r.plural }),
   alreadyExists: (r: ServedResource, name: string) =>
-    new ApiError(409, 'AlreadyExists', `${qualified(r)} "${name}" already exists`, { name, group: r.group, kind: r.plural }),
+    new ApiError(409, 'AlreadyExists', `${qualified(r)} "${name}" already exists`, {
+      name,
+      group: r.group,
+      kind: r.plural,
+    }),
   conflict: (r: ServedResource, name: string) =>
     new ApiError(
       409,
@@ -55,11 +59,25 @@ export const errors = {
       { name, group: r.group, kind: r.plural },
     ),
   invalid: (r: ServedResource, name: string, field: string, problem: string) =>
-    new ApiError(422, 'Invalid', `${r.kind} "${name}" is invalid: ${field}: ${problem}`, { name, group: r.group, kind: r.kind }),
+    new ApiError(422, 'Invalid', `${r.kind} "${name}" is invalid: ${field}: ${problem}`, {
+      name,
+      group: r.group,
+      kind: r.kind,
+    }),
   badRequest: (message: string) => new ApiError(400, 'BadRequest', message),
   noSuchPath: () => new ApiError(404, 'NotFound', 'the server could not find the requested resource'),
-  methodNotAllowed: (method: string) => new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource (${method})`),
+  methodNotAllowed: (method: string) =>
+    new ApiError(
+      405,
+      'MethodNotAllowed',
+      `the server does not allow this method on the requested resource (${method})`,
+    ),
   expired: (message: string) => new ApiError(410, 'Expired', message),
   gone: (rv: number, oldest: number) => new ApiError(410, 'Expired', `too old resource version: ${rv} (${oldest})`),
-  unsupportedMediaType: (type: string) => new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json; got ${type}`),
+  unsupportedMediaType: (type: string) =>
+    new ApiError(
+      415,
+      'UnsupportedMediaType',
+      `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json; got ${type}`,
+    ),
 };

@@ -41,14 +41,21 @@ export interface TokenReviewStatus {
   error?: string;
 }
 
-export function reviewToken(tokens: ReadonlyMap<string, TokenIdentity>, token: string, requested: string[] | undefined): TokenReviewStatus {
+export function reviewToken(
+  tokens: ReadonlyMap<string, TokenIdentity>,
+  token: string,
+  requested: string[] | undefined,
+): TokenReviewStatus {
   const identity = tokens.get(token);
   if (!identity) return { authenticated: false, error: '[invalid bearer token, token lookup failed]' };
   const issuedFor = identity.audiences ?? [API_SERVER_AUDIENCE];
   const wanted = requested && requested.length > 0 ? requested : [API_SERVER_AUDIENCE];
   const audiences = wanted.filter((a) => issuedFor.includes(a));
   if (audiences.length === 0) {
-    return { authenticated: false, error: `[invalid bearer token, token audiences ${JSON.stringify(issuedFor)} is invalid for the target audiences ${JSON.stringify(wanted)}]` };
+    return {
+      authenticated: false,
+      error: `[invalid bearer token, token audiences ${JSON.stringify(issuedFor)} is invalid for the target audiences ${JSON.stringify(wanted)}]`,
+    };
   }
   const user = {
     username: identity.username,

@@ -42,7 +42,11 @@ export class WatchHub {
 
   open(req: WatchRequest, res: ServerResponse): void {
     const key = resourceKey(req.resource.group, req.resource.plural);
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache' });
+    res.writeHead(200, {
+      'Content-Type': 'application/json',
+      'Transfer-Encoding': 'chunked',
+      'Cache-Control': 'no-cache',
+    });
     res.flushHeaders();
     const rvText = req.resourceVersion ?? '';
     if (rvText === '' || rvText === '0') {
@@ -53,7 +57,9 @@ export class WatchHub {
       const rv = Number(rvText);
       const missed = Number.isFinite(rv) ? this.storage.eventsSince(rv) : undefined;
       if (!missed) {
-        res.end(JSON.stringify({ type: 'ERROR', object: errors.gone(rv, this.storage.oldestUsableRv()).toStatus() }) + '\n');
+        res.end(
+          JSON.stringify({ type: 'ERROR', object: errors.gone(rv, this.storage.oldestUsableRv()).toStatus() }) + '\n',
+        );
         return;
       }
       for (const event of missed) if (event.resource === key) this.deliver(res, req, event);
@@ -77,7 +83,12 @@ export class WatchHub {
     return req.matches(object);
   }
 
-  private write(res: ServerResponse, req: WatchRequest, type: WatchEventType | 'BOOKMARK', object: StoredObject | Record<string, unknown>): void {
+  private write(
+    res: ServerResponse,
+    req: WatchRequest,
+    type: WatchEventType | 'BOOKMARK',
+    object: StoredObject | Record<string, unknown>,
+  ): void {
     const body = { ...object, apiVersion: apiVersionFor(req.resource, req.version), kind: req.resource.kind };
     res.write(JSON.stringify({ type, object: body }) + '\n');
   }

@@ -9,7 +9,12 @@ const UID = (n: string, ns = 'default') => `Kubernetes//Pod/${ns}/${n}`;
 const SVC = 'default/web.default.svc.cluster.local';
 
 function setup() {
-  const store = storeWith([pod('a', { labels: { app: 'web' }, ip: '10.0.0.1' }), pod('b', { labels: { app: 'web' }, ip: '10.0.0.2', spec: { nodeName: 'node2' } }), service('web'), node('node1')]);
+  const store = storeWith([
+    pod('a', { labels: { app: 'web' }, ip: '10.0.0.1' }),
+    pod('b', { labels: { app: 'web' }, ip: '10.0.0.2', spec: { nodeName: 'node2' } }),
+    service('web'),
+    node('node1'),
+  ]);
   const mesh = meshSource();
   const index = indexOf(store, mesh);
   const changes: ChangeSet[][] = [];
@@ -31,7 +36,10 @@ describe('AmbientIndex as a ResourceCache', () => {
   });
   it('a pod update recomputes one resource and emits one change set naming it', () => {
     const { store, index, changes } = setup();
-    store.upsert('Pod', [pod('a', { labels: { app: 'web' }, ip: '10.0.0.1', annotations: { 'ambient.istio.io/redirection': 'enabled' } }).object]);
+    store.upsert('Pod', [
+      pod('a', { labels: { app: 'web' }, ip: '10.0.0.1', annotations: { 'ambient.istio.io/redirection': 'enabled' } })
+        .object,
+    ]);
     expect(index.lastBatch.recomputed).toBe(1);
     expect(changes).toEqual([[{ typeUrl: ADDRESS_TYPE_URL, updated: [UID('a')], removed: [] }]]);
   });
@@ -54,7 +62,10 @@ describe('AmbientIndex as a ResourceCache', () => {
   it('a batch with addresses and authorizations emits Address before Authorization', () => {
     const { store, changes } = setup();
     store.apply([
-      { kind: 'AuthorizationPolicy', object: authz('p', 'default', { selector: { matchLabels: { app: 'web' } } }).object },
+      {
+        kind: 'AuthorizationPolicy',
+        object: authz('p', 'default', { selector: { matchLabels: { app: 'web' } } }).object,
+      },
     ]);
     expect(changes[0]!.map((c) => c.typeUrl)).toEqual([ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL]);
     expect(changes[0]![1]).toEqual({ typeUrl: AUTHORIZATION_TYPE_URL, updated: ['default/p'], removed: [] });
@@ -83,7 +94,13 @@ describe('AmbientIndex as a ResourceCache', () => {
     store.upsert('Namespace', [namespace('istio-system', { 'topology.istio.io/network': 'net1' }).object]);
     expect(decodeAddress(index.get(ADDRESS_TYPE_URL, UID('a'))!.bytes).workload!.network).toBe('net1');
     expect(index.resolveAddress('net1/10.0.0.1')).toEqual([UID('a')]);
-    const fixed = new AmbientIndex({ store, mesh: meshSource(), clusterId: 'Kubernetes', domain: 'cluster.local', network: 'n0' });
+    const fixed = new AmbientIndex({
+      store,
+      mesh: meshSource(),
+      clusterId: 'Kubernetes',
+      domain: 'cluster.local',
+      network: 'n0',
+    });
     expect(decodeAddress(fixed.get(ADDRESS_TYPE_URL, UID('a'))!.bytes).workload!.network).toBe('n0');
     fixed.close();
   });
@@ -111,7 +128,15 @@ describe('registerAmbientDebug', () => {
     const { index } = setup();
     const handlers = new Map<string, (req: DebugRequest) => DebugResponse | Promise<DebugResponse>>();
     registerAmbientDebug({ add: (name, _d, h) => handlers.set(name, h) }, index);
-    const call = async (name: string, query = '') => (await handlers.get(name)!({ path: `/debug/${name}`, query: new URLSearchParams(query), method: 'GET', body: '' })).body as Record<string, unknown>[];
+    const call = async (name: string, query = '') =>
+      (
+        await handlers.get(name)!({
+          path: `/debug/${name}`,
+          query: new URLSearchParams(query),
+          method: 'GET',
+          body: '',
+        })
+      ).body as Record<string, unknown>[];
     return { handlers, call };
   }
   it('adds ambient/workloads, ambient/services and ambient/policies', () => {
@@ -125,10 +150,17 @@ describe('registerAmbientDebug', () => {
     expect((await call('ambient/workloads')).length).toBe(2);
   });
   it('policies are listed by resource name in protobuf JSON', async () => {
-    const index = indexOf(storeWith([authz('p', 'default', { action: 'DENY', rules: [{ from: [{ source: { ipBlocks: ['10.0.0.0/8'] } }] }] })]));
+    const index = indexOf(
+      storeWith([
+        authz('p', 'default', { action: 'DENY', rules: [{ from: [{ source: { ipBlocks: ['10.0.0.0/8'] } }] }] }),
+      ]),
+    );
     const handlers = new Map<string, (req: DebugRequest) => DebugResponse | Promise<DebugResponse>>();
     registerAmbientDebug({ add: (name, _d, h) => handlers.set(name, h) }, index);
-    expect((await handlers.get('ambient/policies')!({ path: '', query: new URLSearchParams(), method: 'GET', body: '' })).body).toEqual([
+    expect(
+      (await handlers.get('ambient/policies')!({ path: '', query: new URLSearchParams(), method: 'GET', body: '' }))
+        .body,
+    ).toEqual([
       {
         resourceName: 'default/p',
         name: 'p',
@@ -143,6 +175,10 @@ describe('registerAmbientDebug', () => {
   });
   it('services show their addresses as text', async () => {
     const [svc] = await pages().call('ambient/services');
-    expect(svc).toMatchObject({ resourceName: SVC, hostname: 'web.default.svc.cluster.local', addresses: [{ address: '10.96.0.10' }] });
+    expect(svc).toMatchObject({
+      resourceName: SVC,
+      hostname: 'web.default.svc.cluster.local',
+      addresses: [{ address: '10.96.0.10' }],
+    });
   });
 });

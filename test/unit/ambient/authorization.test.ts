@@ -5,7 +5,8 @@ import { ipToText } from '../../../src/ambient/ip';
 import { podWorkload } from '../../../src/ambient/workloads';
 import { authz, pod, viewOf } from './fixtures';
 
-const convert = (spec: Record<string, unknown>, ns = 'default', meta = {}) => convertAuthorizationPolicy(authz('p', ns, spec, meta).object, 'istio-system');
+const convert = (spec: Record<string, unknown>, ns = 'default', meta = {}) =>
+  convertAuthorizationPolicy(authz('p', ns, spec, meta).object, 'istio-system');
 
 describe('AuthorizationPolicy: what is sent', () => {
   it.each([
@@ -20,26 +21,45 @@ describe('AuthorizationPolicy: what is sent', () => {
     expect(convert({}, 'default', { annotations: { 'istio.io/dry-run': 'true' } })).toBeUndefined();
   });
   it('with AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY a dry-run policy is sent with dry_run set', () => {
-    const a = convertAuthorizationPolicy(authz('p', 'default', {}, { annotations: { 'istio.io/dry-run': 'true' } }).object, 'istio-system', true);
+    const a = convertAuthorizationPolicy(
+      authz('p', 'default', {}, { annotations: { 'istio.io/dry-run': 'true' } }).object,
+      'istio-system',
+      true,
+    );
     expect(a!.dryRun).toBe(true);
   });
   it('name, namespace and action come from the policy; ALLOW is the default', () => {
-    expect(convert({ action: 'DENY', rules: [{}] })).toMatchObject({ name: 'p', namespace: 'default', action: AuthzAction.DENY });
+    expect(convert({ action: 'DENY', rules: [{}] })).toMatchObject({
+      name: 'p',
+      namespace: 'default',
+      action: AuthzAction.DENY,
+    });
     expect(convert({ rules: [{}] })!.action).toBeUndefined();
   });
 });
 
 describe('AuthorizationPolicy: scope', () => {
-  it('a selector makes it WORKLOAD_SELECTOR', () => expect(convert({ selector: { matchLabels: { app: 'a' } } })!.scope).toBe(AuthzScope.WORKLOAD_SELECTOR));
+  it('a selector makes it WORKLOAD_SELECTOR', () =>
+    expect(convert({ selector: { matchLabels: { app: 'a' } } })!.scope).toBe(AuthzScope.WORKLOAD_SELECTOR));
   it('no selector makes it NAMESPACE', () => expect(convert({}, 'default')!.scope).toBe(AuthzScope.NAMESPACE));
-  it('no selector in the root namespace makes it GLOBAL', () => expect(convert({}, 'istio-system')!.scope).toBeUndefined());
+  it('no selector in the root namespace makes it GLOBAL', () =>
+    expect(convert({}, 'istio-system')!.scope).toBeUndefined());
 });
 
 describe('AuthorizationPolicy: rules', () => {
   it('no rules gives no rules (an ALLOW that matches nothing)', () => expect(convert({})!.rules).toBeUndefined());
-  it('an empty rule gives a Rule with no clauses (matches everything)', () => expect(convert({ rules: [{}] })!.rules).toEqual([{}]));
+  it('an empty rule gives a Rule with no clauses (matches everything)', () =>
+    expect(convert({ rules: [{}] })!.rules).toEqual([{}]));
   it('to, from and each when become clauses in that order', () => {
-    const a = convert({ rules: [{ from: [{ source: { namespaces: ['ns1'] } }], to: [{ operation: { ports: ['80'] } }], when: [{ key: 'source.ip', values: ['10.0.0.0/8'] }] }] })!;
+    const a = convert({
+      rules: [
+        {
+          from: [{ source: { namespaces: ['ns1'] } }],
+          to: [{ operation: { ports: ['80'] } }],
+          when: [{ key: 'source.ip', values: ['10.0.0.0/8'] }],
+        },
+      ],
+    })!;
     const clauses = a.rules![0]!.clauses!;
     expect(clauses[0]).toEqual({ matches: [{ destinationPorts: [80] }] });
     expect(clauses[1]).toEqual({ matches: [{ namespaces: [{ exact: 'ns1' }] }] });
@@ -52,14 +72,25 @@ describe('AuthorizationPolicy: rules', () => {
     ['spiffe://x/*', { prefix: 'spiffe://x/' }],
     ['cluster.local/ns/a/sa/b', { exact: 'cluster.local/ns/a/sa/b' }],
   ])('value %p becomes %p', (value, match) => {
-    expect(convert({ rules: [{ from: [{ source: { principals: [value] } }] }] })!.rules![0]!.clauses![0]!.matches![0]!.principals).toEqual([match]);
+    expect(
+      convert({ rules: [{ from: [{ source: { principals: [value] } }] }] })!.rules![0]!.clauses![0]!.matches![0]!
+        .principals,
+    ).toEqual([match]);
   });
   it('service accounts "ns/sa" are split; a bare "sa" uses the policy namespace', () => {
-    const m = convert({ rules: [{ from: [{ source: { serviceAccounts: ['other/x', 'y'] } }] }] })!.rules![0]!.clauses![0]!.matches![0]!;
-    expect(m.serviceAccounts).toEqual([{ namespace: 'other', serviceAccount: 'x' }, { namespace: 'default', serviceAccount: 'y' }]);
+    const m = convert({ rules: [{ from: [{ source: { serviceAccounts: ['other/x', 'y'] } }] }] })!.rules![0]!
+      .clauses![0]!.matches![0]!;
+    expect(m.serviceAccounts).toEqual([
+      { namespace: 'other', serviceAccount: 'x' },
+      { namespace: 'default', serviceAccount: 'y' },
+    ]);
   });
   it('a bare IP becomes /32 and invalid IPs and ports are skipped', () => {
-    const m = convert({ rules: [{ from: [{ source: { ipBlocks: ['1.2.3.4', 'bad'] } }], to: [{ operation: { ports: ['70000', 'x', '443'] } }] }] })!.rules![0]!.clauses!;
+    const m = convert({
+      rules: [
+        { from: [{ source: { ipBlocks: ['1.2.3.4', 'bad'] } }], to: [{ operation: { ports: ['70000', 'x', '443'] } }] },
+      ],
+    })!.rules![0]!.clauses!;
     expect(m[0]!.matches![0]!.destinationPorts).toEqual([443]);
     expect(m[1]!.matches![0]!.sourceIps!.map((a) => a.length)).toEqual([32]);
   });
@@ -70,7 +101,8 @@ describe('AuthorizationPolicy: rules', () => {
     ['destination.ip', 'destinationIps'],
   ])('when key %s maps to %s and notValues to its negation', (key, field) => {
     const value = key === 'destination.port' ? '80' : key === 'destination.ip' ? '1.1.1.1' : 'x';
-    const m = convert({ rules: [{ when: [{ key, values: [value], notValues: [value] }] }] })!.rules![0]!.clauses![0]!.matches![0]!;
+    const m = convert({ rules: [{ when: [{ key, values: [value], notValues: [value] }] }] })!.rules![0]!.clauses![0]!
+      .matches![0]!;
     const neg = `not${field[0]!.toUpperCase()}${field.slice(1)}`;
     expect(Object.keys(m).sort()).toEqual([field, neg].sort());
   });
@@ -103,20 +135,43 @@ describe('AuthorizationPolicy: L7 attributes', () => {
 
 describe('Workload.authorization_policies from AuthorizationPolicies', () => {
   const p = pod('a', { labels: { app: 'a' } });
-  const names = (...objs: ReturnType<typeof authz>[]) => podWorkload(p.object, viewOf([p, ...objs]))!.authorizationPolicies;
+  const names = (...objs: ReturnType<typeof authz>[]) =>
+    podWorkload(p.object, viewOf([p, ...objs]))!.authorizationPolicies;
   it('lists selector policies of its namespace and of the root namespace, sorted', () => {
-    expect(names(authz('z', 'default', { selector: { matchLabels: { app: 'a' } } }), authz('r', 'istio-system', { selector: { matchLabels: { app: 'a' } } }))).toEqual(['default/z', 'istio-system/r']);
+    expect(
+      names(
+        authz('z', 'default', { selector: { matchLabels: { app: 'a' } } }),
+        authz('r', 'istio-system', { selector: { matchLabels: { app: 'a' } } }),
+      ),
+    ).toEqual(['default/z', 'istio-system/r']);
   });
   it('never lists namespace or global policies (ztunnel finds them by scope)', () => {
     expect(names(authz('ns', 'default', {}), authz('g', 'istio-system', {}))).toBeUndefined();
   });
   it('does not list selector policies of other namespaces or that do not match', () => {
-    expect(names(authz('x', 'other', { selector: { matchLabels: { app: 'a' } } }), authz('y', 'default', { selector: { matchLabels: { app: 'b' } } }))).toBeUndefined();
+    expect(
+      names(
+        authz('x', 'other', { selector: { matchLabels: { app: 'a' } } }),
+        authz('y', 'default', { selector: { matchLabels: { app: 'b' } } }),
+      ),
+    ).toBeUndefined();
   });
   it('ignores policies labelled for another control plane revision', () => {
-    const other = authz('r', 'default', { selector: { matchLabels: { app: 'a' } } }, { labels: { 'istio.io/rev': 'canary' } });
-    const mine = authz('m', 'default', { selector: { matchLabels: { app: 'a' } } }, { labels: { 'istio.io/rev': 'default' } });
-    expect(podWorkload(p.object, viewOf([p, other, mine], { revision: 'default' }))!.authorizationPolicies).toEqual(['default/m']);
+    const other = authz(
+      'r',
+      'default',
+      { selector: { matchLabels: { app: 'a' } } },
+      { labels: { 'istio.io/rev': 'canary' } },
+    );
+    const mine = authz(
+      'm',
+      'default',
+      { selector: { matchLabels: { app: 'a' } } },
+      { labels: { 'istio.io/rev': 'default' } },
+    );
+    expect(podWorkload(p.object, viewOf([p, other, mine], { revision: 'default' }))!.authorizationPolicies).toEqual([
+      'default/m',
+    ]);
   });
   it('does not list policies that are not sent', () => {
     expect(names(authz('c', 'default', { action: 'CUSTOM', selector: { matchLabels: { app: 'a' } } }))).toBeUndefined();

@@ -1,4 +1,11 @@
-import { addressToJson, authorizationToJson, decodeAddress, encodeAddress, encodeAuthorization, versionOf } from '../../../src/ambient/codec';
+import {
+  addressToJson,
+  authorizationToJson,
+  decodeAddress,
+  encodeAddress,
+  encodeAuthorization,
+  versionOf,
+} from '../../../src/ambient/codec';
 import { ipToText, maskCidr, parseCidr, parseIp } from '../../../src/ambient/ip';
 import { VERSION_HEX_LENGTH } from '../../../src/ambient/constants';
 
@@ -10,7 +17,9 @@ describe('codec', () => {
   });
 
   it('proto3 defaults left out of the message are not encoded', () => {
-    expect(encodeAddress({ service: { hostname: 'h' } })).toEqual(encodeAddress({ service: { hostname: 'h', canonical: undefined } }));
+    expect(encodeAddress({ service: { hostname: 'h' } })).toEqual(
+      encodeAddress({ service: { hostname: 'h', canonical: undefined } }),
+    );
     expect(Buffer.from(encodeAddress({ service: { hostname: 'h' } })).toString('hex')).toBe('12031a0168');
   });
 
@@ -30,22 +39,45 @@ describe('codec', () => {
   });
 
   it('JSON view shows addresses as text IPs and enums by name', () => {
-    const bytes = encodeAddress({ workload: { uid: 'x', addresses: [Uint8Array.from([10, 0, 0, 1])], tunnelProtocol: 1 } });
+    const bytes = encodeAddress({
+      workload: { uid: 'x', addresses: [Uint8Array.from([10, 0, 0, 1])], tunnelProtocol: 1 },
+    });
     expect(addressToJson(bytes)).toEqual({ workload: { uid: 'x', addresses: ['10.0.0.1'], tunnelProtocol: 'HBONE' } });
     const authz = encodeAuthorization({
       name: 'p',
       namespace: 'ns',
-      rules: [{ clauses: [{ matches: [{ notPrincipals: [{ presence: {} }], sourceIps: [{ address: Uint8Array.from([1, 1, 1, 1]), length: 32 }] }] }] }],
+      rules: [
+        {
+          clauses: [
+            {
+              matches: [
+                {
+                  notPrincipals: [{ presence: {} }],
+                  sourceIps: [{ address: Uint8Array.from([1, 1, 1, 1]), length: 32 }],
+                },
+              ],
+            },
+          ],
+        },
+      ],
     });
     expect(authorizationToJson(authz)).toEqual({
       name: 'p',
       namespace: 'ns',
-      rules: [{ clauses: [{ matches: [{ notPrincipals: [{ presence: {} }], sourceIps: [{ address: '1.1.1.1', length: 32 }] }] }] }],
+      rules: [
+        {
+          clauses: [
+            { matches: [{ notPrincipals: [{ presence: {} }], sourceIps: [{ address: '1.1.1.1', length: 32 }] }] },
+          ],
+        },
+      ],
     });
   });
 
   it('JSON view maps the capacity wrapper to its bare value', () => {
-    expect(addressToJson(encodeAddress({ workload: { uid: 'x', capacity: { value: 3 } } }))).toEqual({ workload: { uid: 'x', capacity: 3 } });
+    expect(addressToJson(encodeAddress({ workload: { uid: 'x', capacity: { value: 3 } } }))).toEqual({
+      workload: { uid: 'x', capacity: 3 },
+    });
   });
 
   it(`version is ${VERSION_HEX_LENGTH} hex characters and equal for equal bytes`, () => {
@@ -67,7 +99,9 @@ describe('ip', () => {
     expect(b.length).toBe(len);
     expect(ipToText(b)).toBe(back);
   });
-  it.each(['', 'foo', '1.2.3', '300.1.1.1', '1.2.3.4/8'])('rejects %p', (text) => expect(parseIp(text)).toBeUndefined());
+  it.each(['', 'foo', '1.2.3', '300.1.1.1', '1.2.3.4/8'])('rejects %p', (text) =>
+    expect(parseIp(text)).toBeUndefined(),
+  );
   it('a bare IP becomes a host prefix; a CIDR keeps its host bits unless masked', () => {
     expect(parseCidr('10.0.0.1')!.length).toBe(32);
     expect(parseCidr('2001:db8::/32')!.length).toBe(32);

@@ -15,7 +15,12 @@ const GOLDEN = path.join(__dirname, 'golden/demo.json');
 
 async function demoResources(): Promise<Record<string, unknown>> {
   const store = new MemoryStore();
-  const source = new LocalSource({ dir: DEMO, writer: store, watch: false, now: () => new Date('2026-01-01T00:00:00Z') });
+  const source = new LocalSource({
+    dir: DEMO,
+    writer: store,
+    watch: false,
+    now: () => new Date('2026-01-01T00:00:00Z'),
+  });
   await source.start();
   await source.stop();
   const index = new AmbientIndex({ store, mesh: meshSource(), clusterId: 'Kubernetes', domain: 'cluster.local' });
@@ -23,7 +28,9 @@ async function demoResources(): Promise<Record<string, unknown>> {
     Object.fromEntries([...items].sort((a, b) => (a.name < b.name ? -1 : 1)).map((r) => [r.name, f(r as never)]));
   const out = {
     addresses: byName(index.all(ADDRESS_TYPE_URL), (r: { bytes: Uint8Array }) => addressToJson(r.bytes)),
-    authorizations: byName(index.all(AUTHORIZATION_TYPE_URL), (r: { bytes: Uint8Array }) => authorizationToJson(r.bytes)),
+    authorizations: byName(index.all(AUTHORIZATION_TYPE_URL), (r: { bytes: Uint8Array }) =>
+      authorizationToJson(r.bytes),
+    ),
   };
   index.close();
   return out;

@@ -23,22 +23,77 @@ export interface Obj {
 
 type Meta = Partial<KubeObject['metadata']>;
 
-const obj = (kind: KindId, name: string, namespace: string | undefined, meta: Meta, rest: Partial<KubeObject>): Obj => ({
+const obj = (
+  kind: KindId,
+  name: string,
+  namespace: string | undefined,
+  meta: Meta,
+  rest: Partial<KubeObject>,
+): Obj => ({
   kind,
-  object: { metadata: { name, ...(namespace !== undefined ? { namespace } : {}), ...meta }, ...rest } as KubeObject,
+  object: { metadata: { name, ...(namespace !== undefined ? { namespace } : {}), ...meta }, ...rest },
 });
 
-export function pod(name: string, opts: { ns?: string; ip?: string; labels?: Record<string, string>; annotations?: Record<string, string>; spec?: Record<string, unknown>; status?: Record<string, unknown>; meta?: Meta } = {}): Obj {
-  return obj('Pod', name, opts.ns ?? 'default', { labels: opts.labels, annotations: opts.annotations, ...opts.meta }, {
-    spec: { serviceAccountName: 'sa', nodeName: 'node1', containers: [{ name: 'c', ports: [{ name: 'http', containerPort: 8080 }] }], ...opts.spec },
-    status: { phase: 'Running', podIP: opts.ip ?? '10.0.0.1', conditions: [{ type: 'Ready', status: 'True' }], ...opts.status },
-  });
+export function pod(
+  name: string,
+  opts: {
+    ns?: string;
+    ip?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    spec?: Record<string, unknown>;
+    status?: Record<string, unknown>;
+    meta?: Meta;
+  } = {},
+): Obj {
+  return obj(
+    'Pod',
+    name,
+    opts.ns ?? 'default',
+    { labels: opts.labels, annotations: opts.annotations, ...opts.meta },
+    {
+      spec: {
+        serviceAccountName: 'sa',
+        nodeName: 'node1',
+        containers: [{ name: 'c', ports: [{ name: 'http', containerPort: 8080 }] }],
+        ...opts.spec,
+      },
+      status: {
+        phase: 'Running',
+        podIP: opts.ip ?? '10.0.0.1',
+        conditions: [{ type: 'Ready', status: 'True' }],
+        ...opts.status,
+      },
+    },
+  );
 }
 
-export function service(name: string, opts: { ns?: string; selector?: Record<string, string>; ports?: unknown[]; spec?: Record<string, unknown>; labels?: Record<string, string>; annotations?: Record<string, string> } = {}): Obj {
-  return obj('Service', name, opts.ns ?? 'default', { labels: opts.labels, annotations: opts.annotations }, {
-    spec: { clusterIP: '10.96.0.10', clusterIPs: ['10.96.0.10'], selector: opts.selector ?? { app: name }, ports: opts.ports ?? [{ name: 'http', port: 80, targetPort: 8080 }], ...opts.spec },
-  });
+export function service(
+  name: string,
+  opts: {
+    ns?: string;
+    selector?: Record<string, string>;
+    ports?: unknown[];
+    spec?: Record<string, unknown>;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  } = {},
+): Obj {
+  return obj(
+    'Service',
+    name,
+    opts.ns ?? 'default',
+    { labels: opts.labels, annotations: opts.annotations },
+    {
+      spec: {
+        clusterIP: '10.96.0.10',
+        clusterIPs: ['10.96.0.10'],
+        selector: opts.selector ?? { app: name },
+        ports: opts.ports ?? [{ name: 'http', port: 80, targetPort: 8080 }],
+        ...opts.spec,
+      },
+    },
+  );
 }
 
 export function namespace(name: string, labels?: Record<string, string>, annotations?: Record<string, string>): Obj {
@@ -53,15 +108,39 @@ export function authz(name: string, ns: string, spec: Record<string, unknown>, m
   return obj('AuthorizationPolicy', name, ns, meta, { spec });
 }
 
-export function peerAuthn(name: string, ns: string, spec: Record<string, unknown>, created = '2024-01-01T00:00:00Z'): Obj {
+export function peerAuthn(
+  name: string,
+  ns: string,
+  spec: Record<string, unknown>,
+  created = '2024-01-01T00:00:00Z',
+): Obj {
   return obj('PeerAuthentication', name, ns, { creationTimestamp: created }, { spec });
 }
 
-export function gateway(name: string, ns: string, opts: { labels?: Record<string, string>; annotations?: Record<string, string>; addresses?: { type?: string; value: string }[]; listeners?: unknown[]; className?: string } = {}): Obj {
-  return obj('Gateway', name, ns, { labels: opts.labels, annotations: opts.annotations }, {
-    spec: { gatewayClassName: opts.className ?? 'istio-waypoint', listeners: opts.listeners ?? [{ name: 'mesh', port: 15008, protocol: 'HBONE' }] },
-    status: { addresses: opts.addresses ?? [{ type: 'Hostname', value: `${name}.${ns}.svc.cluster.local` }] },
-  });
+export function gateway(
+  name: string,
+  ns: string,
+  opts: {
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    addresses?: { type?: string; value: string }[];
+    listeners?: unknown[];
+    className?: string;
+  } = {},
+): Obj {
+  return obj(
+    'Gateway',
+    name,
+    ns,
+    { labels: opts.labels, annotations: opts.annotations },
+    {
+      spec: {
+        gatewayClassName: opts.className ?? 'istio-waypoint',
+        listeners: opts.listeners ?? [{ name: 'mesh', port: 15008, protocol: 'HBONE' }],
+      },
+      status: { addresses: opts.addresses ?? [{ type: 'Hostname', value: `${name}.${ns}.svc.cluster.local` }] },
+    },
+  );
 }
 
 export function serviceEntry(name: string, ns: string, spec: Record<string, unknown>, meta: Meta = {}): Obj {
@@ -72,7 +151,12 @@ export function workloadEntry(name: string, ns: string, spec: Record<string, unk
   return obj('WorkloadEntry', name, ns, meta, { spec });
 }
 
-export function endpointSlice(name: string, ns: string, body: Record<string, unknown>, labels: Record<string, string>): Obj {
+export function endpointSlice(
+  name: string,
+  ns: string,
+  body: Record<string, unknown>,
+  labels: Record<string, string>,
+): Obj {
   return obj('EndpointSlice', name, ns, { labels }, { addressType: 'IPv4', ...body });
 }
 
@@ -88,8 +172,16 @@ export function viewOf(objects: readonly Obj[], settings: Partial<AmbientSetting
   return new StoreView(store, { ...SETTINGS, ...settings });
 }
 
-export function meshSource(overrides: Partial<MeshConfig> = {}): MeshConfigSource & { set(m: Partial<MeshConfig>): void } {
-  let current: MeshConfig = { trustDomain: 'cluster.local', trustDomainAliases: [], rootNamespace: 'istio-system', defaultConfig: {}, ...overrides };
+export function meshSource(
+  overrides: Partial<MeshConfig> = {},
+): MeshConfigSource & { set(m: Partial<MeshConfig>): void } {
+  let current: MeshConfig = {
+    trustDomain: 'cluster.local',
+    trustDomainAliases: [],
+    rootNamespace: 'istio-system',
+    defaultConfig: {},
+    ...overrides,
+  };
   const listeners = new Set<(m: MeshConfig, p: MeshConfig) => void>();
   return {
     current: () => current,
@@ -106,5 +198,11 @@ export function meshSource(overrides: Partial<MeshConfig> = {}): MeshConfigSourc
 }
 
 export function indexOf(store: MemoryStore, mesh = meshSource(), network?: string): AmbientIndex {
-  return new AmbientIndex({ store, mesh, clusterId: 'Kubernetes', domain: 'cluster.local', ...(network !== undefined ? { network } : {}) });
+  return new AmbientIndex({
+    store,
+    mesh,
+    clusterId: 'Kubernetes',
+    domain: 'cluster.local',
+    ...(network !== undefined ? { network } : {}),
+  });
 }

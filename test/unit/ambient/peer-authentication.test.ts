@@ -18,7 +18,11 @@ function derive(pas: Obj[]) {
 const mesh = (mode: string, created?: string) => peerAuthn('mesh', ROOT, { mtls: { mode } }, created);
 const nsPa = (mode: string, name = 'ns', created?: string) => peerAuthn(name, 'default', { mtls: { mode } }, created);
 const wl = (mode: string | undefined, ports: Record<string, string>) =>
-  peerAuthn('wl', 'default', { selector: { matchLabels: { app: 'a' } }, ...(mode ? { mtls: { mode } } : {}), portLevelMtls: Object.fromEntries(Object.entries(ports).map(([p, m]) => [p, { mode: m }])) });
+  peerAuthn('wl', 'default', {
+    selector: { matchLabels: { app: 'a' } },
+    ...(mode ? { mtls: { mode } } : {}),
+    portLevelMtls: Object.fromEntries(Object.entries(ports).map(([p, m]) => [p, { mode: m }])),
+  });
 
 describe('PeerAuthentication: static strict policy', () => {
   it('no PeerAuthentication: no policy sent, nothing referenced', () => {
@@ -29,7 +33,13 @@ describe('PeerAuthentication: static strict policy', () => {
   it('any PeerAuthentication, even PERMISSIVE, sends the static strict DENY policy in the root namespace', () => {
     const r = derive([nsPa('PERMISSIVE')]);
     expect(r.policies.get(STATIC)).toEqual(
-      expect.objectContaining({ name: 'istio_converted_static_strict', namespace: ROOT, scope: 2, action: 1, rules: [{ clauses: [{ matches: [{ notPrincipals: [{ presence: {} }] }] }] }] }),
+      expect.objectContaining({
+        name: 'istio_converted_static_strict',
+        namespace: ROOT,
+        scope: 2,
+        action: 1,
+        rules: [{ clauses: [{ matches: [{ notPrincipals: [{ presence: {} }] }] }] }],
+      }),
     );
     expect(r.refs).toEqual([]);
   });
@@ -42,10 +52,26 @@ describe('PeerAuthentication: effective mode and references', () => {
     ['mesh PERMISSIVE, namespace STRICT references static strict', [mesh('PERMISSIVE'), nsPa('STRICT')], [STATIC]],
     ['namespace UNSET inherits mesh STRICT', [mesh('STRICT'), nsPa('UNSET')], [STATIC]],
     ['DISABLE is treated like PERMISSIVE', [mesh('STRICT'), nsPa('DISABLE')], []],
-    ['the oldest namespace policy wins', [nsPa('STRICT', 'old', '2020-01-01T00:00:00Z'), nsPa('PERMISSIVE', 'young', '2023-01-01T00:00:00Z')], [STATIC]],
-    ['a root-namespace PeerAuthentication with a selector is ignored', [peerAuthn('r', ROOT, { selector: { matchLabels: { app: 'a' } }, mtls: { mode: 'STRICT' } })], []],
-    ['a workload STRICT policy without ports references static strict', [peerAuthn('w', 'default', { selector: { matchLabels: { app: 'a' } }, mtls: { mode: 'STRICT' } })], [STATIC]],
-    ['a workload policy that does not select the pod is ignored', [peerAuthn('w', 'default', { selector: { matchLabels: { app: 'zzz' } }, mtls: { mode: 'STRICT' } })], []],
+    [
+      'the oldest namespace policy wins',
+      [nsPa('STRICT', 'old', '2020-01-01T00:00:00Z'), nsPa('PERMISSIVE', 'young', '2023-01-01T00:00:00Z')],
+      [STATIC],
+    ],
+    [
+      'a root-namespace PeerAuthentication with a selector is ignored',
+      [peerAuthn('r', ROOT, { selector: { matchLabels: { app: 'a' } }, mtls: { mode: 'STRICT' } })],
+      [],
+    ],
+    [
+      'a workload STRICT policy without ports references static strict',
+      [peerAuthn('w', 'default', { selector: { matchLabels: { app: 'a' } }, mtls: { mode: 'STRICT' } })],
+      [STATIC],
+    ],
+    [
+      'a workload policy that does not select the pod is ignored',
+      [peerAuthn('w', 'default', { selector: { matchLabels: { app: 'zzz' } }, mtls: { mode: 'STRICT' } })],
+      [],
+    ],
   ])('%s', (_rule, pas, refs) => {
     expect(derive(pas).refs).toEqual(refs);
   });
@@ -55,7 +81,11 @@ describe('PeerAuthentication: port-level mTLS', () => {
   it('workload STRICT with a PERMISSIVE port: converted policy denies without identity except on that port, and replaces static strict', () => {
     const r = derive([wl('STRICT', { '8080': 'PERMISSIVE' })]);
     expect(r.refs).toEqual([CONVERTED]);
-    expect(r.policies.get(CONVERTED)!.rules).toEqual([{ clauses: [{ matches: [{ notPrincipals: [{ presence: {} }] }] }, { matches: [{ notDestinationPorts: [8080] }] }] }]);
+    expect(r.policies.get(CONVERTED)!.rules).toEqual([
+      {
+        clauses: [{ matches: [{ notPrincipals: [{ presence: {} }] }] }, { matches: [{ notDestinationPorts: [8080] }] }],
+      },
+    ]);
   });
   it('workload STRICT with only STRICT ports: no converted policy, static strict referenced', () => {
     const r = derive([wl('STRICT', { '8080': 'STRICT' })]);
@@ -73,12 +103,18 @@ describe('PeerAuthentication: port-level mTLS', () => {
   it('workload UNSET under a STRICT namespace with a PERMISSIVE port merges the strict clause in', () => {
     const r = derive([nsPa('STRICT'), wl(undefined, { '8080': 'PERMISSIVE' })]);
     expect(r.refs).toEqual([CONVERTED]);
-    expect(r.policies.get(CONVERTED)!.rules).toEqual([{ clauses: [{ matches: [{ notDestinationPorts: [8080] }] }, { matches: [{ notPrincipals: [{ presence: {} }] }] }] }]);
+    expect(r.policies.get(CONVERTED)!.rules).toEqual([
+      {
+        clauses: [{ matches: [{ notDestinationPorts: [8080] }] }, { matches: [{ notPrincipals: [{ presence: {} }] }] }],
+      },
+    ]);
   });
   it('workload UNSET under a permissive parent with a STRICT port references the converted policy', () => {
     const r = derive([nsPa('PERMISSIVE'), wl(undefined, { '8080': 'STRICT' })]);
     expect(r.refs).toEqual([CONVERTED]);
-    expect(r.policies.get(CONVERTED)!.rules).toEqual([{ clauses: [{ matches: [{ notPrincipals: [{ presence: {} }], destinationPorts: [8080] }] }] }]);
+    expect(r.policies.get(CONVERTED)!.rules).toEqual([
+      { clauses: [{ matches: [{ notPrincipals: [{ presence: {} }], destinationPorts: [8080] }] }] },
+    ]);
   });
   it('PERMISSIVE ports under a PERMISSIVE workload are ignored', () => {
     const r = derive([wl('PERMISSIVE', { '8080': 'PERMISSIVE' })]);
@@ -100,7 +136,13 @@ describe('PeerAuthentication: port-level mTLS', () => {
     expect(r.refs).toEqual([STATIC]);
   });
   it('a PeerAuthentication in the root namespace is never converted', () => {
-    const r = derive([peerAuthn('wl', ROOT, { selector: { matchLabels: { app: 'a' } }, mtls: { mode: 'STRICT' }, portLevelMtls: { '80': { mode: 'PERMISSIVE' } } })]);
+    const r = derive([
+      peerAuthn('wl', ROOT, {
+        selector: { matchLabels: { app: 'a' } },
+        mtls: { mode: 'STRICT' },
+        portLevelMtls: { '80': { mode: 'PERMISSIVE' } },
+      }),
+    ]);
     expect([...r.policies.keys()]).toEqual([STATIC]);
   });
 });

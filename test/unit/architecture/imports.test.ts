@@ -104,7 +104,9 @@ describe('imports under src/', () => {
   it('are read, type imports and multi-line imports included', () => {
     // Guards the reader itself: if these edges vanished, the rules below would pass vacuously.
     expect(graph.get('src/main.ts')).toContain('src/server/server.ts');
-    expect(graph.get('src/server/context.ts')).toEqual(expect.arrayContaining(['src/contract/host.ts', 'src/security/identity.ts']));
+    expect(graph.get('src/server/context.ts')).toEqual(
+      expect.arrayContaining(['src/contract/host.ts', 'src/security/identity.ts']),
+    );
     expect(graph.get('src/ambient/services.ts')).toContain('src/ambient/messages.ts');
   });
 
@@ -117,12 +119,16 @@ describe('imports under src/', () => {
   });
 
   it('reach src/server/ only from src/server/ and src/main.ts (the composition root is imported by nobody else)', () => {
-    const upward = importersOf(graph, 'src/server/').filter((edge) => !edge.startsWith('src/server/') && !edge.startsWith('src/main.ts '));
+    const upward = importersOf(graph, 'src/server/').filter(
+      (edge) => !edge.startsWith('src/server/') && !edge.startsWith('src/main.ts '),
+    );
     expect(upward).toEqual([]);
   });
 
   it('reach src/cli/ only from src/main.ts and cli/ itself', () => {
-    const intoCli = importersOf(graph, 'src/cli/').filter((edge) => !edge.startsWith('src/cli/') && !edge.startsWith('src/main.ts '));
+    const intoCli = importersOf(graph, 'src/cli/').filter(
+      (edge) => !edge.startsWith('src/cli/') && !edge.startsWith('src/main.ts '),
+    );
     expect(intoCli).toEqual([]);
   });
 });

@@ -24,7 +24,10 @@ describe('CSR verifier pool', () => {
   test('a CSR whose signature fails is not signed, and is not reported as a signing failure', async () => {
     const key = pool.registerKey(caKey.privateKey);
     const csr = parseCsr((await makeCsr()).pem);
-    const bad = { ...verifyJob(csr), data: Buffer.concat([csr.signedData.subarray(0, -1), Buffer.from([csr.signedData.at(-1)! ^ 1])]) };
+    const bad = {
+      ...verifyJob(csr),
+      data: Buffer.concat([csr.signedData.subarray(0, -1), Buffer.from([csr.signedData.at(-1)! ^ 1])]),
+    };
     const outcome = await pool.verify(bad, { key, hash: 'sha256', tbs });
     expect(outcome).toEqual({ ok: false });
   });
@@ -40,7 +43,10 @@ describe('CSR verifier pool', () => {
   test('a forgotten key no longer signs; keys registered before a worker starts reach it', async () => {
     const key = pool.registerKey(caKey.privateKey);
     // Both workers start after registration and must have received the key.
-    const signed = await Promise.all([pool.sign({ key, hash: 'sha256', tbs }), pool.sign({ key, hash: 'sha256', tbs })]);
+    const signed = await Promise.all([
+      pool.sign({ key, hash: 'sha256', tbs }),
+      pool.sign({ key, hash: 'sha256', tbs }),
+    ]);
     for (const s of signed) expect(crypto.verify('sha256', tbs, caKey.publicKey, s.certificateSignature!)).toBe(true);
     pool.forgetKey(key);
     const after = await pool.sign({ key, hash: 'sha256', tbs });
@@ -88,13 +94,14 @@ describe('CSR verifier pool', () => {
     }
   });
 
-  test('inside a worker, jobs are served round-robin by lane: one node\'s job posted behind another node\'s batch runs second, not last', async () => {
+  test("inside a worker, jobs are served round-robin by lane: one node's job posted behind another node's batch runs second, not last", async () => {
     const single = new CsrVerifierPool(1);
     try {
       const key = single.registerKey(caKey.privateKey);
       const csr = verifyJob(parseCsr((await makeCsr()).pem));
       const order: string[] = [];
-      const job = (lane: string) => single.verify(csr, { key, hash: 'sha256', tbs }, lane).then(() => void order.push(lane));
+      const job = (lane: string) =>
+        single.verify(csr, { key, hash: 'sha256', tbs }, lane).then(() => void order.push(lane));
       // One event-loop turn: node-a's 30 jobs, then node-b's one, reach the worker as one batch.
       const all = [...Array.from({ length: 30 }, () => job('node-a')), job('node-b')];
       await Promise.all(all);
@@ -110,7 +117,11 @@ describe('CSR verifier pool', () => {
     try {
       const key = single.registerKey(caKey.privateKey);
       const order: number[] = [];
-      await Promise.all(Array.from({ length: 10 }, (_, i) => single.sign({ key, hash: 'sha256', tbs: Buffer.from(`tbs ${i}`) }).then(() => void order.push(i))));
+      await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          single.sign({ key, hash: 'sha256', tbs: Buffer.from(`tbs ${i}`) }).then(() => void order.push(i)),
+        ),
+      );
       expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     } finally {
       await single.close();

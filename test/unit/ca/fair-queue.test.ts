@@ -1,4 +1,10 @@
-import { FairnessDenial, NODE_QUEUE_LIMIT, NODE_RATE_MIN_BURST, NODE_RATE_WINDOW_MS, NodeFairQueue } from '../../../src/ca/fair-queue';
+import {
+  FairnessDenial,
+  NODE_QUEUE_LIMIT,
+  NODE_RATE_MIN_BURST,
+  NODE_RATE_WINDOW_MS,
+  NodeFairQueue,
+} from '../../../src/ca/fair-queue';
 
 /** Tasks that finish only when the test says so; `started` records which node ran, in order. */
 function gatedTasks() {
@@ -38,7 +44,16 @@ describe('NodeFairQueue', () => {
     await Promise.all(calls);
     // node-a's first call held the slot; then one call per busy node in turn.
     expect(started.slice(0, 4)).toEqual(['node-a', 'node-a', 'node-c', 'node-b']);
-    expect(started.slice(4, 12)).toEqual(['node-a', 'node-c', 'node-a', 'node-c', 'node-a', 'node-c', 'node-a', 'node-c']);
+    expect(started.slice(4, 12)).toEqual([
+      'node-a',
+      'node-c',
+      'node-a',
+      'node-c',
+      'node-a',
+      'node-c',
+      'node-a',
+      'node-c',
+    ]);
     expect(started.slice(12)).toEqual(Array(14).fill('node-a'));
   });
 
@@ -73,7 +88,11 @@ describe('NodeFairQueue', () => {
     for (let i = 0; i < NODE_QUEUE_LIMIT + 1; i++) accepted.push(q.run('node-a', task('node-a')));
     const refused = q.run('node-a', task('node-a'));
     await expect(refused).rejects.toBeInstanceOf(FairnessDenial);
-    await expect(refused).rejects.toMatchObject({ reason: 'queue_full', node: 'node-a', message: expect.stringContaining(`${NODE_QUEUE_LIMIT}`) });
+    await expect(refused).rejects.toMatchObject({
+      reason: 'queue_full',
+      node: 'node-a',
+      message: expect.stringContaining(`${NODE_QUEUE_LIMIT}`),
+    });
     const other = q.run('node-b', task('node-b'));
     await finishOne();
     await finishOne();
@@ -115,7 +134,11 @@ describe('NodeFairQueue', () => {
       const q = new NodeFairQueue({ slots: 1000, ratePerSecond: 200, now: () => now });
       const ok = async () => 'ok';
       for (let i = 0; i < 200; i++) await q.run('node-a', ok);
-      await expect(q.run('node-a', ok)).rejects.toMatchObject({ reason: 'rate_limited', node: 'node-a', message: expect.stringContaining('CA_NODE_RATE_LIMIT') });
+      await expect(q.run('node-a', ok)).rejects.toMatchObject({
+        reason: 'rate_limited',
+        node: 'node-a',
+        message: expect.stringContaining('CA_NODE_RATE_LIMIT'),
+      });
       await expect(q.run('node-b', ok)).resolves.toBe('ok');
       now += 5; // one token at 200/s
       await expect(q.run('node-a', ok)).resolves.toBe('ok');
@@ -144,7 +167,12 @@ describe('NodeFairQueue', () => {
     let now = 0;
     const q = new NodeFairQueue({ slots: 1, now: () => now });
     const { task, finishOne } = gatedTasks();
-    const calls = [q.run('node-a', task('node-a')), q.run('node-a', task('node-a')), q.run('node-a', task('node-a')), q.run('node-b', task('node-b'))];
+    const calls = [
+      q.run('node-a', task('node-a')),
+      q.run('node-a', task('node-a')),
+      q.run('node-a', task('node-a')),
+      q.run('node-b', task('node-b')),
+    ];
     const v = q.view();
     expect(v).toMatchObject({ slots: 1, running: 1, queued: 3, queueLimit: NODE_QUEUE_LIMIT, ratePerSecond: 'off' });
     expect(v.nodes.map((n) => [n.node, n.queued, n.running])).toEqual([

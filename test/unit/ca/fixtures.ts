@@ -20,18 +20,30 @@ export interface TestCsr {
 type CsrKey = 'P-256' | 'P-384' | 'RSA-2048' | 'RSA-1024';
 
 /** A fresh CSR: empty subject and one critical URI SAN, as ztunnel's csr.rs builds it. */
-export async function makeCsr(uri = 'spiffe://cluster.local/ns/default/sa/default', key: CsrKey = 'P-256'): Promise<TestCsr> {
+export async function makeCsr(
+  uri = 'spiffe://cluster.local/ns/default/sa/default',
+  key: CsrKey = 'P-256',
+): Promise<TestCsr> {
   const alg: webcrypto.RsaHashedKeyGenParams | webcrypto.EcKeyGenParams = key.startsWith('RSA')
-    ? { name: 'RSASSA-PKCS1-v1_5', modulusLength: Number(key.slice(4)), publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' }
+    ? {
+        name: 'RSASSA-PKCS1-v1_5',
+        modulusLength: Number(key.slice(4)),
+        publicExponent: new Uint8Array([1, 0, 1]),
+        hash: 'SHA-256',
+      }
     : { name: 'ECDSA', namedCurve: key };
-  const keys = (await crypto.webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const keys = await crypto.webcrypto.subtle.generateKey(alg, true, ['sign', 'verify']);
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
     keys,
-    signingAlgorithm: key.startsWith('RSA') ? alg : ({ name: 'ECDSA', hash: key === 'P-384' ? 'SHA-384' : 'SHA-256' } as webcrypto.EcdsaParams),
+    signingAlgorithm: key.startsWith('RSA')
+      ? alg
+      : ({ name: 'ECDSA', hash: key === 'P-384' ? 'SHA-384' : 'SHA-256' } as webcrypto.EcdsaParams),
     extensions: [new x509.SubjectAlternativeNameExtension([{ type: 'url', value: uri }], true)],
   });
   const pkcs8 = Buffer.from(await crypto.webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
-  const keyPem = crypto.createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' }).export({ format: 'pem', type: 'pkcs8' }) as string;
+  const keyPem = crypto
+    .createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' })
+    .export({ format: 'pem', type: 'pkcs8' }) as string;
   return { pem: csr.toString('pem'), keyPem };
 }
 
@@ -82,7 +94,9 @@ export function opensslCsr(keyPem: string, ...extra: string[]): string {
   const dir = tempDir('istiod-ts-req-');
   try {
     fs.writeFileSync(path.join(dir, 'key.pem'), keyPem);
-    return execFileSync('openssl', ['req', '-new', '-key', path.join(dir, 'key.pem'), '-subj', '/', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+    return execFileSync('openssl', ['req', '-new', '-key', path.join(dir, 'key.pem'), '-subj', '/', ...extra], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }).toString();
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

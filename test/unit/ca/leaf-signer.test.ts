@@ -33,7 +33,9 @@ describe.each(['RSA', 'ECDSA'] as const)('leaf signer with a %s CA key', (keyTyp
     const leaf = await issue();
     const text = opensslText(leaf.pem);
     expect(text).toMatch(/Subject:\s*\n/);
-    expect(text).toMatch(/X509v3 Subject Alternative Name: critical\s+URI:spiffe:\/\/cluster\.local\/ns\/default\/sa\/sleep\s*\n/);
+    expect(text).toMatch(
+      /X509v3 Subject Alternative Name: critical\s+URI:spiffe:\/\/cluster\.local\/ns\/default\/sa\/sleep\s*\n/,
+    );
     expect(text).toMatch(/X509v3 Key Usage: critical\s+Digital Signature, Key Encipherment/);
     expect(text).toMatch(/X509v3 Extended Key Usage:\s+TLS Web Server Authentication, TLS Web Client Authentication/);
     expect(text).toMatch(/X509v3 Basic Constraints: critical\s+CA:FALSE/);
@@ -51,8 +53,15 @@ describe.each(['RSA', 'ECDSA'] as const)('leaf signer with a %s CA key', (keyTyp
   });
 
   test('DNS and IP SANs are encoded for the serving certificate', async () => {
-    const leaf = await issue([{ dns: 'istiod.istio-system.svc' }, { dns: 'localhost' }, { ip: '127.0.0.1' }, { ip: '::1' }]);
-    expect(opensslText(leaf.pem)).toMatch(/DNS:istiod\.istio-system\.svc, DNS:localhost, IP Address:127\.0\.0\.1, IP Address:0:0:0:0:0:0:0:1/);
+    const leaf = await issue([
+      { dns: 'istiod.istio-system.svc' },
+      { dns: 'localhost' },
+      { ip: '127.0.0.1' },
+      { ip: '::1' },
+    ]);
+    expect(opensslText(leaf.pem)).toMatch(
+      /DNS:istiod\.istio-system\.svc, DNS:localhost, IP Address:127\.0\.0\.1, IP Address:0:0:0:0:0:0:0:1/,
+    );
   });
 
   test('notAfter never passes the signing certificate expiry', async () => {
@@ -71,7 +80,12 @@ describe.each(['RSA', 'ECDSA'] as const)('leaf signer with a %s CA key', (keyTyp
 
   test('a validity past 2049 is written as GeneralizedTime and read back by openssl', async () => {
     const tbs = signer.buildTbs(
-      { spki: (await readCsr((await makeCsr()).pem)).spki, sans: [{ uri: URI }], notBefore: new Date('2049-12-31T23:59:59Z'), notAfter: new Date('2050-01-01T00:00:00Z') },
+      {
+        spki: (await readCsr((await makeCsr()).pem)).spki,
+        sans: [{ uri: URI }],
+        notBefore: new Date('2049-12-31T23:59:59Z'),
+        notAfter: new Date('2050-01-01T00:00:00Z'),
+      },
       Buffer.from([1]),
     );
     expect(tbs.includes(Buffer.from('491231235959Z', 'latin1'))).toBe(true);

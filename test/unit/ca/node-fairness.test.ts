@@ -16,9 +16,14 @@ function captureLogs(): { lines: () => Record<string, unknown>[]; restore: () =>
       done();
     },
   });
-  logs.setDestination(sink as unknown as pino.DestinationStream);
+  logs.setDestination(sink);
   return {
-    lines: () => out.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>),
+    lines: () =>
+      out
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
     restore: () => logs.setDestination(pino.destination({ fd: 2, sync: true })),
   };
 }
@@ -36,16 +41,25 @@ describe('CA fairness denials: counted by reason at once, logged once per interv
       // 20 nodes spend their burst, then each is refused (node-0 most, node-19 least).
       for (let n = 0; n < 20; n++) {
         for (let i = 0; i < 110; i++) await f.queue.run(`node-${n}`, ok);
-        for (let i = 0; i < 30 - n; i++) await expect(f.queue.run(`node-${n}`, ok)).rejects.toMatchObject({ reason: 'rate_limited' });
+        for (let i = 0; i < 30 - n; i++)
+          await expect(f.queue.run(`node-${n}`, ok)).rejects.toMatchObject({ reason: 'rate_limited' });
       }
       const refused = Array.from({ length: 20 }, (_, n) => 30 - n).reduce((a, b) => a + b, 0);
-      expect((await metrics.fairnessDenials.get()).values).toEqual([expect.objectContaining({ labels: { reason: 'rate_limited' }, value: refused })]);
+      expect((await metrics.fairnessDenials.get()).values).toEqual([
+        expect.objectContaining({ labels: { reason: 'rate_limited' }, value: refused }),
+      ]);
       expect(log.lines().filter((l) => l['scope'] === 'ca')).toHaveLength(0);
       jest.advanceTimersByTime(1000);
       const lines = log.lines().filter((l) => String(l['msg']).includes('per-node fairness'));
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatchObject({ denied: { queue_full: 0, rate_limited: refused }, nodes: 20 });
-      expect((lines[0]!['top'] as { node: string }[]).map((t) => t.node)).toEqual(['node-0', 'node-1', 'node-2', 'node-3', 'node-4']);
+      expect((lines[0]!['top'] as { node: string }[]).map((t) => t.node)).toEqual([
+        'node-0',
+        'node-1',
+        'node-2',
+        'node-3',
+        'node-4',
+      ]);
       const gauge = (await metrics.topDeniedNodes.get()).values;
       expect(gauge).toHaveLength(TOP_DENIED_NODES);
       expect(gauge[0]).toMatchObject({ labels: { node: 'node-0', reason: 'rate_limited' }, value: 30 });
@@ -62,12 +76,20 @@ describe('CA fairness denials: counted by reason at once, logged once per interv
     const log = captureLogs();
     try {
       const metrics = registerCaMetrics(new Registry());
-      const f = createNodeFairness({ metrics, workers: 1, slots: 1, queueLimit: 0, ratePerSecond: 0, logIntervalMs: 1000 });
+      const f = createNodeFairness({
+        metrics,
+        workers: 1,
+        slots: 1,
+        queueLimit: 0,
+        ratePerSecond: 0,
+        logIntervalMs: 1000,
+      });
       let release!: () => void;
       const holder = f.queue.run('holder', () => new Promise<void>((r) => (release = r)));
       const noop = async () => undefined;
       const n = DENIAL_TRACKED_NODES + 10;
-      for (let i = 0; i < n; i++) await expect(f.queue.run(`caller-${i}`, noop)).rejects.toMatchObject({ reason: 'queue_full' });
+      for (let i = 0; i < n; i++)
+        await expect(f.queue.run(`caller-${i}`, noop)).rejects.toMatchObject({ reason: 'queue_full' });
       jest.advanceTimersByTime(1000);
       const line = log.lines().find((l) => String(l['msg']).includes('per-node fairness'))!;
       expect(line).toMatchObject({ denied: { queue_full: n, rate_limited: 0 }, nodes: `${DENIAL_TRACKED_NODES}+` });
@@ -102,6 +124,8 @@ describe('CA_NODE_RATE_LIMIT setting', () => {
   test('a bad value makes `istiod-ts serve` exit 2 with one line naming the variable', () => {
     const r = runCli([], { CA_NODE_RATE_LIMIT: '-5' });
     expect(r.status).toBe(2);
-    expect(r.stderr.trim().split('\n')).toEqual(['istiod-ts: invalid value for env CA_NODE_RATE_LIMIT: must be 0 (off) or a positive number of certificates per second']);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      'istiod-ts: invalid value for env CA_NODE_RATE_LIMIT: must be 0 (off) or a positive number of certificates per second',
+    ]);
   });
 });

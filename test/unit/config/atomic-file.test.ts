@@ -57,7 +57,9 @@ describe.each([
   test('an exclusive write over an existing file fails with EEXIST and changes nothing', async () => {
     const file = path.join(dir, 'key.pem');
     fs.writeFileSync(file, 'first', { mode: PRIVATE_FILE_MODE });
-    await expect(write(file, 'second', { mode: PRIVATE_FILE_MODE, exclusive: true })).rejects.toMatchObject({ code: 'EEXIST' });
+    await expect(write(file, 'second', { mode: PRIVATE_FILE_MODE, exclusive: true })).rejects.toMatchObject({
+      code: 'EEXIST',
+    });
     expect(fs.readFileSync(file, 'utf8')).toBe('first');
     expect(fs.readdirSync(dir)).toEqual(['key.pem']);
   });

@@ -16,7 +16,10 @@ describe('serve flags', () => {
   });
 
   it('local mode binds loopback unless a listener flag is given; Kubernetes mode keeps every interface', () => {
-    const local = parseServeOptions(['--configDir', 'examples/demo', '--httpAddr', ':9090', '--monitoringAddr', ''], {});
+    const local = parseServeOptions(
+      ['--configDir', 'examples/demo', '--httpAddr', ':9090', '--monitoringAddr', ''],
+      {},
+    );
     expect(local.flags.grpcAddr).toEqual({ host: LOCAL_MODE_HOST, port: 15010 });
     expect(local.flags.secureGRPCAddr).toEqual({ host: LOCAL_MODE_HOST, port: 15012 });
     expect(local.flags.httpsAddr).toEqual({ host: LOCAL_MODE_HOST, port: 15017 });

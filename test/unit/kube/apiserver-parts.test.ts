@@ -5,7 +5,10 @@ import { jsonPatch, mergePatch } from '../../support/apiserver/patch';
 import { reviewToken, serviceAccountIdentity } from '../../support/apiserver/tokens';
 import { HISTORY_LIMIT, Storage } from '../../support/apiserver/storage';
 
-const obj = (labels: Record<string, string>, nodeName = 'n1') => ({ metadata: { name: 'p', namespace: 'ns', labels }, spec: { nodeName } });
+const obj = (labels: Record<string, string>, nodeName = 'n1') => ({
+  metadata: { name: 'p', namespace: 'ns', labels },
+  spec: { nodeName },
+});
 
 test.each([
   ['app=web', { app: 'web' }, true],
@@ -33,25 +36,56 @@ test('field selectors support =, == and != on the selectable fields', () => {
 });
 
 test('merge patch: null deletes, objects merge, arrays replace', () => {
-  expect(mergePatch({ a: 1, b: { c: 2, d: 3 }, e: [1, 2] }, { a: null, b: { c: 4 }, e: [3] })).toEqual({ b: { c: 4, d: 3 }, e: [3] });
+  expect(mergePatch({ a: 1, b: { c: 2, d: 3 }, e: [1, 2] }, { a: null, b: { c: 4 }, e: [3] })).toEqual({
+    b: { c: 4, d: 3 },
+    e: [3],
+  });
 });
 
 test('JSON patch: add, replace, remove, test; a failed test is an error', () => {
-  expect(jsonPatch({ a: [1], b: 'x' }, [{ op: 'add', path: '/a/-', value: 2 }, { op: 'replace', path: '/b', value: 'y' }, { op: 'remove', path: '/a/0' }])).toEqual({ a: [2], b: 'y' });
+  expect(
+    jsonPatch({ a: [1], b: 'x' }, [
+      { op: 'add', path: '/a/-', value: 2 },
+      { op: 'replace', path: '/b', value: 'y' },
+      { op: 'remove', path: '/a/0' },
+    ]),
+  ).toEqual({ a: [2], b: 'y' });
   expect(() => jsonPatch({ a: 1 }, [{ op: 'test', path: '/a', value: 2 }])).toThrow('test failed at /a');
 });
 
 test('a token review answers the user with pod extras for the requested audience only', () => {
-  const tokens = new Map([['t', serviceAccountIdentity({ namespace: 'ns', serviceAccount: 'sa', podName: 'p', podUid: 'u', audiences: ['istio-ca'] })]]);
-  expect(reviewToken(tokens, 't', ['istio-ca'])).toMatchObject({ authenticated: true, audiences: ['istio-ca'], user: { username: 'system:serviceaccount:ns:sa', extra: { 'authentication.kubernetes.io/pod-name': ['p'], 'authentication.kubernetes.io/pod-uid': ['u'] } } });
+  const tokens = new Map([
+    [
+      't',
+      serviceAccountIdentity({
+        namespace: 'ns',
+        serviceAccount: 'sa',
+        podName: 'p',
+        podUid: 'u',
+        audiences: ['istio-ca'],
+      }),
+    ],
+  ]);
+  expect(reviewToken(tokens, 't', ['istio-ca'])).toMatchObject({
+    authenticated: true,
+    audiences: ['istio-ca'],
+    user: {
+      username: 'system:serviceaccount:ns:sa',
+      extra: { 'authentication.kubernetes.io/pod-name': ['p'], 'authentication.kubernetes.io/pod-uid': ['u'] },
+    },
+  });
   expect(reviewToken(tokens, 't', ['other']).authenticated).toBe(false);
-  expect(reviewToken(tokens, 'nope', undefined)).toEqual({ authenticated: false, error: '[invalid bearer token, token lookup failed]' });
+  expect(reviewToken(tokens, 'nope', undefined)).toEqual({
+    authenticated: false,
+    error: '[invalid bearer token, token lookup failed]',
+  });
 });
 
 test(`the event history keeps at most ${HISTORY_LIMIT} events; older resourceVersions are expired`, () => {
   const s = new Storage();
   const start = s.currentRv();
-  for (let i = 0; i <= HISTORY_LIMIT; i++) s.write('/configmaps', { metadata: { name: `c${i % 10}`, namespace: 'n' } }, 'MODIFIED');
+  for (let i = 0; i <= HISTORY_LIMIT; i++)
+    s.write('/configmaps', { metadata: { name: `c${i % 10}`, namespace: 'n' } }, 'MODIFIED');
   expect(s.eventsSince(start)).toBeUndefined();
   expect(s.eventsSince(s.currentRv() - 5)).toHaveLength(5);
 });

@@ -21,7 +21,12 @@ test('the limits are the documented ones', () => {
   expect(LIST_PAGE_SIZE).toBe(500);
   expect(DEFAULT_WATCH_TIMING.backoff).toEqual({ initialMs: 500, maxMs: 30_000 });
   expect(DEFAULT_WATCH_TIMING.missingKindRetryMs).toBe(30_000);
-  expect(DEFAULT_WRITE_POLICY).toEqual({ timeoutMs: 10_000, maxAttempts: 5, conflictAttempts: 5, backoff: { initialMs: 200, maxMs: 5_000 } });
+  expect(DEFAULT_WRITE_POLICY).toEqual({
+    timeoutMs: 10_000,
+    maxAttempts: 5,
+    conflictAttempts: 5,
+    backoff: { initialMs: 200, maxMs: 5_000 },
+  });
   expect(REQUEST_TIMEOUT_MS).toBe(10_000);
   expect(MAX_RESPONSE_BYTES).toBe(64 * 1024 * 1024);
   expect(DEFAULT_LEADER_TIMING).toEqual({ leaseDurationMs: 30_000, renewDeadlineMs: 15_000, retryPeriodMs: 5_000 });
@@ -29,6 +34,10 @@ test('the limits are the documented ones', () => {
 
 test('leader timings must leave the renew deadline below the lease and above the jittered retry', () => {
   expect(() => validateTiming(DEFAULT_LEADER_TIMING)).not.toThrow();
-  expect(() => validateTiming({ leaseDurationMs: 10, renewDeadlineMs: 10, retryPeriodMs: 1 })).toThrow(/must exceed the renew deadline/);
-  expect(() => validateTiming({ leaseDurationMs: 100, renewDeadlineMs: 50, retryPeriodMs: 50 / ACQUIRE_JITTER })).toThrow(/retry period/);
+  expect(() => validateTiming({ leaseDurationMs: 10, renewDeadlineMs: 10, retryPeriodMs: 1 })).toThrow(
+    /must exceed the renew deadline/,
+  );
+  expect(() =>
+    validateTiming({ leaseDurationMs: 100, renewDeadlineMs: 50, retryPeriodMs: 50 / ACQUIRE_JITTER }),
+  ).toThrow(/retry period/);
 });

@@ -13,7 +13,10 @@ test('cluster-scoped objects always pass', () => {
 });
 
 test('a namespace is selected when any selector matches its labels', () => {
-  const f = new NamespaceFilter([{ matchLabels: { team: 'a' } }, { matchExpressions: [{ key: 'env', operator: 'In', values: ['prod'] }] }]);
+  const f = new NamespaceFilter([
+    { matchLabels: { team: 'a' } },
+    { matchExpressions: [{ key: 'env', operator: 'In', values: ['prod'] }] },
+  ]);
   f.namespaceSeen('a', { team: 'a' });
   f.namespaceSeen('prod', { env: 'prod' });
   f.namespaceSeen('dev', { env: 'dev' });

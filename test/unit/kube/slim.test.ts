@@ -1,15 +1,38 @@
-import { intern, internTableSize, INTERN_MAX_LENGTH, INTERN_TABLE_LIMIT, slimObject, slimMetadata, LAST_APPLIED_ANNOTATION } from '../../../src/store/kube/slim';
+import {
+  intern,
+  internTableSize,
+  INTERN_MAX_LENGTH,
+  INTERN_TABLE_LIMIT,
+  slimObject,
+  slimMetadata,
+  LAST_APPLIED_ANNOTATION,
+} from '../../../src/store/kube/slim';
 import { fatPod } from '../../support/apiserver/fixtures';
 import type { KubeObject } from '../../../src/store/types';
 
 const pod = () => fatPod('default', 'web-7d9f8c6b5-abcde', 1) as unknown as KubeObject;
 
 test('metadata keeps identity, labels, annotations and owners, and drops managedFields and last-applied', () => {
-  const meta = slimMetadata({ ...pod().metadata, managedFields: [{}], selfLink: '/x', finalizers: ['f'] } as KubeObject['metadata']);
-  const present = Object.entries(meta).filter(([, v]) => v !== undefined).map(([k]) => k);
+  const meta = slimMetadata({
+    ...pod().metadata,
+    managedFields: [{}],
+    selfLink: '/x',
+    finalizers: ['f'],
+  } as KubeObject['metadata']);
+  const present = Object.entries(meta)
+    .filter(([, v]) => v !== undefined)
+    .map(([k]) => k);
   expect(present.sort()).toEqual(['annotations', 'generateName', 'labels', 'name', 'namespace', 'ownerReferences']);
   expect(meta.annotations).not.toHaveProperty(LAST_APPLIED_ANNOTATION);
-  expect(meta.ownerReferences).toEqual([{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-7d9f8c6b5', uid: '5f0c7a34-1d0e-4c55-9a6e-2f7d1e9b8a01', controller: true }]);
+  expect(meta.ownerReferences).toEqual([
+    {
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      name: 'web-7d9f8c6b5',
+      uid: '5f0c7a34-1d0e-4c55-9a6e-2f7d1e9b8a01',
+      controller: true,
+    },
+  ]);
 });
 
 test('an annotations map holding only last-applied disappears', () => {
@@ -22,8 +45,19 @@ test('a pod keeps node, service account, host network, container ports, phase, I
   const slim = slimObject('Pod', p);
   expect(slim.apiVersion).toBe('v1');
   expect(slim.kind).toBe('Pod');
-  expect(slim.spec).toEqual({ nodeName: 'node-1', serviceAccountName: 'web', hostNetwork: true, containers: [{ name: 'web', ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }] }] });
-  expect(slim.status).toEqual({ phase: 'Running', podIP: '10.0.0.1', hostIP: '192.168.0.1', podIPs: [{ ip: '10.0.0.1' }], conditions: [{ type: 'Ready', status: 'True' }] });
+  expect(slim.spec).toEqual({
+    nodeName: 'node-1',
+    serviceAccountName: 'web',
+    hostNetwork: true,
+    containers: [{ name: 'web', ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }] }],
+  });
+  expect(slim.status).toEqual({
+    phase: 'Running',
+    podIP: '10.0.0.1',
+    hostIP: '192.168.0.1',
+    podIPs: [{ ip: '10.0.0.1' }],
+    conditions: [{ type: 'Ready', status: 'True' }],
+  });
 });
 
 test('native sidecars (init containers with restartPolicy Always) keep their ports; other init containers go', () => {
@@ -32,7 +66,9 @@ test('native sidecars (init containers with restartPolicy Always) keep their por
     { name: 'setup', image: 'x', ports: [{ containerPort: 1 }] },
     { name: 'proxy', image: 'y', restartPolicy: 'Always', ports: [{ name: 'tcp', containerPort: 15008 }] },
   ];
-  expect(slimObject('Pod', p).spec.initContainers).toEqual([{ name: 'proxy', restartPolicy: 'Always', ports: [{ name: 'tcp', containerPort: 15008, protocol: 'TCP' }] }]);
+  expect(slimObject('Pod', p).spec.initContainers).toEqual([
+    { name: 'proxy', restartPolicy: 'Always', ports: [{ name: 'tcp', containerPort: 15008, protocol: 'TCP' }] },
+  ]);
 });
 
 test('a pod without status or IPs slims without inventing fields', () => {
@@ -45,15 +81,38 @@ test('a node keeps its labels and addresses but not its image list or conditions
   const node = slimObject('Node', {
     metadata: { name: 'n1', labels: { 'topology.kubernetes.io/zone': 'z1' } },
     spec: { podCIDR: '10.0.0.0/24' },
-    status: { addresses: [{ type: 'InternalIP', address: '192.168.0.1' }], images: [{ names: ['a'], sizeBytes: 1 }], conditions: [{ type: 'Ready' }] },
+    status: {
+      addresses: [{ type: 'InternalIP', address: '192.168.0.1' }],
+      images: [{ names: ['a'], sizeBytes: 1 }],
+      conditions: [{ type: 'Ready' }],
+    },
   });
-  expect(node).toEqual({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1', labels: { 'topology.kubernetes.io/zone': 'z1' } }, spec: { podCIDR: '10.0.0.0/24' }, status: { addresses: [{ type: 'InternalIP', address: '192.168.0.1' }] } });
+  expect(node).toEqual({
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: 'n1', labels: { 'topology.kubernetes.io/zone': 'z1' } },
+    spec: { podCIDR: '10.0.0.0/24' },
+    status: { addresses: [{ type: 'InternalIP', address: '192.168.0.1' }] },
+  });
 });
 
 test('other kinds keep spec, data and status, typed with their watched apiVersion', () => {
-  const se = slimObject('ServiceEntry', { metadata: { name: 'se', namespace: 'n', managedFields: [] } as KubeObject['metadata'], spec: { hosts: ['a.example'] }, status: { x: 1 } });
-  expect(se).toEqual({ apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name: 'se', namespace: 'n' }, spec: { hosts: ['a.example'] }, status: { x: 1 } });
-  const cm = slimObject('ConfigMap', { metadata: { name: 'istio', namespace: 'istio-system' }, data: { mesh: 'a: b' } });
+  const se = slimObject('ServiceEntry', {
+    metadata: { name: 'se', namespace: 'n', managedFields: [] } as KubeObject['metadata'],
+    spec: { hosts: ['a.example'] },
+    status: { x: 1 },
+  });
+  expect(se).toEqual({
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'ServiceEntry',
+    metadata: { name: 'se', namespace: 'n' },
+    spec: { hosts: ['a.example'] },
+    status: { x: 1 },
+  });
+  const cm = slimObject('ConfigMap', {
+    metadata: { name: 'istio', namespace: 'istio-system' },
+    data: { mesh: 'a: b' },
+  });
   expect(cm.data).toEqual({ mesh: 'a: b' });
 });
 

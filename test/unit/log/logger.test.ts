@@ -9,8 +9,15 @@ function capture(): { lines: () => Record<string, unknown>[] } {
       done();
     },
   });
-  logs.setDestination(sink as unknown as Parameters<typeof logs.setDestination>[0]);
-  return { lines: () => out.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
+  logs.setDestination(sink);
+  return {
+    lines: () =>
+      out
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }
 
 describe('log levels', () => {

@@ -39,11 +39,16 @@ describe('meshConfig defaults (istiod DefaultMeshConfig)', () => {
       defaultServiceExportTo: ['*'],
       localityLbSetting: { enabled: true },
     });
-    expect((mesh['extensionProviders'] as { name: string }[]).map((p) => p.name)).toEqual(['prometheus', 'stackdriver', 'envoy']);
+    expect((mesh['extensionProviders'] as { name: string }[]).map((p) => p.name)).toEqual([
+      'prometheus',
+      'stackdriver',
+      'envoy',
+    ]);
   });
 
   test('caCertificates, meshMTLS, ca and discoverySelectors are unset', () => {
-    for (const field of ['caCertificates', 'meshMTLS', 'ca', 'discoverySelectors']) expect(mesh).not.toHaveProperty(field);
+    for (const field of ['caCertificates', 'meshMTLS', 'ca', 'discoverySelectors'])
+      expect(mesh).not.toHaveProperty(field);
   });
 
   test('each call returns an independent copy', () => {
@@ -62,14 +67,20 @@ describe('meshConfig merge rules (istiod ApplyMeshConfig)', () => {
   const base = defaultMeshConfig();
 
   test('top-level fields are replaced, including nested objects and lists', () => {
-    const out = applyMeshOverlay(base, { rootNamespace: 'mesh-root', outboundTrafficPolicy: { mode: 'REGISTRY_ONLY' }, defaultServiceExportTo: ['.'] });
+    const out = applyMeshOverlay(base, {
+      rootNamespace: 'mesh-root',
+      outboundTrafficPolicy: { mode: 'REGISTRY_ONLY' },
+      defaultServiceExportTo: ['.'],
+    });
     expect(out.rootNamespace).toBe('mesh-root');
     expect(out['outboundTrafficPolicy']).toEqual({ mode: 'REGISTRY_ONLY' });
     expect(out['defaultServiceExportTo']).toEqual(['.']);
   });
 
   test('defaultConfig is deep-merged: unspecified proxy fields keep their values', () => {
-    const out = applyMeshOverlay(base, { defaultConfig: { discoveryAddress: 'istiod.other.svc:15012', tracing: { sampling: 10 } } });
+    const out = applyMeshOverlay(base, {
+      defaultConfig: { discoveryAddress: 'istiod.other.svc:15012', tracing: { sampling: 10 } },
+    });
     expect(out.defaultConfig.discoveryAddress).toBe('istiod.other.svc:15012');
     expect(out.defaultConfig['proxyAdminPort']).toBe(15000);
     expect(out.defaultConfig['tracing']).toEqual({ zipkin: { address: 'zipkin.istio-system:9411' }, sampling: 10 });
@@ -77,7 +88,9 @@ describe('meshConfig merge rules (istiod ApplyMeshConfig)', () => {
 
   test('defaultConfig.proxyMetadata keys are merged across layers', () => {
     const shared = applyMeshOverlay(base, { defaultConfig: { proxyMetadata: { A: '1', B: '1' } } });
-    const out = applyMeshOverlay(shared, { defaultConfig: { proxyMetadata: { B: '2', ISTIO_META_ENABLE_HBONE: 'true' } } });
+    const out = applyMeshOverlay(shared, {
+      defaultConfig: { proxyMetadata: { B: '2', ISTIO_META_ENABLE_HBONE: 'true' } },
+    });
     expect(out.defaultConfig.proxyMetadata).toEqual({ A: '1', B: '2', ISTIO_META_ENABLE_HBONE: 'true' });
   });
 
@@ -130,7 +143,9 @@ describe('meshConfig layers: defaults < shared < primary', () => {
       { source: 'shared', text: 'trustDomain: shared.example\nrootNamespace: shared-root\n' },
       { source: 'primary', text: 'trustDomain: primary.example\n' },
     ]);
-    expect(built.ok && [built.mesh.trustDomain, built.mesh.rootNamespace, built.mesh.defaultConfig.statusPort]).toEqual(['primary.example', 'shared-root', 15020]);
+    expect(built.ok && [built.mesh.trustDomain, built.mesh.rootNamespace, built.mesh.defaultConfig.statusPort]).toEqual(
+      ['primary.example', 'shared-root', 15020],
+    );
   });
 
   test('a layer whose source has nothing contributes nothing', () => {

@@ -1,7 +1,12 @@
 import { applyMeshLayer } from '../../../src/mesh/build';
 import { defaultMeshConfig } from '../../../src/mesh/defaults';
 import { MAX_MESH_CONFIG_BYTES, MeshConfigError, parseMeshConfig } from '../../../src/mesh/parse';
-import { CONNECT_TIMEOUT_MAX_MS, proxyAddressProblem, trustDomainProblem, validateMeshConfig } from '../../../src/mesh/validate';
+import {
+  CONNECT_TIMEOUT_MAX_MS,
+  proxyAddressProblem,
+  trustDomainProblem,
+  validateMeshConfig,
+} from '../../../src/mesh/validate';
 import type { MeshConfigIssue } from '../../../src/mesh/types';
 
 function issuesOf(text: string): MeshConfigIssue[] {
@@ -36,18 +41,36 @@ describe('parseMeshConfig', () => {
     ['trustDomain: 5', 'trustDomain', 'expected a string, got number 5'],
     ['trustDomainAliases: a.example', 'trustDomainAliases', 'expected a list of strings, got string "a.example"'],
     ['enableAutoMtls: "yes"', 'enableAutoMtls', 'expected true or false, got string "yes"'],
-    ['connectTimeout: soon', 'connectTimeout', 'invalid duration "soon": expected a number and a unit (ns, us, ms, s, m, h), e.g. "10s" or "1h30m"'],
-    ['defaultConfig: {proxyMetadata: {ISTIO_META_ENABLE_HBONE: true}}', 'defaultConfig.proxyMetadata.ISTIO_META_ENABLE_HBONE', 'expected a string (quote values like "true"), got boolean true'],
+    [
+      'connectTimeout: soon',
+      'connectTimeout',
+      'invalid duration "soon": expected a number and a unit (ns, us, ms, s, m, h), e.g. "10s" or "1h30m"',
+    ],
+    [
+      'defaultConfig: {proxyMetadata: {ISTIO_META_ENABLE_HBONE: true}}',
+      'defaultConfig.proxyMetadata.ISTIO_META_ENABLE_HBONE',
+      'expected a string (quote values like "true"), got boolean true',
+    ],
     ['defaultConfig: {statusPort: "15020"}', 'defaultConfig.statusPort', 'expected a port number, got string "15020"'],
-    ['discoverySelectors: [{matchExpressions: [{key: a, operator: Maybe}]}]', 'discoverySelectors[0].matchExpressions[0].operator', 'must be one of In, NotIn, Exists, DoesNotExist, got string "Maybe"'],
-    ['extensionProviders: [{prometheus: {}}]', 'extensionProviders[0].name', 'is required: layers merge providers by name'],
+    [
+      'discoverySelectors: [{matchExpressions: [{key: a, operator: Maybe}]}]',
+      'discoverySelectors[0].matchExpressions[0].operator',
+      'must be one of In, NotIn, Exists, DoesNotExist, got string "Maybe"',
+    ],
+    [
+      'extensionProviders: [{prometheus: {}}]',
+      'extensionProviders[0].name',
+      'is required: layers merge providers by name',
+    ],
     ['caCertificates: [{pem: [x]}]', 'caCertificates[0].pem', 'expected a string, got a list'],
   ])('a known field with the wrong type is an error naming it: %s', (text, field, message) => {
     expect(issuesOf(text)).toEqual([{ field, message }]);
   });
 
   test(`a meshConfig larger than MAX_MESH_CONFIG_BYTES (${MAX_MESH_CONFIG_BYTES}) is refused`, () => {
-    expect(() => parseMeshConfig(`# ${'x'.repeat(MAX_MESH_CONFIG_BYTES)}`, 'f')).toThrow(`larger than ${MAX_MESH_CONFIG_BYTES} bytes`);
+    expect(() => parseMeshConfig(`# ${'x'.repeat(MAX_MESH_CONFIG_BYTES)}`, 'f')).toThrow(
+      `larger than ${MAX_MESH_CONFIG_BYTES} bytes`,
+    );
   });
 });
 
@@ -67,14 +90,24 @@ describe('validateMeshConfig (istiod ValidateMeshConfig)', () => {
   });
 
   test('each bad trust domain alias is reported with its index', () => {
-    expect(issuesOf('trustDomainAliases: [a.example, "z bad"]')).toEqual([{ field: 'trustDomainAliases[1]', message: 'trust domain name "z bad" invalid: label "z bad" is not a lowercase DNS-1123 label' }]);
+    expect(issuesOf('trustDomainAliases: [a.example, "z bad"]')).toEqual([
+      {
+        field: 'trustDomainAliases[1]',
+        message: 'trust domain name "z bad" invalid: label "z bad" is not a lowercase DNS-1123 label',
+      },
+    ]);
   });
 
   test('defaultConfig.discoveryAddress must be present and host:port', () => {
     expect(issuesOf('defaultConfig: {discoveryAddress: ""}')).toEqual([
-      { field: 'defaultConfig.discoveryAddress', message: 'must be set to the address of the discovery service (host:port)' },
+      {
+        field: 'defaultConfig.discoveryAddress',
+        message: 'must be set to the address of the discovery service (host:port)',
+      },
     ]);
-    expect(issuesOf('defaultConfig: {discoveryAddress: istiod.istio-system.svc}')[0]?.field).toBe('defaultConfig.discoveryAddress');
+    expect(issuesOf('defaultConfig: {discoveryAddress: istiod.istio-system.svc}')[0]?.field).toBe(
+      'defaultConfig.discoveryAddress',
+    );
     expect(proxyAddressProblem('istiod.istio-system.svc:15012')).toBeUndefined();
     expect(proxyAddressProblem('10.0.0.1:15012')).toBeUndefined();
     expect(proxyAddressProblem('[fd00::1]:15012')).toBeUndefined();
@@ -85,7 +118,9 @@ describe('validateMeshConfig (istiod ValidateMeshConfig)', () => {
 
   test('proxy ports must be in 1..65535', () => {
     expect(issuesOf('proxyListenPort: 70000').map((i) => i.field)).toEqual(['proxyListenPort']);
-    expect(issuesOf('defaultConfig: {proxyAdminPort: 0}').map((i) => i.field)).toEqual(['defaultConfig.proxyAdminPort']);
+    expect(issuesOf('defaultConfig: {proxyAdminPort: 0}').map((i) => i.field)).toEqual([
+      'defaultConfig.proxyAdminPort',
+    ]);
   });
 
   test(`connectTimeout must be between 1ms and ${CONNECT_TIMEOUT_MAX_MS / 3_600_000}h`, () => {
@@ -95,17 +130,28 @@ describe('validateMeshConfig (istiod ValidateMeshConfig)', () => {
   });
 
   test('drainDuration must be whole seconds; configPath, binaryPath and serviceCluster are required', () => {
-    expect(issuesOf('defaultConfig: {drainDuration: 1500ms}').map((i) => i.field)).toEqual(['defaultConfig.drainDuration']);
-    expect(issuesOf('defaultConfig: {configPath: "", binaryPath: ""}').map((i) => i.field)).toEqual(['defaultConfig.configPath', 'defaultConfig.binaryPath']);
-    expect(issuesOf('defaultConfig: {serviceCluster: ""}').map((i) => i.field)).toEqual(['defaultConfig.serviceCluster']);
+    expect(issuesOf('defaultConfig: {drainDuration: 1500ms}').map((i) => i.field)).toEqual([
+      'defaultConfig.drainDuration',
+    ]);
+    expect(issuesOf('defaultConfig: {configPath: "", binaryPath: ""}').map((i) => i.field)).toEqual([
+      'defaultConfig.configPath',
+      'defaultConfig.binaryPath',
+    ]);
+    expect(issuesOf('defaultConfig: {serviceCluster: ""}').map((i) => i.field)).toEqual([
+      'defaultConfig.serviceCluster',
+    ]);
   });
 
   test('controlPlaneAuthPolicy must be NONE or MUTUAL_TLS', () => {
-    expect(issuesOf('defaultConfig: {controlPlaneAuthPolicy: SOMETIMES}').map((i) => i.field)).toEqual(['defaultConfig.controlPlaneAuthPolicy']);
+    expect(issuesOf('defaultConfig: {controlPlaneAuthPolicy: SOMETIMES}').map((i) => i.field)).toEqual([
+      'defaultConfig.controlPlaneAuthPolicy',
+    ]);
   });
 
   test('meshMTLS.ecdhCurves is not allowed', () => {
-    expect(issuesOf('meshMTLS: {ecdhCurves: [P-256]}')).toEqual([{ field: 'meshMTLS.ecdhCurves', message: 'mesh TLS does not support ECDH curves configuration' }]);
+    expect(issuesOf('meshMTLS: {ecdhCurves: [P-256]}')).toEqual([
+      { field: 'meshMTLS.ecdhCurves', message: 'mesh TLS does not support ECDH curves configuration' },
+    ]);
   });
 
   test('the ambient profile meshConfig is valid', () => {

@@ -2,11 +2,23 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LOCAL_TOKEN_CACHE_MAX_ENTRIES, LocalTokenVerifier } from '../../../src/security/authenticator';
-import { MAX_TOKEN_BYTES, TOKEN_KEY_FILE, loadOrCreateTokenKey, signLocalToken, verifyLocalToken } from '../../../src/security/local-jwt';
+import {
+  MAX_TOKEN_BYTES,
+  TOKEN_KEY_FILE,
+  loadOrCreateTokenKey,
+  signLocalToken,
+  verifyLocalToken,
+} from '../../../src/security/local-jwt';
 import { MAX_SPIFFE_ID_LENGTH, parseSpiffeId, parseServiceAccountUsername } from '../../../src/security/spiffe';
 import { tempDir } from '../ca/fixtures';
 
-const subject = { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-a', podUid: 'uid-1', nodeName: 'node-a' };
+const subject = {
+  namespace: 'istio-system',
+  serviceAccount: 'ztunnel',
+  podName: 'ztunnel-a',
+  podUid: 'uid-1',
+  nodeName: 'node-a',
+};
 
 describe('local service-account tokens', () => {
   const key = crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey;
@@ -23,7 +35,17 @@ describe('local service-account tokens', () => {
   test.each([
     ['an expired token', () => signLocalToken(key, subject, ['istio-ca'], 10, Date.now() - 3600_000), 'expired_token'],
     ['a token for another audience', () => signLocalToken(key, subject, ['other'], 600), 'wrong_audience'],
-    ['a token signed by another key', () => signLocalToken(crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey, subject, ['istio-ca'], 600), 'invalid_token'],
+    [
+      'a token signed by another key',
+      () =>
+        signLocalToken(
+          crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey,
+          subject,
+          ['istio-ca'],
+          600,
+        ),
+      'invalid_token',
+    ],
     ['a token that is not a JWT', () => 'abc', 'malformed_token'],
     [`a token above ${MAX_TOKEN_BYTES} bytes`, () => 'a'.repeat(MAX_TOKEN_BYTES + 1), 'malformed_token'],
   ])('%s is refused', (_name, make, reason) => {
@@ -40,7 +62,11 @@ describe('local service-account tokens', () => {
 
   test(`verified tokens are cached, at most ${LOCAL_TOKEN_CACHE_MAX_ENTRIES}, and not past their expiry`, async () => {
     let now = Date.now();
-    const v = new LocalTokenVerifier(pub, () => ['istio-ca'], () => now);
+    const v = new LocalTokenVerifier(
+      pub,
+      () => ['istio-ca'],
+      () => now,
+    );
     const token = signLocalToken(key, subject, ['istio-ca'], 30, now);
     await expect(v.verify(token)).resolves.toMatchObject({ podUid: 'uid-1' });
     now += 120_000;
@@ -50,10 +76,21 @@ describe('local service-account tokens', () => {
 
 describe('SPIFFE identities', () => {
   test('a service-account id parses into trust domain, namespace and service account', () => {
-    expect(parseSpiffeId('spiffe://cluster.local/ns/default/sa/sleep')).toEqual({ trustDomain: 'cluster.local', namespace: 'default', serviceAccount: 'sleep' });
+    expect(parseSpiffeId('spiffe://cluster.local/ns/default/sa/sleep')).toEqual({
+      trustDomain: 'cluster.local',
+      namespace: 'default',
+      serviceAccount: 'sleep',
+    });
   });
 
-  test.each(['default/sleep', 'spiffe://td/ns/default', 'spiffe://td/ns/default/sa/sleep/extra', 'spiffe://td/ns//sa/x', 'spiffe://td/ns/a b/sa/x', 'http://td/ns/a/sa/b'])('"%s" is not a service-account SPIFFE id', (id) => {
+  test.each([
+    'default/sleep',
+    'spiffe://td/ns/default',
+    'spiffe://td/ns/default/sa/sleep/extra',
+    'spiffe://td/ns//sa/x',
+    'spiffe://td/ns/a b/sa/x',
+    'http://td/ns/a/sa/b',
+  ])('"%s" is not a service-account SPIFFE id', (id) => {
     expect(() => parseSpiffeId(id)).toThrow();
   });
 
@@ -62,7 +99,10 @@ describe('SPIFFE identities', () => {
   });
 
   test('only system:serviceaccount usernames are service accounts', () => {
-    expect(parseServiceAccountUsername('system:serviceaccount:ns:sa')).toEqual({ namespace: 'ns', serviceAccount: 'sa' });
+    expect(parseServiceAccountUsername('system:serviceaccount:ns:sa')).toEqual({
+      namespace: 'ns',
+      serviceAccount: 'sa',
+    });
     expect(parseServiceAccountUsername('system:node:n1')).toBeUndefined();
   });
 });

@@ -3,8 +3,19 @@ import { MemoryStore } from '../../../src/store/memory-store';
 import type { KubeObject } from '../../../src/store/types';
 import { NODE_SA_INDEX, NodeAuthorizer, podNodeServiceAccountKeys } from '../../../src/security/node-authorizer';
 
-function pod(ns: string, name: string, uid: string, sa: string | undefined, node: string | undefined, phase = 'Running'): KubeObject {
-  return { metadata: { name, namespace: ns, uid }, spec: { ...(sa ? { serviceAccountName: sa } : {}), ...(node ? { nodeName: node } : {}) }, status: { phase } };
+function pod(
+  ns: string,
+  name: string,
+  uid: string,
+  sa: string | undefined,
+  node: string | undefined,
+  phase = 'Running',
+): KubeObject {
+  return {
+    metadata: { name, namespace: ns, uid },
+    spec: { ...(sa ? { serviceAccountName: sa } : {}), ...(node ? { nodeName: node } : {}) },
+    status: { phase },
+  };
 }
 
 const ztunnel: CallerIdentity = {
@@ -18,27 +29,46 @@ const ztunnel: CallerIdentity = {
 
 function setup(trusted = ['istio-system/ztunnel']) {
   const store = new MemoryStore();
-  store.upsert('Pod', [pod('istio-system', 'ztunnel-a', 'uid-zt', 'ztunnel', 'node-a'), pod('default', 'sleep-1', 'uid-s', 'sleep', 'node-a'), pod('default', 'plain-1', 'uid-p', undefined, 'node-a')]);
-  const authorizer = new NodeAuthorizer(store, { trustedAccounts: trusted, trustDomains: () => ['cluster.local', 'old.example'] });
+  store.upsert('Pod', [
+    pod('istio-system', 'ztunnel-a', 'uid-zt', 'ztunnel', 'node-a'),
+    pod('default', 'sleep-1', 'uid-s', 'sleep', 'node-a'),
+    pod('default', 'plain-1', 'uid-p', undefined, 'node-a'),
+  ]);
+  const authorizer = new NodeAuthorizer(store, {
+    trustedAccounts: trusted,
+    trustDomains: () => ['cluster.local', 'old.example'],
+  });
   return { store, authorizer };
 }
 
 describe('node authorization', () => {
   test('an empty CA_TRUSTED_NODE_ACCOUNTS disables impersonation', () => {
-    expect(setup([]).authorizer.authorize(ztunnel, 'spiffe://cluster.local/ns/default/sa/sleep')).toMatchObject({ allowed: false, reason: 'impersonation_disabled' });
+    expect(setup([]).authorizer.authorize(ztunnel, 'spiffe://cluster.local/ns/default/sa/sleep')).toMatchObject({
+      allowed: false,
+      reason: 'impersonation_disabled',
+    });
   });
 
   test('an identity in a trust domain alias is allowed', () => {
-    expect(setup().authorizer.authorize(ztunnel, 'spiffe://old.example/ns/default/sa/sleep')).toEqual({ allowed: true, node: 'node-a' });
+    expect(setup().authorizer.authorize(ztunnel, 'spiffe://old.example/ns/default/sa/sleep')).toEqual({
+      allowed: true,
+      node: 'node-a',
+    });
   });
 
   test('a pod without serviceAccountName runs as "default"', () => {
-    expect(setup().authorizer.authorize(ztunnel, 'spiffe://cluster.local/ns/default/sa/default')).toEqual({ allowed: true, node: 'node-a' });
+    expect(setup().authorizer.authorize(ztunnel, 'spiffe://cluster.local/ns/default/sa/default')).toEqual({
+      allowed: true,
+      node: 'node-a',
+    });
   });
 
   test('a caller without pod claims is denied as caller_pod_unknown', () => {
     const { podName: _n, podUid: _u, ...noPod } = ztunnel;
-    expect(setup().authorizer.authorize(noPod, 'spiffe://cluster.local/ns/default/sa/sleep')).toMatchObject({ allowed: false, reason: 'caller_pod_unknown' });
+    expect(setup().authorizer.authorize(noPod, 'spiffe://cluster.local/ns/default/sa/sleep')).toMatchObject({
+      allowed: false,
+      reason: 'caller_pod_unknown',
+    });
   });
 
   test('the node check is one index lookup, never a scan of pods', () => {
@@ -54,7 +84,10 @@ describe('node authorization', () => {
   test('a pod that moves to a terminal phase leaves the index at once', () => {
     const { store, authorizer } = setup();
     store.upsert('Pod', [pod('default', 'sleep-1', 'uid-s', 'sleep', 'node-a', 'Failed')]);
-    expect(authorizer.authorize(ztunnel, 'spiffe://cluster.local/ns/default/sa/sleep')).toMatchObject({ allowed: false, reason: 'no_pod_on_node' });
+    expect(authorizer.authorize(ztunnel, 'spiffe://cluster.local/ns/default/sa/sleep')).toMatchObject({
+      allowed: false,
+      reason: 'no_pod_on_node',
+    });
   });
 
   test('unscheduled and terminal pods have no index key', () => {

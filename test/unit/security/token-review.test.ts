@@ -35,19 +35,30 @@ class CountingReviewer implements TokenReviewer {
 
 describe('TokenReview results', () => {
   test('an authenticated service account yields its namespace, name and pod from user.extra', () => {
-    expect(identityFromReview(ok, ['istio-ca'])).toMatchObject({ namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-a', podUid: 'uid-1' });
+    expect(identityFromReview(ok, ['istio-ca'])).toMatchObject({
+      namespace: 'istio-system',
+      serviceAccount: 'ztunnel',
+      podName: 'ztunnel-a',
+      podUid: 'uid-1',
+    });
   });
 
   test('an unauthenticated review is invalid_token with the API server reason', () => {
-    expect(() => identityFromReview({ authenticated: false, error: 'token expired' }, ['istio-ca'])).toThrow(/token expired/);
+    expect(() => identityFromReview({ authenticated: false, error: 'token expired' }, ['istio-ca'])).toThrow(
+      /token expired/,
+    );
   });
 
   test('a user that is not a service account is refused', () => {
-    expect(() => identityFromReview({ ...ok, username: 'alice' }, ['istio-ca'])).toThrow(expect.objectContaining({ reason: 'not_a_service_account' }));
+    expect(() => identityFromReview({ ...ok, username: 'alice' }, ['istio-ca'])).toThrow(
+      expect.objectContaining({ reason: 'not_a_service_account' }),
+    );
   });
 
   test('review audiences outside TOKEN_AUDIENCES are refused', () => {
-    expect(() => identityFromReview({ ...ok, audiences: ['other'] }, ['istio-ca'])).toThrow(expect.objectContaining({ reason: 'wrong_audience' }));
+    expect(() => identityFromReview({ ...ok, audiences: ['other'] }, ['istio-ca'])).toThrow(
+      expect.objectContaining({ reason: 'wrong_audience' }),
+    );
   });
 });
 
@@ -107,24 +118,36 @@ describe('the TokenReview cache', () => {
 
   test(`the cache holds at most ${TOKEN_REVIEW_CACHE_MAX_ENTRIES} entries`, async () => {
     const v = new CachedTokenVerifier(new CountingReviewer(ok), () => ['istio-ca'], clock);
-    for (let i = 0; i < TOKEN_REVIEW_CACHE_MAX_ENTRIES + 10; i++) await v.verify(jwtWithExp(now / 1000 + 3600, String(i)));
+    for (let i = 0; i < TOKEN_REVIEW_CACHE_MAX_ENTRIES + 10; i++)
+      await v.verify(jwtWithExp(now / 1000 + 3600, String(i)));
     expect(v.size).toBe(TOKEN_REVIEW_CACHE_MAX_ENTRIES);
   });
 });
 
 describe('TokenReview through the API writer', () => {
-  const answer = { authenticated: true, username: 'system:serviceaccount:istio-system:ztunnel', extra: { [POD_NAME_EXTRA]: ['ztunnel-1'] } };
+  const answer = {
+    authenticated: true,
+    username: 'system:serviceaccount:istio-system:ztunnel',
+    extra: { [POD_NAME_EXTRA]: ['ztunnel-1'] },
+  };
 
   test('a review whose answer names no audiences is checked against the requested ones, not refused as wrong_audience', async () => {
     const reviewer = new KubeTokenReviewer({ createTokenReview: async () => answer });
     const review = await reviewer.review('t', ['istio-ca']);
     expect(review.audiences).toBeUndefined();
-    expect(identityFromReview(review, ['istio-ca'])).toMatchObject({ namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-1', audiences: ['istio-ca'] });
+    expect(identityFromReview(review, ['istio-ca'])).toMatchObject({
+      namespace: 'istio-system',
+      serviceAccount: 'ztunnel',
+      podName: 'ztunnel-1',
+      audiences: ['istio-ca'],
+    });
   });
 
   test('audiences the server names are kept, so a token for another audience is refused', async () => {
     const reviewer = new KubeTokenReviewer({ createTokenReview: async () => ({ ...answer, audiences: ['other'] }) });
     const review = await reviewer.review('t', ['istio-ca']);
-    expect(() => identityFromReview(review, ['istio-ca'])).toThrow(expect.objectContaining({ reason: 'wrong_audience' }));
+    expect(() => identityFromReview(review, ['istio-ca'])).toThrow(
+      expect.objectContaining({ reason: 'wrong_audience' }),
+    );
   });
 });

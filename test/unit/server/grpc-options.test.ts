@@ -1,5 +1,9 @@
 import { parseServeOptions } from '../../../src/config/options';
-import { CONNECTION_AGE_GRACE_MS, grpcServerOptions, MIN_CLIENT_PING_INTERVAL_MS } from '../../../src/server/grpc-options';
+import {
+  CONNECTION_AGE_GRACE_MS,
+  grpcServerOptions,
+  MIN_CLIENT_PING_INTERVAL_MS,
+} from '../../../src/server/grpc-options';
 
 describe('gRPC server options', () => {
   it('connections age out after keepaliveMaxServerConnectionAge with a grace period', () => {
@@ -9,7 +13,9 @@ describe('gRPC server options', () => {
   });
 
   it('stream and message limits come from ISTIO_GPRC_MAXSTREAMS and ISTIO_GPRC_MAXRECVMSGSIZE', () => {
-    const o = grpcServerOptions(parseServeOptions([], { ISTIO_GPRC_MAXSTREAMS: '50', ISTIO_GPRC_MAXRECVMSGSIZE: '1048576' }));
+    const o = grpcServerOptions(
+      parseServeOptions([], { ISTIO_GPRC_MAXSTREAMS: '50', ISTIO_GPRC_MAXRECVMSGSIZE: '1048576' }),
+    );
     expect(o['grpc.max_concurrent_streams']).toBe(50);
     expect(o['grpc.max_receive_message_length']).toBe(1_048_576);
   });

@@ -63,7 +63,10 @@ describe('drainWithin', () => {
     };
     const slow = manualPart('slow', events);
     const logged: { msg: string; part?: string }[] = [];
-    const log = pino({ level: 'warn' }, { write: (line: string) => logged.push(JSON.parse(line) as { msg: string; part?: string }) });
+    const log = pino(
+      { level: 'warn' },
+      { write: (line: string) => logged.push(JSON.parse(line) as { msg: string; part?: string }) },
+    );
     const done = drainWithin([broken, stuck, slow], 1000, log);
     await jest.advanceTimersByTimeAsync(1000);
     await expect(done).resolves.toEqual({ forced: ['stuck', 'slow'] });
@@ -90,7 +93,9 @@ describe('--shutdownDuration', () => {
 describe('GrpcServers during shutdown', () => {
   test('a secure port still waiting for its certificate does not bind once shutdown has begun', async () => {
     let release: (c: ServingCertificate) => void = () => undefined;
-    const certs = { whenAvailable: () => new Promise<ServingCertificate>((r) => (release = r)) } as unknown as ServingCertSink;
+    const certs = {
+      whenAvailable: () => new Promise<ServingCertificate>((r) => (release = r)),
+    } as unknown as ServingCertSink;
     const servers = new GrpcServers(null, { host: '127.0.0.1', port: 0 }, {});
     const started = servers.startSecure(certs);
     servers.stopBinding();

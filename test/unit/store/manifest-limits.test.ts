@@ -2,7 +2,14 @@
 // hit exactly: the largest allowed input loads, one more is refused with a reason naming it.
 
 import { exceedsDepth } from '../../../src/store/local/depth';
-import { MAX_MANIFEST_DEPTH, MAX_MANIFEST_OBJECTS, ManifestError, parseManifest, TOO_DEEP, TOO_MANY_OBJECTS } from '../../../src/store/local/manifest';
+import {
+  MAX_MANIFEST_DEPTH,
+  MAX_MANIFEST_OBJECTS,
+  ManifestError,
+  parseManifest,
+  TOO_DEEP,
+  TOO_MANY_OBJECTS,
+} from '../../../src/store/local/manifest';
 
 function refusal(text: string, file: string): ManifestError {
   try {
@@ -27,14 +34,19 @@ function yamlAtDepth(depth: number): string {
   const block = Math.min(depth - 1, 20);
   const flow = depth - block;
   const lines = ['apiVersion: v1', 'kind: ConfigMap', 'metadata: {name: c, namespace: a}'];
-  for (let i = 0; i < block; i++) lines.push(`${'  '.repeat(i)}k${i}:${i === block - 1 ? ` ${'['.repeat(flow)}1${']'.repeat(flow)}` : ''}`);
+  for (let i = 0; i < block; i++)
+    lines.push(`${'  '.repeat(i)}k${i}:${i === block - 1 ? ` ${'['.repeat(flow)}1${']'.repeat(flow)}` : ''}`);
   return `${lines.join('\n')}\n`;
 }
 
 describe(`MAX_MANIFEST_DEPTH (${MAX_MANIFEST_DEPTH})`, () => {
   test('a JSON document exactly at the limit loads; one level more is refused naming the limit', () => {
     expect(parseManifest(jsonAtDepth(MAX_MANIFEST_DEPTH), 'ok.json').objects).toHaveLength(1);
-    expect(refusal(jsonAtDepth(MAX_MANIFEST_DEPTH + 1), 'deep.json')).toMatchObject({ file: 'deep.json', line: 1, reason: TOO_DEEP });
+    expect(refusal(jsonAtDepth(MAX_MANIFEST_DEPTH + 1), 'deep.json')).toMatchObject({
+      file: 'deep.json',
+      line: 1,
+      reason: TOO_DEEP,
+    });
     expect(TOO_DEEP).toContain(`MAX_MANIFEST_DEPTH (${MAX_MANIFEST_DEPTH} levels)`);
   });
 
@@ -83,7 +95,12 @@ describe(`MAX_MANIFEST_OBJECTS (${MAX_MANIFEST_OBJECTS})`, () => {
   });
 
   test('List items count like documents', () => {
-    const items = (n: number) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items: Array.from({ length: n }, (_, i) => ({ ...HEAD, metadata: { name: `c${i}`, namespace: 'a' } })) });
+    const items = (n: number) =>
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: Array.from({ length: n }, (_, i) => ({ ...HEAD, metadata: { name: `c${i}`, namespace: 'a' } })),
+      });
     expect(parseManifest(items(MAX_MANIFEST_OBJECTS), 'ok.json').objects).toHaveLength(MAX_MANIFEST_OBJECTS);
     expect(refusal(items(MAX_MANIFEST_OBJECTS + 1), 'list.json').reason).toBe(TOO_MANY_OBJECTS);
   });
@@ -92,12 +109,18 @@ describe(`MAX_MANIFEST_OBJECTS (${MAX_MANIFEST_OBJECTS})`, () => {
 describe('duplicate keys', () => {
   test('a mapping of 100,000 distinct keys loads: duplicates are found with a Set, not by rescanning the mapping per key', () => {
     const keys = Array.from({ length: 100_000 }, (_, i) => `  k${i}: v`).join('\n');
-    const { objects } = parseManifest(`apiVersion: v1\nkind: ConfigMap\nmetadata: {name: wide, namespace: a}\ndata:\n${keys}\n`, 'wide.yaml');
+    const { objects } = parseManifest(
+      `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: wide, namespace: a}\ndata:\n${keys}\n`,
+      'wide.yaml',
+    );
     expect(Object.keys(objects[0]?.object.data ?? {})).toHaveLength(100_000);
   });
 
   test('a key repeated inside a nested mapping is refused with the key and the line of the repeat', () => {
-    const err = refusal('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  list:\n  - {a: 1, b: 2}\n  - a: 1\n    a: 2\n', 'dup.yaml');
+    const err = refusal(
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  list:\n  - {a: 1, b: 2}\n  - a: 1\n    a: 2\n',
+      'dup.yaml',
+    );
     expect(err).toMatchObject({ line: 8, reason: 'Map keys must be unique; "a" appears twice' });
   });
 });

@@ -41,8 +41,13 @@ describe('parseManifest', () => {
   });
 
   test('JSON files are read as one object', () => {
-    const { objects } = parseManifest('{"apiVersion":"v1","kind":"Service","metadata":{"name":"s","namespace":"a"}}', 'svc.json');
-    expect(objects.map((o) => `${o.kind} ${o.object.metadata.namespace}/${o.object.metadata.name}`)).toEqual(['Service a/s']);
+    const { objects } = parseManifest(
+      '{"apiVersion":"v1","kind":"Service","metadata":{"name":"s","namespace":"a"}}',
+      'svc.json',
+    );
+    expect(objects.map((o) => `${o.kind} ${o.object.metadata.namespace}/${o.object.metadata.name}`)).toEqual([
+      'Service a/s',
+    ]);
   });
 
   test('kind List items each become an object, whatever their kind', () => {
@@ -92,7 +97,10 @@ metadata: {name: web-1}
   });
 
   test('a served version other than the watched one is accepted (security.istio.io/v1beta1)', () => {
-    const { objects } = parseManifest('apiVersion: security.istio.io/v1beta1\nkind: AuthorizationPolicy\nmetadata: {name: p, namespace: a}\n', 'p.yaml');
+    const { objects } = parseManifest(
+      'apiVersion: security.istio.io/v1beta1\nkind: AuthorizationPolicy\nmetadata: {name: p, namespace: a}\n',
+      'p.yaml',
+    );
     expect(objects[0]?.kind).toBe('AuthorizationPolicy');
   });
 
@@ -111,18 +119,24 @@ metadata: {name: n, namespace: ignored}
   });
 
   test('uid is deterministic from kind, namespace and name unless the file sets one', () => {
-    const text = 'apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: q, namespace: a, uid: given}\n';
+    const text =
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: q, namespace: a, uid: given}\n';
     const first = parseManifest(text, 'x.yaml').objects;
     const again = parseManifest(text, 'y.yaml').objects;
     expect(first[0]?.object.metadata.uid).toBe(deterministicUid('Pod', 'a', 'p'));
     expect(first[0]?.object.metadata.uid).toBe(again[0]?.object.metadata.uid);
-    expect(first[0]?.object.metadata.uid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(first[0]?.object.metadata.uid).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
     expect(deterministicUid('Pod', 'a', 'p')).not.toBe(deterministicUid('Pod', 'b', 'p'));
     expect(first[1]?.object.metadata.uid).toBe('given');
   });
 
   test('a resourceVersion written in a file is dropped: the source assigns its own', () => {
-    const { objects } = parseManifest('apiVersion: v1\nkind: Pod\nmetadata: {name: p, resourceVersion: "99"}\n', 'x.yaml');
+    const { objects } = parseManifest(
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: p, resourceVersion: "99"}\n',
+      'x.yaml',
+    );
     expect(objects[0]?.object.metadata.resourceVersion).toBeUndefined();
   });
 
@@ -141,12 +155,16 @@ describe('parseManifest errors name the file, the line and the reason', () => {
   });
 
   test('a document without metadata.name, on the second document', () => {
-    const err = parseError('apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  namespace: a\n');
+    const err = parseError(
+      'apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  namespace: a\n',
+    );
     expect(err.message).toBe('demo/pods.yaml:5: Pod has no metadata.name');
   });
 
   test('a List item without metadata.name points at the item', () => {
-    const err = parseError('apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: ok}\n- apiVersion: v1\n  kind: Node\n  metadata: {}\n');
+    const err = parseError(
+      'apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: ok}\n- apiVersion: v1\n  kind: Node\n  metadata: {}\n',
+    );
     expect(err.message).toBe('demo/pods.yaml:7: Node has no metadata.name');
   });
 
@@ -160,7 +178,9 @@ describe('parseManifest errors name the file, the line and the reason', () => {
   });
 
   test('labels must be strings (an unquoted true or number is a common slip)', () => {
-    expect(parseError('apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  labels: {ready: true}\n').reason).toMatch(/metadata.labels must map strings to strings/);
+    expect(parseError('apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  labels: {ready: true}\n').reason).toMatch(
+      /metadata.labels must map strings to strings/,
+    );
   });
 
   test('duplicate keys in a mapping are an error', () => {
@@ -179,7 +199,12 @@ describe('parseManifest errors name the file, the line and the reason', () => {
   });
 
   test('a YAML alias bomb is refused instead of expanding', () => {
-    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]', 'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]', 'd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]'].join('\n');
+    const bomb = [
+      'a: &a [x, x, x, x, x, x, x, x, x, x]',
+      'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]',
+      'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]',
+      'd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]',
+    ].join('\n');
     expect(parseError(bomb).reason).toMatch(/alias/i);
   });
 });

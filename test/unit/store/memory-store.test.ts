@@ -1,8 +1,18 @@
 import { MemoryStore } from '../../../src/store/memory-store';
 import type { KubeObject, StoreEvent } from '../../../src/store/types';
 
-function pod(name: string, rv: string, extra: Partial<KubeObject['metadata']> = {}, spec: Record<string, unknown> = {}): KubeObject {
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'ns1', uid: `uid-${name}`, resourceVersion: rv, ...extra }, spec };
+function pod(
+  name: string,
+  rv: string,
+  extra: Partial<KubeObject['metadata']> = {},
+  spec: Record<string, unknown> = {},
+): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'ns1', uid: `uid-${name}`, resourceVersion: rv, ...extra },
+    spec,
+  };
 }
 
 function recording(store: MemoryStore): StoreEvent[][] {
@@ -11,7 +21,8 @@ function recording(store: MemoryStore): StoreEvent[][] {
   return batches;
 }
 
-const summary = (batch: readonly StoreEvent[]) => batch.map((e) => `${e.type} ${e.kind} ${e.object.metadata.namespace ?? ''}/${e.object.metadata.name}`);
+const summary = (batch: readonly StoreEvent[]) =>
+  batch.map((e) => `${e.type} ${e.kind} ${e.object.metadata.namespace ?? ''}/${e.object.metadata.name}`);
 
 describe('MemoryStore events', () => {
   test('upsert of a new object emits add, of a known one with a new resourceVersion emits update with the old object', () => {
@@ -121,7 +132,12 @@ describe('MemoryStore reads', () => {
   test('list by namespace returns only that namespace; without one, every object of the kind', () => {
     const store = new MemoryStore();
     store.upsert('Pod', [pod('a', '1'), pod('b', '1', { namespace: 'ns2' }), pod('c', '1', { namespace: 'ns2' })]);
-    expect(store.list('Pod', 'ns2').map((p) => p.metadata.name).sort()).toEqual(['b', 'c']);
+    expect(
+      store
+        .list('Pod', 'ns2')
+        .map((p) => p.metadata.name)
+        .sort(),
+    ).toEqual(['b', 'c']);
     expect(store.list('Pod', 'ns1').map((p) => p.metadata.name)).toEqual(['a']);
     expect(store.list('Pod', 'empty')).toEqual([]);
     expect(store.list('Pod')).toHaveLength(3);
@@ -158,7 +174,12 @@ describe('MemoryStore indexes', () => {
     const store = new MemoryStore();
     store.upsert('Pod', [pod('a', '1', {}, { nodeName: 'n1' }), pod('b', '1', {}, { nodeName: 'n1' })]);
     store.addIndex('Pod', 'node', byNode);
-    expect(store.byIndex('Pod', 'node', 'n1').map((p) => p.metadata.name).sort()).toEqual(['a', 'b']);
+    expect(
+      store
+        .byIndex('Pod', 'node', 'n1')
+        .map((p) => p.metadata.name)
+        .sort(),
+    ).toEqual(['a', 'b']);
   });
 
   test('an object with several keys is found under each of them', () => {

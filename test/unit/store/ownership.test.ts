@@ -16,7 +16,11 @@ describe('resolveOwnership', () => {
     ]);
     expect(desired.get('ConfigMap|a/shared')?.object.data).toEqual({ v: 'first' });
     expect(duplicates).toEqual([
-      { file: 'z-later.yaml', line: 7, message: 'ConfigMap a/shared is already defined in a-first.yaml; this copy is ignored' },
+      {
+        file: 'z-later.yaml',
+        line: 7,
+        message: 'ConfigMap a/shared is already defined in a-first.yaml; this copy is ignored',
+      },
     ]);
   });
 
@@ -56,9 +60,19 @@ describe('diffStates', () => {
   test('a changed object is an update with the next resourceVersion and the original creationTimestamp', () => {
     const current = new Map<string, Stored>();
     const { desired } = resolveOwnership([{ file: 'f', order: 0, objects: [cm('x', { a: '1' })] }]);
-    const first = diffStates(current, desired, () => '1', () => 'created');
+    const first = diffStates(
+      current,
+      desired,
+      () => '1',
+      () => 'created',
+    );
     const changed = resolveOwnership([{ file: 'f', order: 0, objects: [cm('x', { a: '2' })] }]).desired;
-    const { changes, counts } = diffStates(first.next, changed, () => '2', () => 'later');
+    const { changes, counts } = diffStates(
+      first.next,
+      changed,
+      () => '2',
+      () => 'later',
+    );
     expect(counts).toEqual({ add: 0, update: 1, delete: 0 });
     expect(changes[0]?.object.metadata).toMatchObject({ resourceVersion: '2', creationTimestamp: 'created' });
   });

@@ -8,20 +8,25 @@ const gateway = (extra: object = {}) => ({
   ...extra,
 });
 
-function review(object: unknown, opts: { apiVersion?: string; operation?: string; uid?: string; dryRun?: boolean } = {}) {
-  return Buffer.from(JSON.stringify({
-    apiVersion: opts.apiVersion ?? 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: opts.uid ?? 'uid-1',
-      kind: { group: 'networking.istio.io', version: 'v1', kind: 'Gateway' },
-      resource: { group: 'networking.istio.io', version: 'v1', resource: 'gateways' },
-      namespace: 'istio-system',
-      operation: opts.operation ?? 'CREATE',
-      object,
-      dryRun: opts.dryRun ?? false,
-    },
-  }));
+function review(
+  object: unknown,
+  opts: { apiVersion?: string; operation?: string; uid?: string; dryRun?: boolean } = {},
+) {
+  return Buffer.from(
+    JSON.stringify({
+      apiVersion: opts.apiVersion ?? 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: opts.uid ?? 'uid-1',
+        kind: { group: 'networking.istio.io', version: 'v1', kind: 'Gateway' },
+        resource: { group: 'networking.istio.io', version: 'v1', resource: 'gateways' },
+        namespace: 'istio-system',
+        operation: opts.operation ?? 'CREATE',
+        object,
+        dryRun: opts.dryRun ?? false,
+      },
+    }),
+  );
 }
 
 function answer(body: Buffer, contentType = 'application/json') {
@@ -33,8 +38,15 @@ describe('AdmissionReview handling', () => {
   test('a valid object is allowed, answered in the request version with its uid', () => {
     const { reply, json } = answer(review(gateway(), { uid: 'abc' }));
     expect(reply.status).toBe(200);
-    expect(json).toEqual({ kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1', response: { uid: 'abc', allowed: true } });
-    expect(reply.outcome).toEqual({ type: 'passed', resource: { group: 'networking.istio.io', version: 'v1', resource: 'gateways' } });
+    expect(json).toEqual({
+      kind: 'AdmissionReview',
+      apiVersion: 'admission.k8s.io/v1',
+      response: { uid: 'abc', allowed: true },
+    });
+    expect(reply.outcome).toEqual({
+      type: 'passed',
+      resource: { group: 'networking.istio.io', version: 'v1', resource: 'gateways' },
+    });
   });
 
   test('v1beta1 reviews are answered in v1beta1', () => {
@@ -57,24 +69,61 @@ describe('AdmissionReview handling', () => {
   });
 
   test('a value the decoder cannot read (an unknown enum name) is denied as istiod denies a failed conversion', () => {
-    const bad = gateway({ spec: { servers: [{ port: { number: 443, protocol: 'HTTPS', name: 'https' }, hosts: ['*.example.com'], tls: { mode: 'SIMPLER' } }] } });
+    const bad = gateway({
+      spec: {
+        servers: [
+          {
+            port: { number: 443, protocol: 'HTTPS', name: 'https' },
+            hosts: ['*.example.com'],
+            tls: { mode: 'SIMPLER' },
+          },
+        ],
+      },
+    });
     const { json, reply } = answer(review(bad));
     expect(json.response.allowed).toBe(false);
-    expect(json.response.status.message).toMatch(/^error decoding configuration: spec\.servers\[0\]\.tls\.mode: unknown value "SIMPLER" for enum /);
+    expect(json.response.status.message).toMatch(
+      /^error decoding configuration: spec\.servers\[0\]\.tls\.mode: unknown value "SIMPLER" for enum /,
+    );
     expect(reply.outcome).toMatchObject({ type: 'failed', reason: 'crd_conversion_error' });
   });
 
   test('the always-reject annotation is denied (istiod readiness probe)', () => {
-    const { json } = answer(review(gateway({ metadata: { name: 'invalid-gateway', namespace: 'istio-system', annotations: { 'internal.istio.io/webhook-always-reject': 'true' } } }), { dryRun: true }));
+    const { json } = answer(
+      review(
+        gateway({
+          metadata: {
+            name: 'invalid-gateway',
+            namespace: 'istio-system',
+            annotations: { 'internal.istio.io/webhook-always-reject': 'true' },
+          },
+        }),
+        { dryRun: true },
+      ),
+    );
     expect(json.response.allowed).toBe(false);
-    expect(json.response.status.message).toContain('"internal.istio.io/webhook-always-reject" annotation found, rejecting');
+    expect(json.response.status.message).toContain(
+      '"internal.istio.io/webhook-always-reject" annotation found, rejecting',
+    );
   });
 
   test('warnings are returned on allowed responses', () => {
-    const withWarning = gateway({ spec: { servers: [{ port: { number: 443, name: 'tls', protocol: 'TLS' }, hosts: ['*'], tls: { mode: 'PASSTHROUGH', serverCertificate: '/c' } }] } });
+    const withWarning = gateway({
+      spec: {
+        servers: [
+          {
+            port: { number: 443, name: 'tls', protocol: 'TLS' },
+            hosts: ['*'],
+            tls: { mode: 'PASSTHROUGH', serverCertificate: '/c' },
+          },
+        ],
+      },
+    });
     const { json } = answer(review(withWarning));
     expect(json.response.allowed).toBe(true);
-    expect(json.response.warnings).toEqual(['spec.servers[0].tls: PASSTHROUGH mode does not use certificates, they will be ignored']);
+    expect(json.response.warnings).toEqual([
+      'spec.servers[0].tls: PASSTHROUGH mode does not use certificates, they will be ignored',
+    ]);
   });
 
   test.each(['DELETE', 'CONNECT'])('operation %s is allowed without validation', (operation) => {
@@ -153,7 +202,17 @@ describe('AdmissionReview handling', () => {
   });
 
   test('warnings are dropped when there is an error', () => {
-    const bad = gateway({ spec: { servers: [{ port: { number: 443, name: 'tls', protocol: 'TLS' }, hosts: ['app'], tls: { mode: 'PASSTHROUGH', serverCertificate: '/c' } }] } });
+    const bad = gateway({
+      spec: {
+        servers: [
+          {
+            port: { number: 443, name: 'tls', protocol: 'TLS' },
+            hosts: ['app'],
+            tls: { mode: 'PASSTHROUGH', serverCertificate: '/c' },
+          },
+        ],
+      },
+    });
     const { json } = answer(review(bad));
     expect(json.response.allowed).toBe(false);
     expect(json.response.warnings).toBeUndefined();

@@ -4,7 +4,12 @@
 
 import { canonicalJson } from '../../../src/webhook/validators/common/canonical-json';
 import { parseGoDuration } from '../../../src/webhook/validators/common/durations';
-import { hostsOverlap, hostSubsetOf, lowestOverlapping, subsetOfSome } from '../../../src/webhook/validators/common/host-sets';
+import {
+  hostsOverlap,
+  hostSubsetOf,
+  lowestOverlapping,
+  subsetOfSome,
+} from '../../../src/webhook/validators/common/host-sets';
 import { RepeatFinder } from '../../../src/webhook/validators/common/repeats';
 import { pathTemplateError } from '../../../src/webhook/validators/authorization-policy';
 import { validateConfig } from '../../../src/webhook/validators/registry';
@@ -47,7 +52,12 @@ describe('host lists', () => {
       const hosts = hostList(rand, 1 + (seed % 12));
       const candidates = hostList(rand, 1 + (seed % 17));
       const expected = candidates.map((c) => hosts.some((h) => hostSubsetOf(c, h)));
-      expect({ seed, hosts, candidates, covered: subsetOfSome(candidates, hosts) }).toEqual({ seed, hosts, candidates, covered: expected });
+      expect({ seed, hosts, candidates, covered: subsetOfSome(candidates, hosts) }).toEqual({
+        seed,
+        hosts,
+        candidates,
+        covered: expected,
+      });
     }
   });
 
@@ -56,7 +66,9 @@ describe('host lists', () => {
       const rand = random(seed);
       const hosts = hostList(rand, 1 + (seed % 30)).map((h) => h.replace(/^\*[-a]?\.?/, ''));
       const candidates = hostList(rand, 10).map((h) => (rand() < 0.5 ? h.replace(/^\*[-a]?\.?/, '') : h));
-      expect(lowestOverlapping(hosts)).toEqual(hosts.map((h, i) => hosts.findIndex((o, j) => j !== i && hostsOverlap(h, o))));
+      expect(lowestOverlapping(hosts)).toEqual(
+        hosts.map((h, i) => hosts.findIndex((o, j) => j !== i && hostsOverlap(h, o))),
+      );
       expect(subsetOfSome(candidates, hosts)).toEqual(candidates.map((c) => hosts.some((h) => hostSubsetOf(c, h))));
     }
   });
@@ -106,7 +118,9 @@ describe('AuthorizationPolicy path templates', () => {
   test('leading and trailing slashes are trimmed in one pass, even in a path of 200,000 slashes', () => {
     // The old /\/+$/ tried every slash of the middle run as the start of a trailing run.
     const path = `///x{y}${'/'.repeat(200_000)}z///`;
-    expect(pathTemplateError(path)).toMatch(/^invalid or unsupported path x\{y\}\/{200000}z: contains '\{' or '\}' beyond a supported path template$/);
+    expect(pathTemplateError(path)).toMatch(
+      /^invalid or unsupported path x\{y\}\/{200000}z: contains '\{' or '\}' beyond a supported path template$/,
+    );
   });
 });
 
@@ -118,16 +132,35 @@ describe('maglev table sizes', () => {
   };
 
   test('the sieve agrees with trial division below 100,000 and just under the limit', () => {
-    const ranges = [[0, 100_000], [MAGLEV_TABLE_SIZE_LIMIT - 2_000, MAGLEV_TABLE_SIZE_LIMIT]] as const;
-    for (const [from, to] of ranges) for (let x = from; x < to; x++) expect([x, isPrime(x)]).toEqual([x, trialDivision(x)]);
+    const ranges = [
+      [0, 100_000],
+      [MAGLEV_TABLE_SIZE_LIMIT - 2_000, MAGLEV_TABLE_SIZE_LIMIT],
+    ] as const;
+    for (const [from, to] of ranges)
+      for (let x = from; x < to; x++) expect([x, isPrime(x)]).toEqual([x, trialDivision(x)]);
     expect(isPrime(MAGLEV_TABLE_SIZE_LIMIT)).toBe(false);
   });
 
   test('a size over the limit gets the limit error alone, without trial division up to 2^26.5', () => {
     // 94,906,249 * 94,906,247: trial division used to take over a second to find it composite.
-    const spec = { host: 'a.b', trafficPolicy: { loadBalancer: { consistentHash: { useSourceIp: true, maglev: { tableSize: 9_007_195_909_437_503 } } } } };
-    const verdict = validateConfig({ apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule', metadata: { name: 'x', namespace: 'ns' }, spec });
+    const spec = {
+      host: 'a.b',
+      trafficPolicy: {
+        loadBalancer: { consistentHash: { useSourceIp: true, maglev: { tableSize: 9_007_195_909_437_503 } } },
+      },
+    };
+    const verdict = validateConfig({
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'DestinationRule',
+      metadata: { name: 'x', namespace: 'ns' },
+      spec,
+    });
     if (verdict.outcome !== 'validated') throw new Error(verdict.outcome);
-    expect(verdict.result.errors).toEqual([{ path: 'spec.trafficPolicy.loadBalancer.consistentHash.maglev.tableSize', message: 'tableSize must be less than 5000011 for maglev' }]);
+    expect(verdict.result.errors).toEqual([
+      {
+        path: 'spec.trafficPolicy.loadBalancer.consistentHash.maglev.tableSize',
+        message: 'tableSize must be less than 5000011 for maglev',
+      },
+    ]);
   });
 });

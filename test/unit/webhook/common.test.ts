@@ -1,5 +1,12 @@
 import { durationRuleError, parseGoDuration } from '../../../src/webhook/validators/common/durations';
-import { fqdnError, isDNS1123Label, labelErrors, wildcardDomainError, DNS1123_LABEL_MAX_LENGTH, DOMAIN_MAX_LENGTH } from '../../../src/webhook/validators/common/hosts';
+import {
+  fqdnError,
+  isDNS1123Label,
+  labelErrors,
+  wildcardDomainError,
+  DNS1123_LABEL_MAX_LENGTH,
+  DOMAIN_MAX_LENGTH,
+} from '../../../src/webhook/validators/common/hosts';
 import { isCIDR, isIPAddress } from '../../../src/webhook/validators/common/net';
 import { parseProtocol, portError, MAX_PORT } from '../../../src/webhook/validators/common/ports';
 import { re2Error, MAX_REGEX_LENGTH } from '../../../src/webhook/validators/common/re2';
@@ -34,9 +41,12 @@ describe('hosts', () => {
     const long = `${'a.'.repeat(DOMAIN_MAX_LENGTH / 2)}com`;
     expect(wildcardDomainError(long)).toContain('too long (max 255)');
   });
-  test.each(['*', '*.example.com', '*-foo.example.com', 'a.b.c', 'example.com.'])('%s is a valid wildcard domain', (h) => {
-    expect(wildcardDomainError(h)).toBeUndefined();
-  });
+  test.each(['*', '*.example.com', '*-foo.example.com', 'a.b.c', 'example.com.'])(
+    '%s is a valid wildcard domain',
+    (h) => {
+      expect(wildcardDomainError(h)).toBeUndefined();
+    },
+  );
   test.each(['a.*.com', 'foo*.com', '', 'a..b', 'example.123', '-a.com'])('%j is not a valid wildcard domain', (h) => {
     expect(wildcardDomainError(h)).toBeDefined();
   });
@@ -57,8 +67,15 @@ describe('addresses', () => {
   test.each(['10.0.0.256', '010.0.0.1', '1.2.3', 'host', ''])('%j is not an IP address (Go netip rules)', (a) => {
     expect(isIPAddress(a)).toBe(false);
   });
-  test.each([['10.0.0.0/8', true], ['10.0.0.1/32', true], ['::/0', true], ['10.0.0.0/33', false], ['10.0.0.0/08', false], ['fe80::1%eth0/64', false]])('%s is a CIDR: %s', (c, ok) => {
-    expect(isCIDR(c as string)).toBe(ok);
+  test.each([
+    ['10.0.0.0/8', true],
+    ['10.0.0.1/32', true],
+    ['::/0', true],
+    ['10.0.0.0/33', false],
+    ['10.0.0.0/08', false],
+    ['fe80::1%eth0/64', false],
+  ])('%s is a CIDR: %s', (c, ok) => {
+    expect(isCIDR(c)).toBe(ok);
   });
 });
 

@@ -34,8 +34,12 @@ export interface ReviewOptions {
 
 /** An admission.k8s.io/v1 AdmissionReview of `object`, as the bytes the API server sends. */
 export function reviewBytes(object: unknown, opts: ReviewOptions = {}): Buffer {
-  const apiVersion = typeof object === 'object' && object !== null ? String((object as Record<string, unknown>)['apiVersion'] ?? '') : '';
-  const kind = typeof object === 'object' && object !== null ? String((object as Record<string, unknown>)['kind'] ?? '') : '';
+  const apiVersion =
+    typeof object === 'object' && object !== null
+      ? String((object as Record<string, unknown>)['apiVersion'] ?? '')
+      : '';
+  const kind =
+    typeof object === 'object' && object !== null ? String((object as Record<string, unknown>)['kind'] ?? '') : '';
   const slash = apiVersion.indexOf('/');
   let text = JSON.stringify({
     apiVersion: 'admission.k8s.io/v1',
@@ -43,7 +47,11 @@ export function reviewBytes(object: unknown, opts: ReviewOptions = {}): Buffer {
     request: {
       uid: opts.uid ?? 'hostile-1',
       kind: { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1), kind },
-      resource: { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1), resource: `${kind.toLowerCase()}s` },
+      resource: {
+        group: apiVersion.slice(0, slash),
+        version: apiVersion.slice(slash + 1),
+        resource: `${kind.toLowerCase()}s`,
+      },
       namespace: 'default',
       operation: opts.operation ?? 'CREATE',
       object,
@@ -55,7 +63,12 @@ export function reviewBytes(object: unknown, opts: ReviewOptions = {}): Buffer {
 }
 
 export function virtualService(spec: object): object {
-  return { apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'vs', namespace: 'default' }, spec };
+  return {
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'VirtualService',
+    metadata: { name: 'vs', namespace: 'default' },
+    spec,
+  };
 }
 
 export function envoyFilter(value: unknown): object {

@@ -3,14 +3,35 @@
 // and size stay proportional to the request, or bounded outright.
 
 import { MAX_JSON_DEPTH, reviewAdmission } from '../../../src/webhook/admission';
-import { MAX_REPORTED_ERRORS, MAX_REPORTED_TEXT_LENGTH, MAX_REPORTED_WARNINGS } from '../../../src/webhook/validators/common/report';
+import {
+  MAX_REPORTED_ERRORS,
+  MAX_REPORTED_TEXT_LENGTH,
+  MAX_REPORTED_WARNINGS,
+} from '../../../src/webhook/validators/common/report';
 import { validateConfig } from '../../../src/webhook/validators/registry';
-import { deepArray, deepObject, deepObjectText, DEEP_PLACEHOLDER, envoyFilter, jsonDepth, reviewBytes, virtualService } from './hostile-input';
+import {
+  deepArray,
+  deepObject,
+  deepObjectText,
+  DEEP_PLACEHOLDER,
+  envoyFilter,
+  jsonDepth,
+  reviewBytes,
+  virtualService,
+} from './hostile-input';
 
 const answer = (body: Buffer) => {
   const reply = reviewAdmission(body, 'application/json');
   expect(reply.status).toBe(200);
-  return { reply, response: JSON.parse(reply.body).response as { uid: string; allowed: boolean; status?: { message: string }; warnings?: string[] } };
+  return {
+    reply,
+    response: JSON.parse(reply.body).response as {
+      uid: string;
+      allowed: boolean;
+      status?: { message: string };
+      warnings?: string[];
+    },
+  };
 };
 
 const route = [{ destination: { host: 'a.example.com' } }];
@@ -21,7 +42,9 @@ describe('duplicate-heavy lists', () => {
     expect(body.length).toBeGreaterThan(150_000);
     const { reply, response } = answer(body);
     expect(response.allowed).toBe(false);
-    expect(response.status!.message).toBe('configuration is invalid: spec.hosts: duplicate hosts in virtual service: a.example.com & a.example.com');
+    expect(response.status!.message).toBe(
+      'configuration is invalid: spec.hosts: duplicate hosts in virtual service: a.example.com & a.example.com',
+    );
     expect(reply.body.length).toBeLessThan(1024);
   });
 
@@ -30,9 +53,15 @@ describe('duplicate-heavy lists', () => {
     const verdict = validateConfig(virtualService({ hosts, http: [{ route }] }));
     if (verdict.outcome !== 'validated') throw new Error(verdict.outcome);
     const errors = verdict.result.errors;
-    expect(errors[0]).toEqual({ path: 'spec.hosts', message: 'duplicate hosts in virtual service: *.example.com & h0.example.com' });
+    expect(errors[0]).toEqual({
+      path: 'spec.hosts',
+      message: 'duplicate hosts in virtual service: *.example.com & h0.example.com',
+    });
     expect(errors).toHaveLength(MAX_REPORTED_ERRORS + 1);
-    expect(errors[MAX_REPORTED_ERRORS]).toEqual({ path: '', message: `... and ${10_000 - MAX_REPORTED_ERRORS} more errors` });
+    expect(errors[MAX_REPORTED_ERRORS]).toEqual({
+      path: '',
+      message: `... and ${10_000 - MAX_REPORTED_ERRORS} more errors`,
+    });
   });
 
   test('10,000 copies of an SNI host outside the hosts are reported once, with the host list clipped', () => {
@@ -41,7 +70,9 @@ describe('duplicate-heavy lists', () => {
     const { reply, response } = answer(reviewBytes(virtualService({ hosts, tls: [{ match: [{ sniHosts }], route }] })));
     expect(response.allowed).toBe(false);
     const message = response.status!.message;
-    expect(message).toMatch(/^configuration is invalid: spec\.tls\[0\]\.match\[0\]\.sniHosts\[0\]: SNI host "other\.example\.org" is not a compatible subset of any of the virtual service hosts: \[h0\.example\.com, h1\.example\.com, /);
+    expect(message).toMatch(
+      /^configuration is invalid: spec\.tls\[0\]\.match\[0\]\.sniHosts\[0\]: SNI host "other\.example\.org" is not a compatible subset of any of the virtual service hosts: \[h0\.example\.com, h1\.example\.com, /,
+    );
     expect(message.split('SNI host').length - 1).toBe(1);
     expect(reply.body.length).toBeLessThan(2 * MAX_REPORTED_TEXT_LENGTH);
   });
@@ -53,8 +84,14 @@ describe('duplicate-heavy lists', () => {
   });
 
   test('a repeated exportTo entry is reported once however often it repeats', () => {
-    const { response } = answer(reviewBytes(virtualService({ hosts: ['a.example.com'], http: [{ route }], exportTo: Array(1_000).fill('other') })));
-    expect(response.status!.message).toBe('configuration is invalid: spec.exportTo: duplicate entries in exportTo for entry other');
+    const { response } = answer(
+      reviewBytes(
+        virtualService({ hosts: ['a.example.com'], http: [{ route }], exportTo: Array(1_000).fill('other') }),
+      ),
+    );
+    expect(response.status!.message).toBe(
+      'configuration is invalid: spec.exportTo: duplicate entries in exportTo for entry other',
+    );
   });
 });
 
@@ -65,7 +102,9 @@ describe('named limits on what a denial reports', () => {
     if (verdict.outcome !== 'validated') throw new Error(verdict.outcome);
     expect(verdict.result.errors).toHaveLength(MAX_REPORTED_ERRORS + 1);
     expect(verdict.result.errors[0]!.path).toBe('spec.hosts[0]');
-    expect(verdict.result.errors[MAX_REPORTED_ERRORS]!.message).toBe(`... and ${500 - MAX_REPORTED_ERRORS} more errors`);
+    expect(verdict.result.errors[MAX_REPORTED_ERRORS]!.message).toBe(
+      `... and ${500 - MAX_REPORTED_ERRORS} more errors`,
+    );
   });
 
   test(`at most MAX_REPORTED_WARNINGS (${MAX_REPORTED_WARNINGS}) warnings are returned, then how many more there were`, () => {
@@ -85,7 +124,9 @@ describe('named limits on what a denial reports', () => {
   test(`a path or message longer than MAX_REPORTED_TEXT_LENGTH (${MAX_REPORTED_TEXT_LENGTH}) is clipped, saying how much was left out`, () => {
     const host = `${'x'.repeat(100_000)}.com`;
     const { reply, response } = answer(reviewBytes(virtualService({ hosts: [host], http: [{ route }] })));
-    expect(response.status!.message).toMatch(/^configuration is invalid: spec\.hosts\[0\]: domain name "x+\.\.\. \(\d+ more characters\)$/);
+    expect(response.status!.message).toMatch(
+      /^configuration is invalid: spec\.hosts\[0\]: domain name "x+\.\.\. \(\d+ more characters\)$/,
+    );
     expect(reply.body.length).toBeLessThan(MAX_REPORTED_TEXT_LENGTH + 1024);
   });
 
@@ -103,7 +144,11 @@ describe('named limits on what a denial reports', () => {
     const tooDeep = answer(withStatus(MAX_JSON_DEPTH - 2));
     expect(tooDeep.response.uid).toBe('deep');
     expect(tooDeep.response.allowed).toBe(false);
-    expect(tooDeep.response.status!.message).toMatch(new RegExp(`^could not decode body: exceeded max depth of ${MAX_JSON_DEPTH} nested JSON values at request\\.object\\.status\\.a\\.a\\.a`));
+    expect(tooDeep.response.status!.message).toMatch(
+      new RegExp(
+        `^could not decode body: exceeded max depth of ${MAX_JSON_DEPTH} nested JSON values at request\\.object\\.status\\.a\\.a\\.a`,
+      ),
+    );
     expect(tooDeep.reply.body.length).toBeLessThan(MAX_REPORTED_TEXT_LENGTH + 1024);
   });
 });
@@ -120,23 +165,37 @@ describe('values nested 5,000 levels deep', () => {
   });
 
   test('a bad @type 5,000 levels down is still found, at its path', () => {
-    const { reply, response } = answer(reviewBytes(envoyFilter(DEEP_PLACEHOLDER), { splice: deepObjectText(DEPTH, '{"@type":"not a url"}') }));
+    const { reply, response } = answer(
+      reviewBytes(envoyFilter(DEEP_PLACEHOLDER), { splice: deepObjectText(DEPTH, '{"@type":"not a url"}') }),
+    );
     expect(response.allowed).toBe(false);
-    expect(response.status!.message).toMatch(/^configuration is invalid: spec\.configPatches\[0\]\.patch\.value\.a\.a\.a\.a/);
+    expect(response.status!.message).toMatch(
+      /^configuration is invalid: spec\.configPatches\[0\]\.patch\.value\.a\.a\.a\.a/,
+    );
     expect(response.status!.message).toContain('invalid type URL "not a url"');
     expect(reply.body.length).toBeLessThan(2 * MAX_REPORTED_TEXT_LENGTH);
   });
 
   test('a VirtualService match with a 5,000-level unknown field goes through the duplicate-match check', () => {
     const match = { uri: { prefix: '/' }, extra: DEEP_PLACEHOLDER };
-    const vs = virtualService({ hosts: ['a.example.com'], http: [{ match: [match], route }, { match: [match], route }] });
+    const vs = virtualService({
+      hosts: ['a.example.com'],
+      http: [
+        { match: [match], route },
+        { match: [match], route },
+      ],
+    });
     const { response } = answer(reviewBytes(vs, { splice: deepObjectText(DEPTH) }));
     expect(response.allowed).toBe(true);
-    expect(response.warnings).toContain('spec.http[1]: virtualService rule #1 match #0 is not used (duplicate/overlapping match in rule #0)');
+    expect(response.warnings).toContain(
+      'spec.http[1]: virtualService rule #1 match #0 is not used (duplicate/overlapping match in rule #0)',
+    );
   });
 
   test('a 5,000-level operation is answered, not thrown', () => {
-    const { response } = answer(reviewBytes(virtualService({}), { operation: DEEP_PLACEHOLDER, splice: '['.repeat(DEPTH) + ']'.repeat(DEPTH) }));
+    const { response } = answer(
+      reviewBytes(virtualService({}), { operation: DEEP_PLACEHOLDER, splice: '['.repeat(DEPTH) + ']'.repeat(DEPTH) }),
+    );
     expect(response).toEqual({ uid: 'hostile-1', allowed: true });
   });
 
@@ -144,32 +203,169 @@ describe('values nested 5,000 levels deep', () => {
     const body = Buffer.from(`{"kind":"AdmissionReview","apiVersion":${'['.repeat(DEPTH)}${']'.repeat(DEPTH)}}`);
     const { response } = answer(body);
     expect(response.allowed).toBe(false);
-    expect(response.status!.message).toBe('could not decode body: no kind "AdmissionReview" is registered for version "a list"');
+    expect(response.status!.message).toBe(
+      'could not decode body: no kind "AdmissionReview" is registered for version "a list"',
+    );
   });
 });
 
 /** One object per kind with the fields validators read as more than plain values. */
 const SAMPLES: [string, string, object][] = [
-  ['AuthorizationPolicy', 'security.istio.io/v1', { action: 'DENY', selector: { matchLabels: { a: 'b' } }, rules: [{ from: [{ source: { principals: ['a'], ipBlocks: ['1.1.1.1'] } }], to: [{ operation: { ports: ['80'], paths: ['/a'] } }], when: [{ key: 'source.ip', values: ['1.1.1.1'] }] }] }],
-  ['PeerAuthentication', 'security.istio.io/v1', { selector: { matchLabels: { a: 'b' } }, mtls: { mode: 'STRICT' }, portLevelMtls: { '80': { mode: 'DISABLE' } } }],
-  ['RequestAuthentication', 'security.istio.io/v1', { jwtRules: [{ issuer: 'i', jwks: '{"keys":[{"kty":"RSA"}]}', fromHeaders: [{ name: 'h' }], outputClaimToHeaders: [{ header: 'x', claim: 'c' }], timeout: '1s' }] }],
-  ['VirtualService', 'networking.istio.io/v1', { hosts: ['a.b'], http: [{ match: [{ uri: { prefix: '/' }, headers: { h: { exact: 'x' } } }, { uri: { prefix: '/' } }], route: [{ destination: { host: 'a.b' } }], headers: { request: { set: { host: 'x' } } }, rewrite: { authority: 'y' }, retries: { attempts: 1, perTryTimeout: '1s' }, timeout: '1s' }], tls: [{ match: [{ sniHosts: ['a.b'] }], route: [{ destination: { host: 'a.b' } }] }] }],
-  ['DestinationRule', 'networking.istio.io/v1', { host: 'a.b', trafficPolicy: { connectionPool: { tcp: { connectTimeout: '1s' } }, outlierDetection: { interval: '1s' }, loadBalancer: { localityLbSetting: { distribute: [{ from: 'a', to: { b: 100 } }] } } }, subsets: [{ name: 'v1', labels: { a: 'b' } }] }],
-  ['Gateway', 'networking.istio.io/v1', { servers: [{ port: { number: 443, name: 'h', protocol: 'HTTPS' }, hosts: ['*'], tls: { mode: 'SIMPLE', credentialName: 'c', cipherSuites: ['x'] } }] }],
-  ['ServiceEntry', 'networking.istio.io/v1', { hosts: ['a.b'], ports: [{ number: 80, name: 'h', protocol: 'HTTP' }], resolution: 'STATIC', endpoints: [{ address: '1.1.1.1', ports: { h: 80 }, labels: { a: 'b' } }] }],
-  ['ServiceEntry', 'networking.istio.io/v1', { hosts: ['a.b'], ports: [{ number: 80, name: 'h', protocol: 'HTTP' }], resolution: 'DNS', endpoints: [{ address: 'a.b', ports: { h: 80 }, labels: { a: 'b' } }] }],
-  ['Sidecar', 'networking.istio.io/v1', { ingress: [{ port: { number: 1, name: 'a', protocol: 'HTTP' }, defaultEndpoint: '127.0.0.1:1' }], egress: [{ port: { number: 1 }, hosts: ['./*'] }] }],
+  [
+    'AuthorizationPolicy',
+    'security.istio.io/v1',
+    {
+      action: 'DENY',
+      selector: { matchLabels: { a: 'b' } },
+      rules: [
+        {
+          from: [{ source: { principals: ['a'], ipBlocks: ['1.1.1.1'] } }],
+          to: [{ operation: { ports: ['80'], paths: ['/a'] } }],
+          when: [{ key: 'source.ip', values: ['1.1.1.1'] }],
+        },
+      ],
+    },
+  ],
+  [
+    'PeerAuthentication',
+    'security.istio.io/v1',
+    { selector: { matchLabels: { a: 'b' } }, mtls: { mode: 'STRICT' }, portLevelMtls: { '80': { mode: 'DISABLE' } } },
+  ],
+  [
+    'RequestAuthentication',
+    'security.istio.io/v1',
+    {
+      jwtRules: [
+        {
+          issuer: 'i',
+          jwks: '{"keys":[{"kty":"RSA"}]}',
+          fromHeaders: [{ name: 'h' }],
+          outputClaimToHeaders: [{ header: 'x', claim: 'c' }],
+          timeout: '1s',
+        },
+      ],
+    },
+  ],
+  [
+    'VirtualService',
+    'networking.istio.io/v1',
+    {
+      hosts: ['a.b'],
+      http: [
+        {
+          match: [{ uri: { prefix: '/' }, headers: { h: { exact: 'x' } } }, { uri: { prefix: '/' } }],
+          route: [{ destination: { host: 'a.b' } }],
+          headers: { request: { set: { host: 'x' } } },
+          rewrite: { authority: 'y' },
+          retries: { attempts: 1, perTryTimeout: '1s' },
+          timeout: '1s',
+        },
+      ],
+      tls: [{ match: [{ sniHosts: ['a.b'] }], route: [{ destination: { host: 'a.b' } }] }],
+    },
+  ],
+  [
+    'DestinationRule',
+    'networking.istio.io/v1',
+    {
+      host: 'a.b',
+      trafficPolicy: {
+        connectionPool: { tcp: { connectTimeout: '1s' } },
+        outlierDetection: { interval: '1s' },
+        loadBalancer: { localityLbSetting: { distribute: [{ from: 'a', to: { b: 100 } }] } },
+      },
+      subsets: [{ name: 'v1', labels: { a: 'b' } }],
+    },
+  ],
+  [
+    'Gateway',
+    'networking.istio.io/v1',
+    {
+      servers: [
+        {
+          port: { number: 443, name: 'h', protocol: 'HTTPS' },
+          hosts: ['*'],
+          tls: { mode: 'SIMPLE', credentialName: 'c', cipherSuites: ['x'] },
+        },
+      ],
+    },
+  ],
+  [
+    'ServiceEntry',
+    'networking.istio.io/v1',
+    {
+      hosts: ['a.b'],
+      ports: [{ number: 80, name: 'h', protocol: 'HTTP' }],
+      resolution: 'STATIC',
+      endpoints: [{ address: '1.1.1.1', ports: { h: 80 }, labels: { a: 'b' } }],
+    },
+  ],
+  [
+    'ServiceEntry',
+    'networking.istio.io/v1',
+    {
+      hosts: ['a.b'],
+      ports: [{ number: 80, name: 'h', protocol: 'HTTP' }],
+      resolution: 'DNS',
+      endpoints: [{ address: 'a.b', ports: { h: 80 }, labels: { a: 'b' } }],
+    },
+  ],
+  [
+    'Sidecar',
+    'networking.istio.io/v1',
+    {
+      ingress: [{ port: { number: 1, name: 'a', protocol: 'HTTP' }, defaultEndpoint: '127.0.0.1:1' }],
+      egress: [{ port: { number: 1 }, hosts: ['./*'] }],
+    },
+  ],
   ['WorkloadEntry', 'networking.istio.io/v1', { address: '1.1.1.1', ports: { a: 1 }, labels: { a: 'b' } }],
-  ['WorkloadGroup', 'networking.istio.io/v1', { metadata: { labels: { a: 'b' } }, template: {}, probe: { httpGet: { port: 1, httpHeaders: [{ name: 'a' }] } } }],
-  ['EnvoyFilter', 'networking.istio.io/v1alpha3', { configPatches: [{ applyTo: 'HTTP_FILTER', match: { listener: { filterChain: { filter: { name: 'n' } } } }, patch: { operation: 'MERGE', value: { a: { '@type': 'type.googleapis.com/x.y' } } } }] }],
-  ['Telemetry', 'telemetry.istio.io/v1', { metrics: [{ providers: [{ name: 'p' }], overrides: [{ tagOverrides: { a: { operation: 'UPSERT', value: 'v' } } }] }], accessLogging: [{ filter: { expression: 'a' } }] }],
-  ['WasmPlugin', 'extensions.istio.io/v1alpha1', { url: 'oci://a/b', vmConfig: { env: [{ name: 'a', valueFrom: 'INLINE' }] }, match: [{ ports: [{ number: 1 }] }] }],
-  ['ProxyConfig', 'networking.istio.io/v1beta1', { selector: { matchLabels: { a: 'b' } }, concurrency: 1, environmentVariables: { a: 'b' } }],
-  ['TrafficExtension', 'extensions.istio.io/v1alpha1', { lua: { inlineCode: 'x' }, match: [{ ports: [{ number: 1 }] }] }],
+  [
+    'WorkloadGroup',
+    'networking.istio.io/v1',
+    { metadata: { labels: { a: 'b' } }, template: {}, probe: { httpGet: { port: 1, httpHeaders: [{ name: 'a' }] } } },
+  ],
+  [
+    'EnvoyFilter',
+    'networking.istio.io/v1alpha3',
+    {
+      configPatches: [
+        {
+          applyTo: 'HTTP_FILTER',
+          match: { listener: { filterChain: { filter: { name: 'n' } } } },
+          patch: { operation: 'MERGE', value: { a: { '@type': 'type.googleapis.com/x.y' } } },
+        },
+      ],
+    },
+  ],
+  [
+    'Telemetry',
+    'telemetry.istio.io/v1',
+    {
+      metrics: [
+        { providers: [{ name: 'p' }], overrides: [{ tagOverrides: { a: { operation: 'UPSERT', value: 'v' } } }] },
+      ],
+      accessLogging: [{ filter: { expression: 'a' } }],
+    },
+  ],
+  [
+    'WasmPlugin',
+    'extensions.istio.io/v1alpha1',
+    { url: 'oci://a/b', vmConfig: { env: [{ name: 'a', valueFrom: 'INLINE' }] }, match: [{ ports: [{ number: 1 }] }] },
+  ],
+  [
+    'ProxyConfig',
+    'networking.istio.io/v1beta1',
+    { selector: { matchLabels: { a: 'b' } }, concurrency: 1, environmentVariables: { a: 'b' } },
+  ],
+  [
+    'TrafficExtension',
+    'extensions.istio.io/v1alpha1',
+    { lua: { inlineCode: 'x' }, match: [{ ports: [{ number: 1 }] }] },
+  ],
 ];
 
 /** Every copy of `value` with one field or element, at any depth, replaced by `deep`. */
-function* withDeepValue(value: unknown, deep: unknown): Generator<unknown> {
+function* withDeepValue(value: unknown, deep: unknown): Generator {
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       yield value.map((v, j) => (j === i ? deep : v));
@@ -189,7 +385,9 @@ describe('a 5,000-level value in any field of any kind is reported or accepted, 
     let cases = 0;
     for (const d of deep) {
       for (const mutated of withDeepValue(spec, d)) {
-        expect(() => validateConfig({ apiVersion, kind, metadata: { name: 'x', namespace: 'ns' }, spec: mutated })).not.toThrow();
+        expect(() =>
+          validateConfig({ apiVersion, kind, metadata: { name: 'x', namespace: 'ns' }, spec: mutated }),
+        ).not.toThrow();
         cases++;
       }
     }
@@ -205,13 +403,22 @@ describe('a 5,000-level value in any field of any kind is reported or accepted, 
     });
     if (verdict.outcome !== 'validated') throw new Error(verdict.outcome);
     // The enum decoder runs first (as istiod decodes before it validates) and names the value by kind.
-    expect(verdict.result.errors[0]!.message).toBe('invalid value a list for enum istio.security.v1beta1.AuthorizationPolicy.Action');
+    expect(verdict.result.errors[0]!.message).toBe(
+      'invalid value a list for enum istio.security.v1beta1.AuthorizationPolicy.Action',
+    );
   });
 
   test('a JWKS whose "kty" nests 5,000 levels is a parse error', () => {
     const jwks = `{"keys":[{"kty":${'['.repeat(5_000)}${']'.repeat(5_000)}}]}`;
-    const verdict = validateConfig({ apiVersion: 'security.istio.io/v1', kind: 'RequestAuthentication', metadata: { name: 'x', namespace: 'ns' }, spec: { jwtRules: [{ issuer: 'i', jwks }] } });
+    const verdict = validateConfig({
+      apiVersion: 'security.istio.io/v1',
+      kind: 'RequestAuthentication',
+      metadata: { name: 'x', namespace: 'ns' },
+      spec: { jwtRules: [{ issuer: 'i', jwks }] },
+    });
     if (verdict.outcome !== 'validated') throw new Error(verdict.outcome);
-    expect(verdict.result.errors).toEqual([{ path: 'spec.jwtRules[0].jwks', message: 'jwks parse error: key 0 has unsupported "kty" a list' }]);
+    expect(verdict.result.errors).toEqual([
+      { path: 'spec.jwtRules[0].jwks', message: 'jwks parse error: key 0 has unsupported "kty" a list' },
+    ]);
   });
 });

@@ -1,4 +1,12 @@
-import { formatResponse, HttpProtocolError, HttpRequest, isProtocolError, MAX_HEADER_BYTES, MAX_HEADER_LINES, RequestReader } from '../../../src/webhook/http1';
+import {
+  formatResponse,
+  HttpProtocolError,
+  HttpRequest,
+  isProtocolError,
+  MAX_HEADER_BYTES,
+  MAX_HEADER_LINES,
+  RequestReader,
+} from '../../../src/webhook/http1';
 
 const LIMIT = 1024;
 
@@ -52,7 +60,11 @@ describe('HTTP/1.1 request reader', () => {
   });
 
   test('a GET without a body needs no Content-Length', () => {
-    expect(only('GET /ready HTTP/1.1\r\nHost: x\r\n\r\n')).toMatchObject({ method: 'GET', target: '/ready', body: Buffer.alloc(0) });
+    expect(only('GET /ready HTTP/1.1\r\nHost: x\r\n\r\n')).toMatchObject({
+      method: 'GET',
+      target: '/ready',
+      body: Buffer.alloc(0),
+    });
   });
 
   test('empty lines before the request line are ignored', () => {
@@ -63,7 +75,11 @@ describe('HTTP/1.1 request reader', () => {
     ['HTTP/1.1', '', true],
     ['HTTP/1.1 with Connection: close', 'Connection: close\r\n', false],
     ['HTTP/1.1 with Connection: keep-alive, Close', 'Connection: keep-alive, Close\r\n', false],
-    ['HTTP/1.1 with Connection: NBSP close (not the close token, as llhttp reads it)', 'Connection: \u00a0close\r\n', true],
+    [
+      'HTTP/1.1 with Connection: NBSP close (not the close token, as llhttp reads it)',
+      'Connection: \u00a0close\r\n',
+      true,
+    ],
   ])('%s keeps the connection: %s', (_name, extra, keepAlive) => {
     expect(only(request('{}', extra)).keepAlive).toBe(keepAlive);
   });
@@ -90,23 +106,83 @@ describe('HTTP/1.1 request reader', () => {
     ['a bare LF', 'GET / HTTP/1.1\r\nX-A: 1\nX-B: 2\r\n\r\n', 400, 'bare CR or LF'],
     ['a bare CR', 'GET / HTTP/1.1\r\nX-A: 1\rX-B: 2\r\n\r\n', 400, 'bare CR or LF'],
     ['a NUL byte', 'GET / HTTP/1.1\r\nX-A: a\0b\r\n\r\n', 400, 'NUL'],
-    ['a header name with a space before the colon', 'GET / HTTP/1.1\r\nX-A : 1\r\n\r\n', 400, 'malformed header line 1'],
+    [
+      'a header name with a space before the colon',
+      'GET / HTTP/1.1\r\nX-A : 1\r\n\r\n',
+      400,
+      'malformed header line 1',
+    ],
     ['a header line without a colon', 'GET / HTTP/1.1\r\nnonsense\r\n\r\n', 400, 'malformed header line 1'],
-    ['chunked transfer encoding', 'POST /validate HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n', 411, 'Transfer-Encoding is not accepted'],
-    ['Content-Length and Transfer-Encoding together', 'POST /validate HTTP/1.1\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n', 411, 'Content-Length'],
-    ['conflicting Content-Lengths', 'POST /validate HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', 400, 'more than one Content-Length'],
+    [
+      'chunked transfer encoding',
+      'POST /validate HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
+      411,
+      'Transfer-Encoding is not accepted',
+    ],
+    [
+      'Content-Length and Transfer-Encoding together',
+      'POST /validate HTTP/1.1\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n',
+      411,
+      'Content-Length',
+    ],
+    [
+      'conflicting Content-Lengths',
+      'POST /validate HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}',
+      400,
+      'more than one Content-Length',
+    ],
     // llhttp refuses identical repeats too; the reader accepts nothing llhttp refuses.
-    ['an identical repeated Content-Length', 'POST /validate HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}', 400, 'more than one Content-Length'],
-    ['a control character in a header value', 'GET / HTTP/1.1\r\nUser-Agent:\x0bkube\r\n\r\n', 400, 'control character'],
+    [
+      'an identical repeated Content-Length',
+      'POST /validate HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}',
+      400,
+      'more than one Content-Length',
+    ],
+    [
+      'a control character in a header value',
+      'GET / HTTP/1.1\r\nUser-Agent:\x0bkube\r\n\r\n',
+      400,
+      'control character',
+    ],
     ['a method llhttp does not know', 'FOO / HTTP/1.1\r\n\r\n', 501, 'not implemented'],
     ['a CONNECT', 'CONNECT istiod:443 HTTP/1.1\r\n\r\n', 400, 'malformed request line'],
     ['an absolute-form target', 'POST http://istiod/validate HTTP/1.1\r\n\r\n', 400, 'malformed request line'],
-    ['an upgrade', 'GET / HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n', 400, 'upgrades are not accepted'],
-    ['a negative Content-Length', 'POST /validate HTTP/1.1\r\nContent-Length: -1\r\n\r\n', 400, 'invalid Content-Length "-1"'],
-    ['a Content-Length with a sign', 'POST /validate HTTP/1.1\r\nContent-Length: +2\r\n\r\n{}', 400, 'invalid Content-Length'],
-    ['a Content-Length list', 'POST /validate HTTP/1.1\r\nContent-Length: 2, 2\r\n\r\n{}', 400, 'invalid Content-Length'],
-    ['a tab inside or after the Connection value', 'POST /validate HTTP/1.1\r\nConnection: close\t\r\nContent-Length: 2\r\n\r\n{}', 400, 'a tab inside the Connection value'],
-    ['a tab after the Content-Length digits (llhttp refuses it)', 'POST /validate HTTP/1.1\r\nContent-Length: 2\t\r\n\r\n{}', 400, 'a tab after the digits'],
+    [
+      'an upgrade',
+      'GET / HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n',
+      400,
+      'upgrades are not accepted',
+    ],
+    [
+      'a negative Content-Length',
+      'POST /validate HTTP/1.1\r\nContent-Length: -1\r\n\r\n',
+      400,
+      'invalid Content-Length "-1"',
+    ],
+    [
+      'a Content-Length with a sign',
+      'POST /validate HTTP/1.1\r\nContent-Length: +2\r\n\r\n{}',
+      400,
+      'invalid Content-Length',
+    ],
+    [
+      'a Content-Length list',
+      'POST /validate HTTP/1.1\r\nContent-Length: 2, 2\r\n\r\n{}',
+      400,
+      'invalid Content-Length',
+    ],
+    [
+      'a tab inside or after the Connection value',
+      'POST /validate HTTP/1.1\r\nConnection: close\t\r\nContent-Length: 2\r\n\r\n{}',
+      400,
+      'a tab inside the Connection value',
+    ],
+    [
+      'a tab after the Content-Length digits (llhttp refuses it)',
+      'POST /validate HTTP/1.1\r\nContent-Length: 2\t\r\n\r\n{}',
+      400,
+      'a tab after the digits',
+    ],
   ])('%s is refused', (_name, text, status, message) => {
     const e = refusal(text);
     expect(e.status).toBe(status);
@@ -127,13 +203,18 @@ describe('HTTP/1.1 request reader', () => {
   test(`more than ${MAX_HEADER_LINES} header lines is 431; exactly that many is fine`, () => {
     const lines = (n: number) => Array.from({ length: n }, (_, i) => `X-${i}: v\r\n`).join('');
     expect(only(`GET / HTTP/1.1\r\n${lines(MAX_HEADER_LINES)}\r\n`).headers.size).toBe(MAX_HEADER_LINES);
-    expect(refusal(`GET / HTTP/1.1\r\n${lines(MAX_HEADER_LINES + 1)}\r\n`)).toEqual({ status: 431, message: `more than ${MAX_HEADER_LINES} header lines` });
+    expect(refusal(`GET / HTTP/1.1\r\n${lines(MAX_HEADER_LINES + 1)}\r\n`)).toEqual({
+      status: 431,
+      message: `more than ${MAX_HEADER_LINES} header lines`,
+    });
   });
 
   test('a body over the limit is refused from its Content-Length, before any of it arrives', () => {
     const e = refusal(`POST /validate HTTP/1.1\r\nContent-Length: ${LIMIT + 1}\r\n\r\n`);
     expect(e).toMatchObject({ status: 400, tooLarge: true });
-    expect(only(`POST /validate HTTP/1.1\r\nContent-Length: ${LIMIT}\r\n\r\n${'x'.repeat(LIMIT)}`).body.length).toBe(LIMIT);
+    expect(only(`POST /validate HTTP/1.1\r\nContent-Length: ${LIMIT}\r\n\r\n${'x'.repeat(LIMIT)}`).body.length).toBe(
+      LIMIT,
+    );
   });
 
   test('after a refusal the reader yields nothing more', () => {
@@ -158,12 +239,13 @@ describe('HTTP/1.1 request reader', () => {
 
   test('fuzzing: mutated and truncated requests never throw and never yield a body longer than the limit', () => {
     let seed = 42;
-    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+    const rand = (n: number) => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n;
     const base = Buffer.from(request('{"apiVersion":"admission.k8s.io/v1"}') + request('{}'), 'latin1');
     const alphabet = Buffer.from('\r\n:, \t\0aZ09-/HTTP1.', 'latin1');
     for (let i = 0; i < 3000; i++) {
       const bytes = Buffer.from(base);
-      for (let m = rand(6); m >= 0; m--) bytes[rand(bytes.length)] = rand(3) === 0 ? rand(256) : alphabet[rand(alphabet.length)]!;
+      for (let m = rand(6); m >= 0; m--)
+        bytes[rand(bytes.length)] = rand(3) === 0 ? rand(256) : alphabet[rand(alphabet.length)]!;
       const cut = bytes.subarray(0, rand(bytes.length + 1));
       const reader = new RequestReader(LIMIT);
       // Split at a random point so both single- and two-chunk paths are exercised.
@@ -181,9 +263,16 @@ describe('HTTP/1.1 request reader', () => {
 
 describe('response formatting', () => {
   test('status line, Content-Length in bytes, Date, and Connection: close only when closing', () => {
-    const keep = formatResponse(200, 'application/json', '{"é":1}', { close: false, date: 'Wed, 02 Dec 2026 15:00:00 GMT' }).toString('utf8');
-    expect(keep).toBe('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 8\r\nDate: Wed, 02 Dec 2026 15:00:00 GMT\r\n\r\n{"é":1}');
+    const keep = formatResponse(200, 'application/json', '{"é":1}', {
+      close: false,
+      date: 'Wed, 02 Dec 2026 15:00:00 GMT',
+    }).toString('utf8');
+    expect(keep).toBe(
+      'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 8\r\nDate: Wed, 02 Dec 2026 15:00:00 GMT\r\n\r\n{"é":1}',
+    );
     const close = formatResponse(411, 'text/plain; charset=utf-8', 'x\n', { close: true, date: 'd' }).toString('utf8');
-    expect(close).toBe('HTTP/1.1 411 Length Required\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 2\r\nDate: d\r\nConnection: close\r\n\r\nx\n');
+    expect(close).toBe(
+      'HTTP/1.1 411 Length Required\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 2\r\nDate: d\r\nConnection: close\r\n\r\nx\n',
+    );
   });
 });

@@ -1,15 +1,31 @@
 // Regexes are checked with RE2's syntax (as istiod compiles them with Go's regexp and Envoy runs
 // them with RE2), not JavaScript's, with istiod's messages.
-import { MAX_OBJECT_REGEX_PROGRAM_SIZE, MAX_REGEX_LENGTH, MAX_REGEX_PROGRAM_SIZE, re2Error, regexProgramSize } from '../../../src/webhook/validators/common/re2';
+import {
+  MAX_OBJECT_REGEX_PROGRAM_SIZE,
+  MAX_REGEX_LENGTH,
+  MAX_REGEX_PROGRAM_SIZE,
+  re2Error,
+  regexProgramSize,
+} from '../../../src/webhook/validators/common/re2';
 import { validateConfig } from '../../../src/webhook/validators/registry';
 
 const RE2_HINT = '; Istio uses RE2 style regex-based match (https://github.com/google/re2/wiki/Syntax)';
 
 describe('RE2-only syntax is accepted', () => {
-  it.each(['\\pL', '\\p{Greek}', '\\PL+', '(?P<name>x)', '(?<name>x)', '[[:alpha:]]+', '\\x{10FFFF}', '\\Q.*\\E', '(?U)a+', '(?i)^/api/(?P<version>v[0-9]+)', '\\Aabc\\z', '(?s:.)'])(
-    '%s',
-    (re) => expect(re2Error(re)).toBeUndefined(),
-  );
+  it.each([
+    '\\pL',
+    '\\p{Greek}',
+    '\\PL+',
+    '(?P<name>x)',
+    '(?<name>x)',
+    '[[:alpha:]]+',
+    '\\x{10FFFF}',
+    '\\Q.*\\E',
+    '(?U)a+',
+    '(?i)^/api/(?P<version>v[0-9]+)',
+    '\\Aabc\\z',
+    '(?s:.)',
+  ])('%s', (re) => expect(re2Error(re)).toBeUndefined());
 });
 
 describe('syntax RE2 refuses is rejected with Go regexp messages', () => {
@@ -47,7 +63,9 @@ describe('regex cost is bounded before it is compiled', () => {
   it('a program larger than Envoy accepts (repeats expanded) is rejected naming the limit', () => {
     expect(MAX_REGEX_PROGRAM_SIZE).toBe(32768);
     expect(re2Error('a{1000}'.repeat(32))).toBeUndefined();
-    expect(re2Error('a{1000}'.repeat(33))).toMatch(/^regex program is too large: at least 33000 instructions, more than 32768/);
+    expect(re2Error('a{1000}'.repeat(33))).toMatch(
+      /^regex program is too large: at least 33000 instructions, more than 32768/,
+    );
     expect(re2Error('(a{100}b){400}')).toMatch(/regex program is too large/);
     expect(re2Error('((a{10}){10}){10}')).toBeUndefined();
   });
@@ -66,7 +84,15 @@ describe('the regexes of one object are bounded together', () => {
     apiVersion: 'networking.istio.io/v1',
     kind: 'VirtualService',
     metadata: { name: 'v', namespace: 'd' },
-    spec: { hosts: ['a'], http: [{ match: Array.from({ length: n }, (_, i) => ({ uri: { regex: `${big}${i}` } })), route: [{ destination: { host: 'a' } }] }] },
+    spec: {
+      hosts: ['a'],
+      http: [
+        {
+          match: Array.from({ length: n }, (_, i) => ({ uri: { regex: `${big}${i}` } })),
+          route: [{ destination: { host: 'a' } }],
+        },
+      ],
+    },
   });
   const errors = (o: unknown) => {
     const v = validateConfig(o);
@@ -78,21 +104,32 @@ describe('the regexes of one object are bounded together', () => {
   });
   it('past it the next regex is refused naming the limit, and the rest are not compiled', () => {
     const errs = errors(vs(12));
-    expect(errs[0]).toBe('spec.http[0].match[9].uri.regex: the regexes of this object need more than 262144 RE2 instructions together, the most one object may use');
+    expect(errs[0]).toBe(
+      'spec.http[0].match[9].uri.regex: the regexes of this object need more than 262144 RE2 instructions together, the most one object may use',
+    );
     expect(errs).toHaveLength(3);
   });
 });
 
 describe('the webhook uses RE2 in every regex field', () => {
-  const vs = (http: unknown[]) => ({ apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'v', namespace: 'd' }, spec: { hosts: ['a'], http } });
+  const vs = (http: unknown[]) => ({
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'VirtualService',
+    metadata: { name: 'v', namespace: 'd' },
+    spec: { hosts: ['a'], http },
+  });
   const errors = (o: unknown) => {
     const v = validateConfig(o);
     return v.outcome === 'validated' ? v.result.errors.map((e) => `${e.path}: ${e.message}`) : [v.message];
   };
   it('a uri match with \\pL is accepted', () => {
-    expect(errors(vs([{ match: [{ uri: { regex: '/\\pL+' } }], route: [{ destination: { host: 'a' } }] }]))).toEqual([]);
+    expect(errors(vs([{ match: [{ uri: { regex: '/\\pL+' } }], route: [{ destination: { host: 'a' } }] }]))).toEqual(
+      [],
+    );
   });
   it('a uri match with \\Z is rejected at its path', () => {
-    expect(errors(vs([{ match: [{ uri: { regex: 'a\\Z' } }], route: [{ destination: { host: 'a' } }] }]))[0]).toMatch(/^spec\.http\[0\]\.match\[0\]\.uri\.regex: error parsing regexp: invalid escape sequence/);
+    expect(errors(vs([{ match: [{ uri: { regex: 'a\\Z' } }], route: [{ destination: { host: 'a' } }] }]))[0]).toMatch(
+      /^spec\.http\[0\]\.match\[0\]\.uri\.regex: error parsing regexp: invalid escape sequence/,
+    );
   });
 });

@@ -23,10 +23,20 @@ describe('schema registry', () => {
     expect(findSchema(group, kind)).toMatchObject({ group, kind });
   });
 
-  test.each(['v1', 'v1beta1', 'v1alpha3', 'v2'])('the version is ignored: networking.istio.io/%s Sidecar is validated', (version) => {
-    const v = validateConfig({ apiVersion: `networking.istio.io/${version}`, kind: 'Sidecar', metadata: { name: 's' }, spec: {} });
-    expect(v.outcome === 'validated' && v.result.errors.map((e) => e.message)).toEqual(['sidecar: empty configuration provided']);
-  });
+  test.each(['v1', 'v1beta1', 'v1alpha3', 'v2'])(
+    'the version is ignored: networking.istio.io/%s Sidecar is validated',
+    (version) => {
+      const v = validateConfig({
+        apiVersion: `networking.istio.io/${version}`,
+        kind: 'Sidecar',
+        metadata: { name: 's' },
+        spec: {},
+      });
+      expect(v.outcome === 'validated' && v.result.errors.map((e) => e.message)).toEqual([
+        'sidecar: empty configuration provided',
+      ]);
+    },
+  );
 
   test('a kind of another group is unrecognized, named as Go prints a GroupVersionKind', () => {
     expect(validateConfig({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' } })).toEqual({
@@ -37,14 +47,29 @@ describe('schema registry', () => {
   });
 
   test('Gateway API kinds get only the metadata checks', () => {
-    const ok = validateConfig({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'r' }, spec: { anything: true } });
+    const ok = validateConfig({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'HTTPRoute',
+      metadata: { name: 'r' },
+      spec: { anything: true },
+    });
     expect(ok.outcome === 'validated' && ok.result.errors).toEqual([]);
-    const rejected = validateConfig({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'g', annotations: { 'internal.istio.io/webhook-always-reject': 'x' } } });
+    const rejected = validateConfig({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { name: 'g', annotations: { 'internal.istio.io/webhook-always-reject': 'x' } },
+    });
     expect(rejected.outcome === 'validated' && rejected.result.errors.length).toBe(1);
   });
 
   test('metadata fields of the wrong type are errors at their path', () => {
-    const v = validateConfig({ apiVersion: 'security.istio.io/v1', kind: 'PeerAuthentication', metadata: { name: 'p', labels: { a: 1 } } });
-    expect(v.outcome === 'validated' && v.result.errors).toEqual([{ path: 'metadata.labels["a"]', message: 'must be a string' }]);
+    const v = validateConfig({
+      apiVersion: 'security.istio.io/v1',
+      kind: 'PeerAuthentication',
+      metadata: { name: 'p', labels: { a: 1 } },
+    });
+    expect(v.outcome === 'validated' && v.result.errors).toEqual([
+      { path: 'metadata.labels["a"]', message: 'must be a string' },
+    ]);
   });
 });

@@ -38,7 +38,12 @@ export function validate(kind: string, spec: unknown, meta: Meta = {}): Verdict 
   const object = {
     apiVersion: API_VERSIONS[kind],
     kind,
-    metadata: { name: meta.name ?? 'example', namespace: meta.namespace ?? 'default', labels: meta.labels, annotations: meta.annotations },
+    metadata: {
+      name: meta.name ?? 'example',
+      namespace: meta.namespace ?? 'default',
+      labels: meta.labels,
+      annotations: meta.annotations,
+    },
     spec,
   };
   const verdict = validateConfig(object);

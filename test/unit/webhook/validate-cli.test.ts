@@ -43,7 +43,12 @@ function tmp(files: Record<string, string>): string {
 async function run(argv: string[], stdin = '') {
   let out = '';
   let err = '';
-  const code = await runValidateCommand(argv, (s) => (out += s), (s) => (err += s), () => stdin);
+  const code = await runValidateCommand(
+    argv,
+    (s) => (out += s),
+    (s) => (err += s),
+    () => stdin,
+  );
   return { code, out, err };
 }
 
@@ -60,35 +65,74 @@ describe('istiod-ts validate', () => {
     const file = path.join(dir, 'multi.yaml');
     const r = await run(['-f', file]);
     expect(r.code).toBe(1);
-    expect(r.out).toContain(`${file}[1] Gateway default/gw: error: spec.servers[0].hosts[0]: short names (non FQDN) are not allowed`);
+    expect(r.out).toContain(
+      `${file}[1] Gateway default/gw: error: spec.servers[0].hosts[0]: short names (non FQDN) are not allowed`,
+    );
     expect(r.out).toContain(`${file}[1] Gateway default/gw: error: spec.servers[0].port.name: port name must be set`);
     expect(r.out).toContain('2 object(s) checked, 1 invalid');
   });
 
   test('a directory is read recursively, and non-Istio kinds are skipped', async () => {
-    const dir = tmp({ 'a.yaml': VALID, 'sub/b.yml': DEPLOYMENT, 'sub/c.json': JSON.stringify({ apiVersion: 'security.istio.io/v1', kind: 'PeerAuthentication', metadata: { name: 'p' }, spec: { mtls: { mode: 'STRICT' } } }), 'notes.txt': 'ignored' });
+    const dir = tmp({
+      'a.yaml': VALID,
+      'sub/b.yml': DEPLOYMENT,
+      'sub/c.json': JSON.stringify({
+        apiVersion: 'security.istio.io/v1',
+        kind: 'PeerAuthentication',
+        metadata: { name: 'p' },
+        spec: { mtls: { mode: 'STRICT' } },
+      }),
+      'notes.txt': 'ignored',
+    });
     const r = await run(['-f', dir]);
     expect(r.code).toBe(0);
     expect(r.out).toContain('2 object(s) checked, 0 invalid');
   });
 
   test('List items are validated with their index', async () => {
-    const list = { apiVersion: 'v1', kind: 'List', items: [{ apiVersion: 'security.istio.io/v1', kind: 'PeerAuthentication', metadata: { name: 'p' }, spec: { portLevelMtls: { '80': { mode: 'DISABLE' } } } }] };
+    const list = {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        {
+          apiVersion: 'security.istio.io/v1',
+          kind: 'PeerAuthentication',
+          metadata: { name: 'p' },
+          spec: { portLevelMtls: { '80': { mode: 'DISABLE' } } },
+        },
+      ],
+    };
     const r = await run(['-f', '-', '-o', 'json'], JSON.stringify(list));
     expect(r.code).toBe(1);
     expect(JSON.parse(r.out)).toEqual([
-      { file: '<stdin>', document: '0.items[0]', kind: 'PeerAuthentication', namespace: 'default', name: 'p', errors: [{ path: 'spec.portLevelMtls', message: 'mesh/namespace peer authentication cannot have port level mTLS' }], warnings: [] },
+      {
+        file: '<stdin>',
+        document: '0.items[0]',
+        kind: 'PeerAuthentication',
+        namespace: 'default',
+        name: 'p',
+        errors: [
+          { path: 'spec.portLevelMtls', message: 'mesh/namespace peer authentication cannot have port level mTLS' },
+        ],
+        warnings: [],
+      },
     ]);
   });
 
   test('warnings are printed but do not fail', async () => {
-    const r = await run(['-f', '-'], 'apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: a}\nspec: {selector: {}}\n');
+    const r = await run(
+      ['-f', '-'],
+      'apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: a}\nspec: {selector: {}}\n',
+    );
     expect(r.code).toBe(0);
     expect(r.out).toContain('warning: spec.selector: workload selector specified without labels');
   });
 
   test('an unknown Istio kind and an unknown top-level field are errors', async () => {
-    const r = await run(['-f', '-'], 'apiVersion: networking.istio.io/v1\nkind: Teleport\nmetadata: {name: a}\n---\napiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata: {name: b}\nextra: 1\n');
+    const r = await run(
+      ['-f', '-'],
+      'apiVersion: networking.istio.io/v1\nkind: Teleport\nmetadata: {name: a}\n---\napiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata: {name: b}\nextra: 1\n',
+    );
     expect(r.code).toBe(1);
     expect(r.out).toContain('error: unrecognized type networking.istio.io/v1, Kind=Teleport');
     expect(r.out).toContain('error: extra: unknown field "extra" on PeerAuthentication resource default/b');

@@ -10,9 +10,17 @@ const valid: ValidCase[] = [
 
 const invalid: InvalidCase[] = [
   ['no address and no network', {}, 'spec.address: address is required'],
-  ['a unix socket with ports', { address: 'unix:///a.sock', ports: { http: 80 } }, 'unix endpoint unix:///a.sock must not include ports'],
+  [
+    'a unix socket with ports',
+    { address: 'unix:///a.sock', ports: { http: 80 } },
+    'unix endpoint unix:///a.sock must not include ports',
+  ],
   ['a relative unix path', { address: 'unix://a.sock' }, 'is not an absolute path'],
-  ['an address that is neither IP nor FQDN', { address: 'not_valid!' }, 'endpoint address "not_valid!" is not a valid FQDN or an IP address'],
+  [
+    'an address that is neither IP nor FQDN',
+    { address: 'not_valid!' },
+    'endpoint address "not_valid!" is not a valid FQDN or an IP address',
+  ],
   ['a bad port name', { address: '1.1.1.1', ports: { Bad_Port: 80 } }, 'invalid port name: Bad_Port'],
   ['port 0', { address: '1.1.1.1', ports: { http: 0 } }, 'port number 0 must be in the range 1..65535'],
   ['a bad label key', { address: '1.1.1.1', labels: { '-bad': 'x' } }, 'spec.labels: invalid tag key: "-bad"'],

@@ -22,7 +22,7 @@ import { ADS_SERVICE, DELTA_METHOD, loadProtos } from '../../../src/xds/proto';
 import { decodeDeltaRequest } from '../../../src/xds/request-wire';
 
 const method = (loadProtos(['xds.proto'])[ADS_SERVICE] as grpc.ServiceDefinition)[DELTA_METHOD]!;
-const encode = (req: Record<string, unknown>) => method.requestSerialize(req) as Buffer;
+const encode = (req: Record<string, unknown>) => method.requestSerialize(req);
 const ZTUNNEL_ID = 'ztunnel~10.0.0.1~ztunnel-abc.istio-system~istio-system.svc.cluster.local';
 
 /** The violation of a request, checked to name the limit and stay short. */
@@ -50,23 +50,41 @@ describe('node', () => {
   });
 
   test(`a node message of more than MAX_NODE_BYTES (${MAX_NODE_BYTES}) is refused before it is decoded`, () => {
-    const message = violation(encode({ node: { id: ZTUNNEL_ID, cluster: 'c'.repeat(MAX_NODE_BYTES) } }), 'MAX_NODE_BYTES');
+    const message = violation(
+      encode({ node: { id: ZTUNNEL_ID, cluster: 'c'.repeat(MAX_NODE_BYTES) } }),
+      'MAX_NODE_BYTES',
+    );
     expect(message).toContain('node');
   });
 
   test(`more than MAX_METADATA_VALUES (${MAX_METADATA_VALUES}) metadata values are refused, nested ones counted`, () => {
     const fields = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`K${i}`, stringValue('v')]));
     accepted(encode({ node: { id: ZTUNNEL_ID, metadata: { fields: fields(MAX_METADATA_VALUES) } } }));
-    violation(encode({ node: { id: ZTUNNEL_ID, metadata: { fields: fields(MAX_METADATA_VALUES + 1) } } }), 'MAX_METADATA_VALUES');
+    violation(
+      encode({ node: { id: ZTUNNEL_ID, metadata: { fields: fields(MAX_METADATA_VALUES + 1) } } }),
+      'MAX_METADATA_VALUES',
+    );
     const list = { listValue: { values: Array.from({ length: MAX_METADATA_VALUES }, () => stringValue('v')) } };
     violation(encode({ node: { id: ZTUNNEL_ID, metadata: { fields: { LIST: list } } } }), 'MAX_METADATA_VALUES');
   });
 
   test(`a metadata string or key of more than MAX_METADATA_STRING_BYTES (${MAX_METADATA_STRING_BYTES}) is refused`, () => {
     const long = 'x'.repeat(MAX_METADATA_STRING_BYTES + 1);
-    accepted(encode({ node: { id: ZTUNNEL_ID, metadata: { fields: { LABELS: stringValue('x'.repeat(MAX_METADATA_STRING_BYTES)) } } } }));
-    expect(violation(encode({ node: { id: ZTUNNEL_ID, metadata: { fields: { LABELS: stringValue(long) } } } }), 'MAX_METADATA_STRING_BYTES')).toContain('node.metadata');
-    violation(encode({ node: { id: ZTUNNEL_ID, metadata: { fields: { [long]: stringValue('v') } } } }), 'MAX_METADATA_STRING_BYTES');
+    accepted(
+      encode({
+        node: { id: ZTUNNEL_ID, metadata: { fields: { LABELS: stringValue('x'.repeat(MAX_METADATA_STRING_BYTES)) } } },
+      }),
+    );
+    expect(
+      violation(
+        encode({ node: { id: ZTUNNEL_ID, metadata: { fields: { LABELS: stringValue(long) } } } }),
+        'MAX_METADATA_STRING_BYTES',
+      ),
+    ).toContain('node.metadata');
+    violation(
+      encode({ node: { id: ZTUNNEL_ID, metadata: { fields: { [long]: stringValue('v') } } } }),
+      'MAX_METADATA_STRING_BYTES',
+    );
   });
 
   test(`metadata nested deeper than MAX_METADATA_DEPTH (${MAX_METADATA_DEPTH}) is refused without recursion, even 10,000 levels deep`, () => {
@@ -77,11 +95,16 @@ describe('node', () => {
     };
     // The top-level Struct is level 1.
     accepted(encode({ node: { id: ZTUNNEL_ID, metadata: { fields: { J: nested(MAX_METADATA_DEPTH - 1) } } } }));
-    violation(encode({ node: { id: ZTUNNEL_ID, metadata: { fields: { J: nested(MAX_METADATA_DEPTH) } } } }), 'MAX_METADATA_DEPTH');
+    violation(
+      encode({ node: { id: ZTUNNEL_ID, metadata: { fields: { J: nested(MAX_METADATA_DEPTH) } } } }),
+      'MAX_METADATA_DEPTH',
+    );
     // protobufjs would recurse to encode this; built by hand from the inside out instead.
-    const field = (no: number, payload: Buffer) => Buffer.concat([Buffer.from([(no << 3) | 2]), varint(payload.length), payload]);
+    const field = (no: number, payload: Buffer) =>
+      Buffer.concat([Buffer.from([(no << 3) | 2]), varint(payload.length), payload]);
     let value = field(3, Buffer.from('leaf')); // Value.string_value
-    for (let i = 0; i < 10_000; i++) value = field(5, field(1, Buffer.concat([field(1, Buffer.from('a')), field(2, value)]))); // Value.struct_value{fields{a: value}}
+    for (let i = 0; i < 10_000; i++)
+      value = field(5, field(1, Buffer.concat([field(1, Buffer.from('a')), field(2, value)]))); // Value.struct_value{fields{a: value}}
     const metadata = field(1, Buffer.concat([field(1, Buffer.from('J')), field(2, value)]));
     const node = Buffer.concat([field(1, Buffer.from(ZTUNNEL_ID)), field(3, metadata)]);
     violation(field(1, node), 'MAX_METADATA_DEPTH');
@@ -102,14 +125,31 @@ describe('resource names', () => {
   test(`a name of more than MAX_RESOURCE_NAME_BYTES (${MAX_RESOURCE_NAME_BYTES}) is refused wherever it is listed`, () => {
     const long = 'n'.repeat(MAX_RESOURCE_NAME_BYTES + 1);
     accepted(encode({ type_url: ADDRESS_TYPE_URL, resource_names_subscribe: ['n'.repeat(MAX_RESOURCE_NAME_BYTES)] }));
-    expect(violation(encode({ type_url: ADDRESS_TYPE_URL, resource_names_subscribe: [long] }), 'MAX_RESOURCE_NAME_BYTES')).toContain('resource_names_subscribe');
-    expect(violation(encode({ type_url: ADDRESS_TYPE_URL, resource_names_unsubscribe: [long] }), 'MAX_RESOURCE_NAME_BYTES')).toContain('resource_names_unsubscribe');
-    expect(violation(encode({ type_url: ADDRESS_TYPE_URL, initial_resource_versions: { [long]: '' } }), 'MAX_RESOURCE_NAME_BYTES')).toContain('initial_resource_versions');
+    expect(
+      violation(encode({ type_url: ADDRESS_TYPE_URL, resource_names_subscribe: [long] }), 'MAX_RESOURCE_NAME_BYTES'),
+    ).toContain('resource_names_subscribe');
+    expect(
+      violation(encode({ type_url: ADDRESS_TYPE_URL, resource_names_unsubscribe: [long] }), 'MAX_RESOURCE_NAME_BYTES'),
+    ).toContain('resource_names_unsubscribe');
+    expect(
+      violation(
+        encode({ type_url: ADDRESS_TYPE_URL, initial_resource_versions: { [long]: '' } }),
+        'MAX_RESOURCE_NAME_BYTES',
+      ),
+    ).toContain('initial_resource_versions');
   });
 
   test(`a held version of more than MAX_RESOURCE_VERSION_BYTES (${MAX_RESOURCE_VERSION_BYTES}) is refused`, () => {
-    accepted(encode({ type_url: ADDRESS_TYPE_URL, initial_resource_versions: { a: 'v'.repeat(MAX_RESOURCE_VERSION_BYTES) } }));
-    violation(encode({ type_url: ADDRESS_TYPE_URL, initial_resource_versions: { a: 'v'.repeat(MAX_RESOURCE_VERSION_BYTES + 1) } }), 'MAX_RESOURCE_VERSION_BYTES');
+    accepted(
+      encode({ type_url: ADDRESS_TYPE_URL, initial_resource_versions: { a: 'v'.repeat(MAX_RESOURCE_VERSION_BYTES) } }),
+    );
+    violation(
+      encode({
+        type_url: ADDRESS_TYPE_URL,
+        initial_resource_versions: { a: 'v'.repeat(MAX_RESOURCE_VERSION_BYTES + 1) },
+      }),
+      'MAX_RESOURCE_VERSION_BYTES',
+    );
   });
 
   test(`a request may list MAX_RESOURCE_NAMES_PER_REQUEST (${MAX_RESOURCE_NAMES_PER_REQUEST}) names in all, and no more`, () => {
@@ -131,7 +171,11 @@ describe('resource names', () => {
       }
       return out.subarray(0, p);
     };
-    const atLimit = Buffer.concat([encode({ type_url: ADDRESS_TYPE_URL }), repeated(0x1a, false, half, 's'), repeated(0x2a, true, half, 'w')]);
+    const atLimit = Buffer.concat([
+      encode({ type_url: ADDRESS_TYPE_URL }),
+      repeated(0x1a, false, half, 's'),
+      repeated(0x2a, true, half, 'w'),
+    ]);
     const req = decodeDeltaRequest(atLimit);
     expect(req.invalid).toBeUndefined();
     expect(req.initial_resource_versions.size).toBe(half);
@@ -143,17 +187,34 @@ describe('resource names', () => {
 describe('other request strings', () => {
   test(`a type URL of more than MAX_TYPE_URL_BYTES (${MAX_TYPE_URL_BYTES}) is refused`, () => {
     accepted(encode({ type_url: 't'.repeat(MAX_TYPE_URL_BYTES) }));
-    expect(violation(encode({ type_url: 't'.repeat(MAX_TYPE_URL_BYTES + 1) }), 'MAX_TYPE_URL_BYTES')).toContain('type_url');
+    expect(violation(encode({ type_url: 't'.repeat(MAX_TYPE_URL_BYTES + 1) }), 'MAX_TYPE_URL_BYTES')).toContain(
+      'type_url',
+    );
   });
 
   test(`a nonce of more than MAX_NONCE_BYTES (${MAX_NONCE_BYTES}) is refused`, () => {
     accepted(encode({ type_url: ADDRESS_TYPE_URL, response_nonce: 'n'.repeat(MAX_NONCE_BYTES) }));
-    expect(violation(encode({ type_url: ADDRESS_TYPE_URL, response_nonce: 'n'.repeat(MAX_NONCE_BYTES + 1) }), 'MAX_NONCE_BYTES')).toContain('response_nonce');
+    expect(
+      violation(
+        encode({ type_url: ADDRESS_TYPE_URL, response_nonce: 'n'.repeat(MAX_NONCE_BYTES + 1) }),
+        'MAX_NONCE_BYTES',
+      ),
+    ).toContain('response_nonce');
   });
 
   test(`a NACK message of more than MAX_ERROR_DETAIL_BYTES (${MAX_ERROR_DETAIL_BYTES}) is refused`, () => {
-    accepted(encode({ type_url: ADDRESS_TYPE_URL, response_nonce: 'n', error_detail: { code: 3, message: 'e'.repeat(MAX_ERROR_DETAIL_BYTES) } }));
-    const over = encode({ type_url: ADDRESS_TYPE_URL, response_nonce: 'n', error_detail: { code: 3, message: 'e'.repeat(MAX_ERROR_DETAIL_BYTES + 1) } });
+    accepted(
+      encode({
+        type_url: ADDRESS_TYPE_URL,
+        response_nonce: 'n',
+        error_detail: { code: 3, message: 'e'.repeat(MAX_ERROR_DETAIL_BYTES) },
+      }),
+    );
+    const over = encode({
+      type_url: ADDRESS_TYPE_URL,
+      response_nonce: 'n',
+      error_detail: { code: 3, message: 'e'.repeat(MAX_ERROR_DETAIL_BYTES + 1) },
+    });
     expect(violation(over, 'MAX_ERROR_DETAIL_BYTES')).toContain('error_detail.message');
   });
 });

@@ -38,7 +38,8 @@ function setup() {
   const clock = new ManualClock();
   const pushes: { at: number; req: PushRequest }[] = [];
   const d = new PushDebouncer({ after: AFTER, max: MAX }, (req) => pushes.push({ at: clock.now(), req }), clock);
-  const change = (name: string, typeUrl: XdsTypeUrl = ADDRESS_TYPE_URL) => d.changed([{ typeUrl, updated: [name], removed: [] }]);
+  const change = (name: string, typeUrl: XdsTypeUrl = ADDRESS_TYPE_URL) =>
+    d.changed([{ typeUrl, updated: [name], removed: [] }]);
   return { clock, pushes, d, change };
 }
 

@@ -1,7 +1,14 @@
 // The DrainMonitor cuts a response the client stopped taking, and only such a response.
 
 import type { Clock } from '../../../src/xds/debounce';
-import { CutReason, DEFAULT_FLOW_CONTROL, DrainMonitor, RESPONSE_DRAIN_DEADLINE_MS, RESPONSE_STALL_TIMEOUT_MS, SLOT_STALL_RELEASE_MS } from '../../../src/xds/drain';
+import {
+  CutReason,
+  DEFAULT_FLOW_CONTROL,
+  DrainMonitor,
+  RESPONSE_DRAIN_DEADLINE_MS,
+  RESPONSE_STALL_TIMEOUT_MS,
+  SLOT_STALL_RELEASE_MS,
+} from '../../../src/xds/drain';
 import type { CallTransport } from '../../../src/xds/transport';
 
 /** A clock the test advances by hand; timers fire in due order. */

@@ -5,7 +5,9 @@ const node = (id: string, metadata: Record<string, string> = {}): NodeMessage =>
   id,
   cluster: '',
   locality: null,
-  metadata: { fields: Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, { kind: 'stringValue', stringValue: v }])) },
+  metadata: {
+    fields: Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, { kind: 'stringValue', stringValue: v }])),
+  },
 });
 
 test('a ztunnel node id and metadata give type, namespace, node name, cluster and IPs', () => {
@@ -17,7 +19,14 @@ test('a ztunnel node id and metadata give type, namespace, node name, cluster an
       INSTANCE_IPS: '10.0.0.9',
     }),
   );
-  expect(p).toMatchObject({ type: 'ztunnel', proxyId: 'ztunnel-x.istio-system', namespace: 'istio-system', nodeName: 'worker-1', clusterId: 'Kubernetes', ips: ['10.0.0.9'] });
+  expect(p).toMatchObject({
+    type: 'ztunnel',
+    proxyId: 'ztunnel-x.istio-system',
+    namespace: 'istio-system',
+    nodeName: 'worker-1',
+    clusterId: 'Kubernetes',
+    ips: ['10.0.0.9'],
+  });
 });
 
 test('without NAMESPACE metadata the namespace comes from the node id', () => {
@@ -26,7 +35,10 @@ test('without NAMESPACE metadata the namespace comes from the node id', () => {
 
 test('non-string metadata values are kept as JSON', () => {
   const n = node('ztunnel~1.1.1.1~zt.ns~ns.svc.cluster.local');
-  n.metadata!.fields!['LABELS'] = { kind: 'structValue', structValue: { fields: { app: { kind: 'stringValue', stringValue: 'z' } } } };
+  n.metadata!.fields!['LABELS'] = {
+    kind: 'structValue',
+    structValue: { fields: { app: { kind: 'stringValue', stringValue: 'z' } } },
+  };
   expect(parseNode(n).metadata['LABELS']).toBe('{"app":"z"}');
 });
 

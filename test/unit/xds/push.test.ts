@@ -1,6 +1,14 @@
 import { ADDRESS_TYPE_URL } from '../../../src/contract/xds-resources';
 import { heldVersions } from '../../../src/xds/proto';
-import { FULL_SYNC_SLOT_TIMEOUT_MS, FullSyncGate, GATED_FULL_SYNC_BYTES, MAX_CONCURRENT_FULL_SYNCS, MAX_STALLED_FULL_SYNCS, PushBatch, SnapshotCache } from '../../../src/xds/push';
+import {
+  FULL_SYNC_SLOT_TIMEOUT_MS,
+  FullSyncGate,
+  GATED_FULL_SYNC_BYTES,
+  MAX_CONCURRENT_FULL_SYNCS,
+  MAX_STALLED_FULL_SYNCS,
+  PushBatch,
+  SnapshotCache,
+} from '../../../src/xds/push';
 import { FakeCache } from '../../integration/xds/fixtures/fake-cache';
 import { TypeSubscription } from '../../../src/xds/subscription';
 import { demoCache } from '../../integration/xds/fixtures/fake-cache';
@@ -9,7 +17,18 @@ const A = 'Kubernetes//Pod/default/a';
 
 function freshWildcard(): TypeSubscription {
   const s = new TypeSubscription(ADDRESS_TYPE_URL, true);
-  s.initialize({ node: null, type_url: ADDRESS_TYPE_URL, resource_names_subscribe: [], resource_names_unsubscribe: [], initial_resource_versions: heldVersions(), response_nonce: '', error_detail: null }, demoCache());
+  s.initialize(
+    {
+      node: null,
+      type_url: ADDRESS_TYPE_URL,
+      resource_names_subscribe: [],
+      resource_names_unsubscribe: [],
+      initial_resource_versions: heldVersions(),
+      response_nonce: '',
+      error_detail: null,
+    },
+    demoCache(),
+  );
   return s;
 }
 

@@ -6,7 +6,7 @@ import { digestMap, sameDigest } from '../../../src/xds/version-digest';
 import { ack } from '../../../bench/xds-client-worker';
 
 const method = (loadProtos(['xds.proto'])[ADS_SERVICE] as grpc.ServiceDefinition)[DELTA_METHOD]!;
-const encode = (req: Record<string, unknown>) => method.requestSerialize(req) as Buffer;
+const encode = (req: Record<string, unknown>) => method.requestSerialize(req);
 
 test('every field of a DeltaDiscoveryRequest encoded by protobufjs is read back', () => {
   const bytes = encode({
@@ -26,7 +26,10 @@ test('every field of a DeltaDiscoveryRequest encoded by protobufjs is read back'
   expect(req.type_url).toBe(ADDRESS_TYPE_URL);
   expect(req.resource_names_subscribe).toEqual(['a', '/10.0.0.1']);
   expect(req.resource_names_unsubscribe).toEqual(['*']);
-  expect([...req.initial_resource_versions.map()]).toEqual([['a', 'v1'], ['ns/b', 'v2']]);
+  expect([...req.initial_resource_versions.map()]).toEqual([
+    ['a', 'v1'],
+    ['ns/b', 'v2'],
+  ]);
   expect(req.response_nonce).toBe('n-7');
   expect(req.error_detail).toEqual({ code: 0, message: 'a: bad enum' });
   expect(req.node?.id).toBe('ztunnel~10.0.0.1~zt.istio-system~istio-system.svc.cluster.local');
@@ -63,7 +66,11 @@ test('the server service definition decodes requests with the hand decoder', () 
 });
 
 describe('initial_resource_versions read from the raw bytes', () => {
-  const held = { 'Kubernetes//Pod/ns-1/a': '0123456789abcdef', 'ns-1/svc.ns-1.svc.cluster.local': 'fedcba9876543210', 'ns/ünï': 'v' };
+  const held = {
+    'Kubernetes//Pod/ns-1/a': '0123456789abcdef',
+    'ns-1/svc.ns-1.svc.cluster.local': 'fedcba9876543210',
+    'ns/ünï': 'v',
+  };
 
   test('the digest read from the bytes equals the digest of the same map held by the server', () => {
     const req = decodeDeltaRequest(encode({ type_url: ADDRESS_TYPE_URL, initial_resource_versions: held }));
@@ -95,8 +102,12 @@ describe('initial_resource_versions read from the raw bytes', () => {
     expect(sameDigest(req.initial_resource_versions.digest, digestMap(map))).toBe(true);
   });
 
-  test('a name listed twice: the last value wins in the map, and the digest differs from the map\'s', () => {
-    const bytes = Buffer.concat([encode({ type_url: ADDRESS_TYPE_URL }), entry(str(0x0a, 'a'), str(0x12, '1')), entry(str(0x0a, 'a'), str(0x12, '2'))]);
+  test("a name listed twice: the last value wins in the map, and the digest differs from the map's", () => {
+    const bytes = Buffer.concat([
+      encode({ type_url: ADDRESS_TYPE_URL }),
+      entry(str(0x0a, 'a'), str(0x12, '1')),
+      entry(str(0x0a, 'a'), str(0x12, '2')),
+    ]);
     const req = decodeDeltaRequest(bytes);
     expect(req.initial_resource_versions.size).toBe(2);
     expect([...req.initial_resource_versions.map()]).toEqual([['a', '2']]);
@@ -104,7 +115,10 @@ describe('initial_resource_versions read from the raw bytes', () => {
   });
 
   test('an entry running past its end is refused', () => {
-    const bytes = Buffer.concat([encode({ type_url: ADDRESS_TYPE_URL }), Buffer.from([0x2a, 0x04, 0x0a, 0x09, 0x61, 0x62])]);
+    const bytes = Buffer.concat([
+      encode({ type_url: ADDRESS_TYPE_URL }),
+      Buffer.from([0x2a, 0x04, 0x0a, 0x09, 0x61, 0x62]),
+    ]);
     expect(() => decodeDeltaRequest(bytes)).toThrow('runs past the end');
   });
 
@@ -112,9 +126,10 @@ describe('initial_resource_versions read from the raw bytes', () => {
     // The property the server relies on: equal digests are only ever taken for equal sets; a
     // garbled request must not throw anything but an Error.
     let seed = 42;
-    const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const rand = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
     const set = new Map<string, string>();
-    for (let i = 0; i < 50; i++) set.set(`Kubernetes//Pod/ns-${i % 3}/pod-${i}`, (i * 2654435761 >>> 0).toString(16).padStart(16, '0'));
+    for (let i = 0; i < 50; i++)
+      set.set(`Kubernetes//Pod/ns-${i % 3}/pod-${i}`, ((i * 2654435761) >>> 0).toString(16).padStart(16, '0'));
     const valid = encode({ type_url: ADDRESS_TYPE_URL, initial_resource_versions: Object.fromEntries(set) });
     const target = digestMap(set);
     let decoded = 0;

@@ -16,7 +16,12 @@ function fakeContext() {
   const debug = new Map<string, () => DebugResponse | Promise<DebugResponse>>();
   const meshListeners: ((m: MeshConfig, p: MeshConfig) => void)[] = [];
   const shutdown: (() => void | Promise<void>)[] = [];
-  const mesh: MeshConfig = { trustDomain: 'cluster.local', trustDomainAliases: [], rootNamespace: 'istio-system', defaultConfig: {} };
+  const mesh: MeshConfig = {
+    trustDomain: 'cluster.local',
+    trustDomainAliases: [],
+    rootNamespace: 'istio-system',
+    defaultConfig: {},
+  };
   const meshSource: MeshConfigSource = {
     current: () => mesh,
     subscribe: (l) => {
@@ -28,8 +33,15 @@ function fakeContext() {
     options: parseServeOptions([], { PILOT_DEBOUNCE_AFTER: '0s' }),
     metrics: new Registry(),
     mesh: meshSource,
-    grpc: { addService: (service: grpc.ServiceDefinition, _impl: unknown, ports: GrpcPorts) => services.push({ service, ports }), secureEnabled: true },
-    debug: { add: (name: string, _d: string, handler: () => DebugResponse | Promise<DebugResponse>) => debug.set(name, handler) },
+    grpc: {
+      addService: (service: grpc.ServiceDefinition, _impl: unknown, ports: GrpcPorts) =>
+        services.push({ service, ports }),
+      secureEnabled: true,
+    },
+    debug: {
+      add: (name: string, _d: string, handler: () => DebugResponse | Promise<DebugResponse>) =>
+        debug.set(name, handler),
+    },
     onShutdown: (hook: () => void | Promise<void>) => shutdown.push(hook),
   } as unknown as ServerContext;
   return { ctx, services, debug, meshListeners, shutdown, mesh };
@@ -68,5 +80,12 @@ test("metrics are registered on the server's registry under istiod's names", asy
   const f = fakeContext();
   startXdsServer(f.ctx, demoCache(), new FakeAuthenticator());
   const names = (await f.ctx.metrics.getMetricsAsJSON()).map((m) => m.name).sort();
-  expect(names).toEqual(['pilot_proxy_convergence_time', 'pilot_total_xds_rejects', 'pilot_xds', 'pilot_xds_push_time', 'pilot_xds_pushes', 'pilot_xds_send_time']);
+  expect(names).toEqual([
+    'pilot_proxy_convergence_time',
+    'pilot_total_xds_rejects',
+    'pilot_xds',
+    'pilot_xds_push_time',
+    'pilot_xds_pushes',
+    'pilot_xds_send_time',
+  ]);
 });

@@ -10,7 +10,9 @@ const B = 'Kubernetes//Pod/default/b';
 const C = 'Kubernetes//Pod/default/c';
 const ECHO = 'default/echo.default.svc.cluster.local';
 
-type RequestInit = Partial<Omit<DeltaDiscoveryRequest, 'initial_resource_versions'>> & { initial_resource_versions?: Record<string, string> };
+type RequestInit = Partial<Omit<DeltaDiscoveryRequest, 'initial_resource_versions'>> & {
+  initial_resource_versions?: Record<string, string>;
+};
 
 function req(r: RequestInit): DeltaDiscoveryRequest {
   return {
@@ -62,7 +64,11 @@ describe('wildcard', () => {
   test('initial_resource_versions: unchanged names are skipped, vanished names removed', () => {
     const cache = demoCache();
     const versionA = cache.get(ADDRESS_TYPE_URL, A)!.version;
-    const s = sub({ initial_resource_versions: { [A]: versionA, [B]: 'old', 'Kubernetes//Pod/default/gone': 'x' } }, ADDRESS_TYPE_URL, cache);
+    const s = sub(
+      { initial_resource_versions: { [A]: versionA, [B]: 'old', 'Kubernetes//Pod/default/gone': 'x' } },
+      ADDRESS_TYPE_URL,
+      cache,
+    );
     const d = s.take({ cache: cache, nodeName: '' })!;
     expect(names(d)).toEqual([B, C, ECHO].sort());
     expect(d.removed).toEqual(['Kubernetes//Pod/default/gone']);
@@ -88,7 +94,13 @@ describe('wildcard', () => {
     test('an unchanged reconnect is settled by the digest alone: the names are never decoded', () => {
       const cache = demoCache();
       const exact = heldVersions(current(cache));
-      const digestOnly: HeldVersions = { size: exact.size, digest: exact.digest, map: () => { throw new Error('decoded'); } };
+      const digestOnly: HeldVersions = {
+        size: exact.size,
+        digest: exact.digest,
+        map: () => {
+          throw new Error('decoded');
+        },
+      };
       const s = initialize(cache, digestOnly);
       expect(s.take({ cache, nodeName: '' })).toMatchObject({ resources: [], removed: [] });
     });
@@ -121,10 +133,14 @@ describe('wildcard', () => {
 
   test(`a reconnect owing LARGE_DELTA_NAMES (${LARGE_DELTA_NAMES}) names or more is treated as a full sync`, () => {
     const cache = new FakeCache();
-    for (let i = 0; i < LARGE_DELTA_NAMES; i++) cache.setWorkload({ uid: `w${i}`, ip: `10.2.${i >> 8}.${i & 255}`, node: 'n' });
-    const stale = (n: number) => Object.fromEntries([...cache.all(ADDRESS_TYPE_URL)].slice(0, n).map((r) => [r.name, 'stale']));
+    for (let i = 0; i < LARGE_DELTA_NAMES; i++)
+      cache.setWorkload({ uid: `w${i}`, ip: `10.2.${i >> 8}.${i & 255}`, node: 'n' });
+    const stale = (n: number) =>
+      Object.fromEntries([...cache.all(ADDRESS_TYPE_URL)].slice(0, n).map((r) => [r.name, 'stale']));
     expect(sub({ initial_resource_versions: stale(1) }, ADDRESS_TYPE_URL, cache).needsFullSync()).toBe(true);
-    const mostlyCurrent = Object.fromEntries([...cache.all(ADDRESS_TYPE_URL)].map((r, i) => [r.name, i === 0 ? 'stale' : r.version]));
+    const mostlyCurrent = Object.fromEntries(
+      [...cache.all(ADDRESS_TYPE_URL)].map((r, i) => [r.name, i === 0 ? 'stale' : r.version]),
+    );
     expect(sub({ initial_resource_versions: mostlyCurrent }, ADDRESS_TYPE_URL, cache).needsFullSync()).toBe(false);
   });
 

@@ -1,5 +1,13 @@
 import { ADDRESS_TYPE_URL } from '../../../src/contract/xds-resources';
-import { CacheDigests, VersionDigest, digestEntry, digestMap, digestStrings, emptyDigest, sameDigest } from '../../../src/xds/version-digest';
+import {
+  CacheDigests,
+  VersionDigest,
+  digestEntry,
+  digestMap,
+  digestStrings,
+  emptyDigest,
+  sameDigest,
+} from '../../../src/xds/version-digest';
 import { FakeCache } from '../../integration/xds/fixtures/fake-cache';
 
 const map = (entries: Record<string, string>) => new Map(Object.entries(entries));
@@ -65,7 +73,10 @@ describe('CacheDigests', () => {
 
   test('follows every change set: added, changed and removed names', () => {
     const cache = new FakeCache();
-    cache.setWorkload({ uid: 'w1', ip: '10.0.0.1', node: 'n1' }).setWorkload({ uid: 'w2', ip: '10.0.0.2', node: 'n1' }).commit();
+    cache
+      .setWorkload({ uid: 'w1', ip: '10.0.0.1', node: 'n1' })
+      .setWorkload({ uid: 'w2', ip: '10.0.0.2', node: 'n1' })
+      .commit();
     const digests = new CacheDigests(cache, [ADDRESS_TYPE_URL]);
     cache.subscribe((changes) => digests.apply(changes));
     expect(digests.get(ADDRESS_TYPE_URL)).toEqual(current(cache));

@@ -1,20 +1,31 @@
 import type * as grpc from '@grpc/grpc-js';
 import { ADDRESS_TYPE_URL, XdsResource } from '../../../src/contract/xds-resources';
 import { ADS_SERVICE, DELTA_METHOD, adsServiceDefinition, loadProtos } from '../../../src/xds/proto';
-import { NONCE_SLACK, encodeResourceFrame, encodeResponseBody, resourceFrame, serializeOutgoing } from '../../../src/xds/wire';
+import {
+  NONCE_SLACK,
+  encodeResourceFrame,
+  encodeResponseBody,
+  resourceFrame,
+  serializeOutgoing,
+} from '../../../src/xds/wire';
 
 const method = (loadProtos(['xds.proto'])[ADS_SERVICE] as grpc.ServiceDefinition)[DELTA_METHOD]!;
-const decode = (b: Buffer) => method.responseDeserialize(b) as {
-  type_url: string;
-  nonce: string;
-  removed_resources: string[];
-  resources: { name: string; version: string; resource: { type_url: string; value: Buffer } }[];
-};
+const decode = (b: Buffer) =>
+  method.responseDeserialize(b) as {
+    type_url: string;
+    nonce: string;
+    removed_resources: string[];
+    resources: { name: string; version: string; resource: { type_url: string; value: Buffer } }[];
+  };
 
 const res = (name: string, size: number): XdsResource => ({ name, version: `v-${name}`, bytes: Buffer.alloc(size, 7) });
 
 test('a hand-encoded response decodes with the proto: type, resources with Any, removals and nonce', () => {
-  const body = encodeResponseBody({ typeUrl: ADDRESS_TYPE_URL, resources: [res('a', 3), res('ns/b', 300)], removed: ['gone', '/10.0.0.1'] });
+  const body = encodeResponseBody({
+    typeUrl: ADDRESS_TYPE_URL,
+    resources: [res('a', 3), res('ns/b', 300)],
+    removed: ['gone', '/10.0.0.1'],
+  });
   const out = decode(body.withNonce('n-1'));
   expect(out.type_url).toBe(ADDRESS_TYPE_URL);
   expect(out.nonce).toBe('n-1');

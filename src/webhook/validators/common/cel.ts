@@ -20,7 +20,8 @@ export function celSyntaxError(expression: string): string | undefined {
         if (j >= expression.length) return `must be a valid CEL expression, unterminated string starting at ${i}`;
         if (expression[j] === '\\') j += 2;
         else if (expression.startsWith(quote, j)) break;
-        else if (!triple && expression[j] === '\n') return `must be a valid CEL expression, unterminated string starting at ${i}`;
+        else if (!triple && expression[j] === '\n')
+          return `must be a valid CEL expression, unterminated string starting at ${i}`;
         else j++;
       }
       i = j + quote.length;
@@ -33,6 +34,7 @@ export function celSyntaxError(expression: string): string | undefined {
     i++;
   }
   if (stack.length > 0) return `must be a valid CEL expression, unclosed '${stack[stack.length - 1]}'`;
-  if (DANGLING.test(expression) || LEADING.test(expression)) return 'must be a valid CEL expression, an operator is missing an operand';
+  if (DANGLING.test(expression) || LEADING.test(expression))
+    return 'must be a valid CEL expression, an operator is missing an operand';
   return undefined;
 }

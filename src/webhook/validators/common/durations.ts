@@ -11,8 +11,8 @@ export const NANOS_PER_MS = 1_000_000n;
 const UNIT_NANOS: Record<string, bigint> = {
   ns: 1n,
   us: 1_000n,
-  'µs': 1_000n,
-  'μs': 1_000n,
+  µs: 1_000n,
+  μs: 1_000n,
   ms: 1_000_000n,
   s: 1_000_000_000n,
   m: 60_000_000_000n,

@@ -49,7 +49,8 @@ const ENUM_NUMBER_MAX = 2147483647;
  */
 export function enumValueError(type: EnumType, v: unknown): string | undefined {
   if (v === undefined || v === null) return undefined;
-  if (typeof v === 'string') return (type.values as readonly string[]).includes(v) ? undefined : `unknown value ${quote(v)} for enum ${type.fullName}`;
+  if (typeof v === 'string')
+    return type.values.includes(v) ? undefined : `unknown value ${quote(v)} for enum ${type.fullName}`;
   if (typeof v === 'number' && Number.isInteger(v) && v >= ENUM_NUMBER_MIN && v <= ENUM_NUMBER_MAX) return undefined;
   return `invalid value ${quote(v)} for enum ${type.fullName}`;
 }
@@ -65,54 +66,120 @@ const map = (t: FieldType): FieldShape => ({ map: t });
 /** Messages by name, each with its fields (JSON names) that are enums or lead to one. */
 export const ENUM_FIELD_MESSAGES: Readonly<Record<string, Readonly<Record<string, FieldShape>>>> = {
   'extensions.v1alpha1.EnvVar': { valueFrom: EnvValueSource },
-  'extensions.v1alpha1.TrafficExtension': { phase: TrafficExtension_ExecutionPhase, match: list('extensions.v1alpha1.TrafficSelector'), wasm: 'extensions.v1alpha1.WasmConfig' },
+  'extensions.v1alpha1.TrafficExtension': {
+    phase: TrafficExtension_ExecutionPhase,
+    match: list('extensions.v1alpha1.TrafficSelector'),
+    wasm: 'extensions.v1alpha1.WasmConfig',
+  },
   'extensions.v1alpha1.TrafficSelector': { mode: TypeWorkloadMode },
   'extensions.v1alpha1.VmConfig': { env: list('extensions.v1alpha1.EnvVar') },
-  'extensions.v1alpha1.WasmConfig': { imagePullPolicy: PullPolicy, failStrategy: FailStrategy, vmConfig: 'extensions.v1alpha1.VmConfig', type: PluginType },
-  'extensions.v1alpha1.WasmPlugin': { imagePullPolicy: PullPolicy, phase: PluginPhase, failStrategy: FailStrategy, vmConfig: 'extensions.v1alpha1.VmConfig', match: list('extensions.v1alpha1.WasmPlugin.TrafficSelector'), type: PluginType },
+  'extensions.v1alpha1.WasmConfig': {
+    imagePullPolicy: PullPolicy,
+    failStrategy: FailStrategy,
+    vmConfig: 'extensions.v1alpha1.VmConfig',
+    type: PluginType,
+  },
+  'extensions.v1alpha1.WasmPlugin': {
+    imagePullPolicy: PullPolicy,
+    phase: PluginPhase,
+    failStrategy: FailStrategy,
+    vmConfig: 'extensions.v1alpha1.VmConfig',
+    match: list('extensions.v1alpha1.WasmPlugin.TrafficSelector'),
+    type: PluginType,
+  },
   'extensions.v1alpha1.WasmPlugin.TrafficSelector': { mode: TypeWorkloadMode },
   'networking.v1alpha3.ClientTLSSettings': { mode: ClientTLSSettings_TLSmode },
   'networking.v1alpha3.ConnectionPoolSettings': { http: 'networking.v1alpha3.ConnectionPoolSettings.HTTPSettings' },
   'networking.v1alpha3.ConnectionPoolSettings.HTTPSettings': { h2UpgradePolicy: HTTPSettings_H2UpgradePolicy },
   'networking.v1alpha3.CorsPolicy': { unmatchedPreflights: CorsPolicy_UnmatchedPreflights },
-  'networking.v1alpha3.DestinationRule': { trafficPolicy: 'networking.v1alpha3.TrafficPolicy', subsets: list('networking.v1alpha3.Subset') },
+  'networking.v1alpha3.DestinationRule': {
+    trafficPolicy: 'networking.v1alpha3.TrafficPolicy',
+    subsets: list('networking.v1alpha3.Subset'),
+  },
   'networking.v1alpha3.EnvoyFilter': { configPatches: list('networking.v1alpha3.EnvoyFilter.EnvoyConfigObjectPatch') },
-  'networking.v1alpha3.EnvoyFilter.EnvoyConfigObjectMatch': { context: EnvoyFilter_PatchContext, routeConfiguration: 'networking.v1alpha3.EnvoyFilter.RouteConfigurationMatch' },
-  'networking.v1alpha3.EnvoyFilter.EnvoyConfigObjectPatch': { applyTo: EnvoyFilter_ApplyTo, match: 'networking.v1alpha3.EnvoyFilter.EnvoyConfigObjectMatch', patch: 'networking.v1alpha3.EnvoyFilter.Patch' },
+  'networking.v1alpha3.EnvoyFilter.EnvoyConfigObjectMatch': {
+    context: EnvoyFilter_PatchContext,
+    routeConfiguration: 'networking.v1alpha3.EnvoyFilter.RouteConfigurationMatch',
+  },
+  'networking.v1alpha3.EnvoyFilter.EnvoyConfigObjectPatch': {
+    applyTo: EnvoyFilter_ApplyTo,
+    match: 'networking.v1alpha3.EnvoyFilter.EnvoyConfigObjectMatch',
+    patch: 'networking.v1alpha3.EnvoyFilter.Patch',
+  },
   'networking.v1alpha3.EnvoyFilter.Patch': { operation: Patch_Operation, filterClass: Patch_FilterClass },
-  'networking.v1alpha3.EnvoyFilter.RouteConfigurationMatch': { vhost: 'networking.v1alpha3.EnvoyFilter.RouteConfigurationMatch.VirtualHostMatch' },
+  'networking.v1alpha3.EnvoyFilter.RouteConfigurationMatch': {
+    vhost: 'networking.v1alpha3.EnvoyFilter.RouteConfigurationMatch.VirtualHostMatch',
+  },
   'networking.v1alpha3.EnvoyFilter.RouteConfigurationMatch.RouteMatch': { action: RouteMatch_Action },
-  'networking.v1alpha3.EnvoyFilter.RouteConfigurationMatch.VirtualHostMatch': { route: 'networking.v1alpha3.EnvoyFilter.RouteConfigurationMatch.RouteMatch' },
+  'networking.v1alpha3.EnvoyFilter.RouteConfigurationMatch.VirtualHostMatch': {
+    route: 'networking.v1alpha3.EnvoyFilter.RouteConfigurationMatch.RouteMatch',
+  },
   'networking.v1alpha3.Gateway': { servers: list('networking.v1alpha3.Server') },
   'networking.v1alpha3.HTTPRedirect': { derivePort: HTTPRedirect_RedirectPortSelection },
-  'networking.v1alpha3.HTTPRoute': { redirect: 'networking.v1alpha3.HTTPRedirect', corsPolicy: 'networking.v1alpha3.CorsPolicy' },
+  'networking.v1alpha3.HTTPRoute': {
+    redirect: 'networking.v1alpha3.HTTPRedirect',
+    corsPolicy: 'networking.v1alpha3.CorsPolicy',
+  },
   'networking.v1alpha3.IstioEgressListener': { captureMode: CaptureMode },
-  'networking.v1alpha3.IstioIngressListener': { captureMode: CaptureMode, tls: 'networking.v1alpha3.ServerTLSSettings', connectionPool: 'networking.v1alpha3.ConnectionPoolSettings' },
+  'networking.v1alpha3.IstioIngressListener': {
+    captureMode: CaptureMode,
+    tls: 'networking.v1alpha3.ServerTLSSettings',
+    connectionPool: 'networking.v1alpha3.ConnectionPoolSettings',
+  },
   'networking.v1alpha3.LoadBalancerSettings': { simple: LoadBalancerSettings_SimpleLB },
   'networking.v1alpha3.OutboundTrafficPolicy': { mode: OutboundTrafficPolicy_Mode },
   'networking.v1alpha3.Server': { tls: 'networking.v1alpha3.ServerTLSSettings' },
-  'networking.v1alpha3.ServerTLSSettings': { mode: ServerTLSSettings_TLSmode, minProtocolVersion: ServerTLSSettings_TLSProtocol, maxProtocolVersion: ServerTLSSettings_TLSProtocol },
+  'networking.v1alpha3.ServerTLSSettings': {
+    mode: ServerTLSSettings_TLSmode,
+    minProtocolVersion: ServerTLSSettings_TLSProtocol,
+    maxProtocolVersion: ServerTLSSettings_TLSProtocol,
+  },
   'networking.v1alpha3.ServiceEntry': { location: ServiceEntry_Location, resolution: ServiceEntry_Resolution },
-  'networking.v1alpha3.Sidecar': { ingress: list('networking.v1alpha3.IstioIngressListener'), egress: list('networking.v1alpha3.IstioEgressListener'), inboundConnectionPool: 'networking.v1alpha3.ConnectionPoolSettings', outboundTrafficPolicy: 'networking.v1alpha3.OutboundTrafficPolicy' },
+  'networking.v1alpha3.Sidecar': {
+    ingress: list('networking.v1alpha3.IstioIngressListener'),
+    egress: list('networking.v1alpha3.IstioEgressListener'),
+    inboundConnectionPool: 'networking.v1alpha3.ConnectionPoolSettings',
+    outboundTrafficPolicy: 'networking.v1alpha3.OutboundTrafficPolicy',
+  },
   'networking.v1alpha3.Subset': { trafficPolicy: 'networking.v1alpha3.TrafficPolicy' },
-  'networking.v1alpha3.TrafficPolicy': { loadBalancer: 'networking.v1alpha3.LoadBalancerSettings', connectionPool: 'networking.v1alpha3.ConnectionPoolSettings', tls: 'networking.v1alpha3.ClientTLSSettings', portLevelSettings: list('networking.v1alpha3.TrafficPolicy.PortTrafficPolicy'), proxyProtocol: 'networking.v1alpha3.TrafficPolicy.ProxyProtocol' },
-  'networking.v1alpha3.TrafficPolicy.PortTrafficPolicy': { loadBalancer: 'networking.v1alpha3.LoadBalancerSettings', connectionPool: 'networking.v1alpha3.ConnectionPoolSettings', tls: 'networking.v1alpha3.ClientTLSSettings' },
+  'networking.v1alpha3.TrafficPolicy': {
+    loadBalancer: 'networking.v1alpha3.LoadBalancerSettings',
+    connectionPool: 'networking.v1alpha3.ConnectionPoolSettings',
+    tls: 'networking.v1alpha3.ClientTLSSettings',
+    portLevelSettings: list('networking.v1alpha3.TrafficPolicy.PortTrafficPolicy'),
+    proxyProtocol: 'networking.v1alpha3.TrafficPolicy.ProxyProtocol',
+  },
+  'networking.v1alpha3.TrafficPolicy.PortTrafficPolicy': {
+    loadBalancer: 'networking.v1alpha3.LoadBalancerSettings',
+    connectionPool: 'networking.v1alpha3.ConnectionPoolSettings',
+    tls: 'networking.v1alpha3.ClientTLSSettings',
+  },
   'networking.v1alpha3.TrafficPolicy.ProxyProtocol': { version: ProxyProtocol_VERSION },
   'networking.v1alpha3.VirtualService': { http: list('networking.v1alpha3.HTTPRoute') },
   'networking.v1alpha3.WorkloadEntry': {},
   'networking.v1alpha3.WorkloadGroup': {},
   'networking.v1beta1.ProxyConfig': {},
   'security.v1beta1.AuthorizationPolicy': { action: AuthorizationPolicy_Action },
-  'security.v1beta1.PeerAuthentication': { mtls: 'security.v1beta1.PeerAuthentication.MutualTLS', portLevelMtls: map('security.v1beta1.PeerAuthentication.MutualTLS') },
+  'security.v1beta1.PeerAuthentication': {
+    mtls: 'security.v1beta1.PeerAuthentication.MutualTLS',
+    portLevelMtls: map('security.v1beta1.PeerAuthentication.MutualTLS'),
+  },
   'security.v1beta1.PeerAuthentication.MutualTLS': { mode: MutualTLS_Mode },
   'security.v1beta1.RequestAuthentication': {},
   'telemetry.v1alpha1.AccessLogging': { match: 'telemetry.v1alpha1.AccessLogging.LogSelector' },
   'telemetry.v1alpha1.AccessLogging.LogSelector': { mode: TelemetryWorkloadMode },
   'telemetry.v1alpha1.MetricSelector': { metric: MetricSelector_IstioMetric, mode: TelemetryWorkloadMode },
   'telemetry.v1alpha1.Metrics': { overrides: list('telemetry.v1alpha1.MetricsOverrides') },
-  'telemetry.v1alpha1.MetricsOverrides': { match: 'telemetry.v1alpha1.MetricSelector', tagOverrides: map('telemetry.v1alpha1.MetricsOverrides.TagOverride') },
+  'telemetry.v1alpha1.MetricsOverrides': {
+    match: 'telemetry.v1alpha1.MetricSelector',
+    tagOverrides: map('telemetry.v1alpha1.MetricsOverrides.TagOverride'),
+  },
   'telemetry.v1alpha1.MetricsOverrides.TagOverride': { operation: TagOverride_Operation },
-  'telemetry.v1alpha1.Telemetry': { tracing: list('telemetry.v1alpha1.Tracing'), metrics: list('telemetry.v1alpha1.Metrics'), accessLogging: list('telemetry.v1alpha1.AccessLogging') },
+  'telemetry.v1alpha1.Telemetry': {
+    tracing: list('telemetry.v1alpha1.Tracing'),
+    metrics: list('telemetry.v1alpha1.Metrics'),
+    accessLogging: list('telemetry.v1alpha1.AccessLogging'),
+  },
   'telemetry.v1alpha1.Tracing': { match: 'telemetry.v1alpha1.Tracing.TracingSelector' },
   'telemetry.v1alpha1.Tracing.TracingSelector': { mode: TelemetryWorkloadMode },
 };

@@ -12,7 +12,8 @@ const isWildcard = (h: string) => h.startsWith('*');
 
 /** istiod's host.Name.Matches for one pair: the two hosts overlap. The lists below agree with it. */
 export function hostsOverlap(a: string, b: string): boolean {
-  if (isWildcard(a) && isWildcard(b)) return a.length < b.length ? b.slice(1).endsWith(a.slice(1)) : a.slice(1).endsWith(b.slice(1));
+  if (isWildcard(a) && isWildcard(b))
+    return a.length < b.length ? b.slice(1).endsWith(a.slice(1)) : a.slice(1).endsWith(b.slice(1));
   if (isWildcard(a)) return b.endsWith(a.slice(1));
   if (isWildcard(b)) return a.endsWith(b.slice(1));
   return a === b;
@@ -91,7 +92,13 @@ export function lowestOverlapping(hosts: readonly string[]): number[] {
     // Equal keys always overlap; wildcards on the stack match every key extending theirs.
     for (const i of group.indexes) partner[i] = Math.min(i === lowest ? second : lowest!, top?.wildcardMin ?? Infinity);
     if (top) top.extensionMin = Math.min(top.extensionMin, lowest!);
-    if (group.wildcardMin < Infinity) stack.push({ key, group, wildcardMin: Math.min(group.wildcardMin, top?.wildcardMin ?? Infinity), extensionMin: Infinity });
+    if (group.wildcardMin < Infinity)
+      stack.push({
+        key,
+        group,
+        wildcardMin: Math.min(group.wildcardMin, top?.wildcardMin ?? Infinity),
+        extensionMin: Infinity,
+      });
   }
   while (stack.length > 0) pop();
   return partner.map((p) => (p === Infinity ? -1 : p));

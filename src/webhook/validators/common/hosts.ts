@@ -32,7 +32,8 @@ function domainPreconditions(name: string): string | undefined {
 export function dns1123LabelsError(domain: string): string | undefined {
   const parts = domain.split('.');
   const tld = parts[parts.length - 1]!;
-  if (/^[+-]?\d+$/.test(tld)) return `domain name "${domain}" invalid (top level domain "${tld}" cannot be all-numeric)`;
+  if (/^[+-]?\d+$/.test(tld))
+    return `domain name "${domain}" invalid (top level domain "${tld}" cannot be all-numeric)`;
   for (let i = 0; i < parts.length; i++) {
     const label = parts[i]!;
     if (i === parts.length - 1 && label === '') return undefined;
@@ -57,7 +58,8 @@ export function fqdnError(fqdn: string): string | undefined {
 
 /** A wildcard is only allowed as the whole host or as a leading `*.` label. */
 export function partialWildcardError(host: string): string | undefined {
-  if (host.includes('*') && host.length !== 1 && !host.startsWith('*.')) return `partial wildcard "${host}" not allowed`;
+  if (host.includes('*') && host.length !== 1 && !host.startsWith('*.'))
+    return `partial wildcard "${host}" not allowed`;
   return undefined;
 }
 
@@ -90,7 +92,8 @@ export function namespaceSlashHostErrors(hostname: string, isGateway: boolean): 
   if (ns.length === 0 || name.length === 0) errs.push('config namespace and dnsName in host entry cannot be empty');
   if (!isGateway) {
     const bare = ns.startsWith('~') ? ns.slice(1) : ns;
-    if (bare !== '' && bare !== '*' && bare !== '.' && !isDNS1123Label(bare)) errs.push(`invalid namespace value "${ns}" in sidecar`);
+    if (bare !== '' && bare !== '*' && bare !== '.' && !isDNS1123Label(bare))
+      errs.push(`invalid namespace value "${ns}" in sidecar`);
   } else if (ns !== '*' && ns !== '.' && !isDNS1123Label(ns)) {
     errs.push(`invalid namespace value "${ns}" in gateway`);
   }
@@ -104,7 +107,8 @@ export function labelErrors(labels: Record<string, string>): string[] {
   for (const [k, v] of Object.entries(labels)) {
     const m = tagKeyRe.exec(k);
     if (!m) errs.push(`invalid tag key: "${k}"`);
-    else if (m[1] && m[1].length - 1 > DNS_PREFIX_MAX_LENGTH) errs.push(`invalid tag key: "${k}" (DNS prefix is too long)`);
+    else if (m[1] && m[1].length - 1 > DNS_PREFIX_MAX_LENGTH)
+      errs.push(`invalid tag key: "${k}" (DNS prefix is too long)`);
     else if (m[2]!.length > DNS1123_LABEL_MAX_LENGTH) errs.push(`invalid tag key: "${k}" (name is too long)`);
     if (!labelValueRe.test(v)) errs.push(`invalid tag value: "${v}"`);
   }

@@ -35,7 +35,8 @@ export function tooDeep(document: unknown, limit: number): string | undefined {
     const keys: (string | number)[] = Array.isArray(v) ? v.map((_, i) => i) : Object.keys(v);
     for (const key of keys) {
       const child: unknown = (v as Record<string | number, unknown>)[key];
-      if (typeof child === 'object' && child !== null) todo.push({ value: child, depth: level.depth + 1, parent: level, key });
+      if (typeof child === 'object' && child !== null)
+        todo.push({ value: child, depth: level.depth + 1, parent: level, key });
     }
   }
   return undefined;

@@ -6,7 +6,9 @@ export const MIN_PORT = 1;
 export const MAX_PORT = 65535;
 
 export function portError(port: number): string | undefined {
-  return port >= MIN_PORT && port <= MAX_PORT ? undefined : `port number ${port} must be in the range ${MIN_PORT}..${MAX_PORT}`;
+  return port >= MIN_PORT && port <= MAX_PORT
+    ? undefined
+    : `port number ${port} must be in the range ${MIN_PORT}..${MAX_PORT}`;
 }
 
 export function portNameError(name: string): string | undefined {
@@ -14,12 +16,33 @@ export function portNameError(name: string): string | undefined {
 }
 
 export type Protocol =
-  | 'TCP' | 'UDP' | 'GRPC' | 'GRPC-Web' | 'HTTP' | 'HTTP_PROXY' | 'HTTP2' | 'HTTPS' | 'TLS' | 'Mongo' | 'Redis' | 'MySQL'
+  | 'TCP'
+  | 'UDP'
+  | 'GRPC'
+  | 'GRPC-Web'
+  | 'HTTP'
+  | 'HTTP_PROXY'
+  | 'HTTP2'
+  | 'HTTPS'
+  | 'TLS'
+  | 'Mongo'
+  | 'Redis'
+  | 'MySQL'
   | 'Unsupported';
 
 const PROTOCOLS: Record<string, Protocol> = {
-  tcp: 'TCP', udp: 'UDP', grpc: 'GRPC', 'grpc-web': 'GRPC-Web', http: 'HTTP', http_proxy: 'HTTP_PROXY', http2: 'HTTP2',
-  https: 'HTTPS', tls: 'TLS', mongo: 'Mongo', redis: 'Redis', mysql: 'MySQL',
+  tcp: 'TCP',
+  udp: 'UDP',
+  grpc: 'GRPC',
+  'grpc-web': 'GRPC-Web',
+  http: 'HTTP',
+  http_proxy: 'HTTP_PROXY',
+  http2: 'HTTP2',
+  https: 'HTTPS',
+  tls: 'TLS',
+  mongo: 'Mongo',
+  redis: 'Redis',
+  mysql: 'MySQL',
 };
 
 /** Case-insensitive, like istiod's protocol.Parse; anything else is Unsupported (used for sniffing). */

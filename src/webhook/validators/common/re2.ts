@@ -63,7 +63,7 @@ export function regexProgramSize(re: string): number {
         continue;
       }
       const braced = (next === 'p' || next === 'P' || next === 'x') && re[i + 2] === '{' ? re.indexOf('}', i + 3) : -1;
-      i = braced >= 0 ? braced + 1 : i + ((next === 'p' || next === 'P') ? 3 : next === 'x' ? 4 : 2);
+      i = braced >= 0 ? braced + 1 : i + (next === 'p' || next === 'P' ? 3 : next === 'x' ? 4 : 2);
       atom(1);
     } else if (c === '[') {
       let k = i + 1;
@@ -134,7 +134,8 @@ export function regexProgramSize(re: string): number {
  * regexes of one object.
  */
 export function re2Error(re: string, owner?: object): string | undefined {
-  if (Buffer.byteLength(re, 'utf8') > MAX_REGEX_LENGTH) return `regex is too large, max length allowed is ${MAX_REGEX_LENGTH}`;
+  if (Buffer.byteLength(re, 'utf8') > MAX_REGEX_LENGTH)
+    return `regex is too large, max length allowed is ${MAX_REGEX_LENGTH}`;
   const size = regexProgramSize(re);
   if (size > MAX_REGEX_PROGRAM_SIZE) {
     return `regex program is too large: at least ${size} instructions, more than ${MAX_REGEX_PROGRAM_SIZE} (the largest Envoy accepts as istiod configures it)`;

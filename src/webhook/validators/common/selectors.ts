@@ -12,7 +12,12 @@ function checkSelectorLabels(r: Report, labels: Record<string, string> | undefin
 }
 
 /** The security API's `selector: {matchLabels}`; present but without labels is a warning. */
-export function checkWorkloadSelector(r: Report, selector: unknown, path: string, warning = 'workload selector specified without labels'): void {
+export function checkWorkloadSelector(
+  r: Report,
+  selector: unknown,
+  path: string,
+  warning = 'workload selector specified without labels',
+): void {
   const sel = obj(r, selector, path);
   if (!sel) return;
   const labels = strMap(r, sel['matchLabels'], at(path, 'matchLabels'));
@@ -45,7 +50,8 @@ export function checkTargetRef(r: Report, ref: unknown, path: string): void {
   const group = str(r, t['group'], at(path, 'group')) ?? '';
   const kind = str(r, t['kind'], at(path, 'kind')) ?? '';
   if (name === '') r.error(at(path, 'name'), 'targetRef name must be set');
-  if (namespace !== '') r.error(at(path, 'namespace'), 'targetRef namespace must not be set; cross namespace referencing is not supported');
+  if (namespace !== '')
+    r.error(at(path, 'namespace'), 'targetRef namespace must not be set; cross namespace referencing is not supported');
   const canonical = group === '' ? 'core' : group;
   if (!ALLOWED_TARGET_REFS.some((a) => a.group === canonical && a.kind === kind)) {
     const allowed = ALLOWED_TARGET_REFS.map((a) => `${a.group}/${a.kind}`).join(', ');
