@@ -14,4 +14,10 @@ export const LEASE_NAMES = {
   namespaceController: 'istio-namespace-controller-election',
   /** Webhook caBundle / failurePolicy patching (istiod: ValidationController). */
   validationController: 'istio-validation-controller-election',
+  /** Removes the istio-cni readiness taint from nodes (istiod: NodeUntaintController). */
+  nodeUntaint: 'istio-node-untaint',
+  /** ServiceEntry status.addresses allocation (istiod: IPAutoallocateController). */
+  ipAutoallocate: 'istio-ip-autoallocate',
+  /** Status conditions written for ztunnel's view of resources (istiod: StatusController). */
+  status: 'istio-status-leader',
 } as const;
