@@ -23,7 +23,7 @@ function lint(file: string, code: string): Linter.LintMessage[] {
     [
       {
         files: ['**/*.ts'],
-        languageOptions: { parser: tseslint.parser as Linter.Parser },
+        languageOptions: { parser: tseslint.parser },
         plugins: { layers: layers.plugin },
         rules: { 'layers/one-way': 'error' },
       },
