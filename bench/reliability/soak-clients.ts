@@ -6,7 +6,7 @@ import * as https from 'node:https';
 import * as tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { certificateServiceClient, IstioCertificateResponse } from '../../src/ca/proto';
-import { AdsClient, HeldResources, ztunnelNodeId } from '../../src/xds/ads-client';
+import { AdsClient, HeldResources, ztunnelNodeId } from '../../src/cli/ads-client';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../../src/contract/xds-resources';
 
 export const SERVER_NAME = 'istiod.istio-system.svc';

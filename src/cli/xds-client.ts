@@ -4,7 +4,7 @@
 
 import * as fs from 'node:fs';
 import { describe, parseFlags, SettingSpec, UsageError } from '../config/settings';
-import { AdsClient, AdsClientOptions, DeltaResponse, HeldResources, ztunnelNodeId } from '../xds/ads-client';
+import { AdsClient, AdsClientOptions, DeltaResponse, HeldResources, ztunnelNodeId } from './ads-client';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../contract/xds-resources';
 import { deltaJson, meshView, renderDelta, renderTable } from './xds-view';
 

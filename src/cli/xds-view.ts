@@ -3,7 +3,7 @@
 
 import { addressToJson, authorizationToJson } from '../ambient/codec';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../contract/xds-resources';
-import type { DeltaResource, DeltaResponse, HeldResources } from '../xds/ads-client';
+import type { DeltaResource, DeltaResponse, HeldResources } from './ads-client';
 
 export interface DecodedResource {
   kind: 'workload' | 'service' | 'policy' | 'unknown';

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tls from 'node:tls';
-import { AdsClient, ztunnelNodeId } from '../../src/xds/ads-client';
+import { AdsClient, ztunnelNodeId } from '../../src/cli/ads-client';
 import { ADDRESS_TYPE_URL } from '../../src/contract/xds-resources';
 import { localServeArgs, runCli, ServerProcess } from '../support/cli';
 
