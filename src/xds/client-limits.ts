@@ -111,32 +111,30 @@ export function checkNodeBytes(buf: Buffer, start: number, end: number): string 
 }
 
 function checkMetadata(buf: Buffer, start: number, end: number): string | undefined {
-  const kinds: Kind[] = [Kind.Struct];
-  const ends: number[] = [end];
+  // The messages being read, innermost last: what each is and where its bytes end.
+  const open: { kind: Kind; end: number }[] = [{ kind: Kind.Struct, end }];
   let depth = 1; // Structs and lists open on the stack
   let values = 0;
   const r = new Reader(buf, start, end);
-  while (kinds.length > 0) {
-    const top = kinds.length - 1;
-    if (r.pos >= ends[top]!) {
-      if (kinds[top] === Kind.Struct || kinds[top] === Kind.List) depth--;
-      kinds.pop();
-      ends.pop();
+  for (let top = open.at(-1); top; top = open.at(-1)) {
+    if (r.pos >= top.end) {
+      if (top.kind === Kind.Struct || top.kind === Kind.List) depth--;
+      open.pop();
       continue;
     }
     const tag = r.varint();
     const field = tag >>> 3;
     if ((tag & 7) !== WIRE_LEN) {
       r.skip(tag & 7);
-      if (r.pos > ends[top]!) throw new Error('metadata field runs past its message');
+      if (r.pos > top.end) throw new Error('metadata field runs past its message');
       continue;
     }
     const n = r.varint();
     const s = r.pos;
-    if (s + n > ends[top]!) throw new Error(`metadata field length ${n} runs past its message`);
+    if (s + n > top.end) throw new Error(`metadata field length ${n} runs past its message`);
     r.pos = s + n;
     let child: Kind | undefined;
-    switch (kinds[top]) {
+    switch (top.kind) {
       case Kind.Struct:
         if (field === STRUCT_FIELDS) child = Kind.Entry;
         break;
@@ -161,8 +159,7 @@ function checkMetadata(buf: Buffer, start: number, end: number): string | undefi
     if ((child === Kind.Struct || child === Kind.List) && ++depth > MAX_METADATA_DEPTH) {
       return overLimit('node.metadata', depth, MAX_METADATA_DEPTH, 'MAX_METADATA_DEPTH', 'levels deep or more');
     }
-    kinds.push(child);
-    ends.push(s + n);
+    open.push({ kind: child, end: s + n });
     r.pos = s;
   }
   return undefined;

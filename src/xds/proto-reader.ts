@@ -20,8 +20,8 @@ export class Reader {
     let result = 0;
     let mul = 1;
     for (let i = 0; i < 10; i++) {
-      if (this.pos >= this.end) throw new Error('truncated varint');
-      const b = this.buf[this.pos++]!;
+      const b = this.pos < this.end ? this.buf[this.pos++] : undefined;
+      if (b === undefined) throw new Error('truncated varint');
       result += (b & 0x7f) * mul;
       if (b < 0x80) return result;
       mul *= 128;

@@ -41,8 +41,9 @@ let cached: grpc.ServiceDefinition | undefined;
 export function adsServiceDefinition(): grpc.ServiceDefinition {
   if (cached) return cached;
   const pkg = loadProtos(['xds.proto']);
-  const service = pkg[ADS_SERVICE] as grpc.ServiceDefinition;
-  const method = service[DELTA_METHOD]!;
+  const service = pkg[ADS_SERVICE] as grpc.ServiceDefinition | undefined;
+  const method = service?.[DELTA_METHOD];
+  if (!method) throw new Error(`${ADS_SERVICE}.${DELTA_METHOD} not found in proto/xds.proto`);
   cached = {
     [DELTA_METHOD]: {
       ...method,

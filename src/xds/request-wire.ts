@@ -61,22 +61,38 @@ function boundedString(r: Reader, field: string, limit: number, name: string): s
 
 const NO_VERSIONS: HeldVersions = { size: 0, digest: emptyDigest(), map: () => new Map() };
 
+/**
+ * Byte ranges of one map entry's key and value. One object is reused for every entry of a request,
+ * so decoding allocates nothing per entry.
+ */
+interface EntryRanges {
+  keyStart: number;
+  keyEnd: number;
+  valueStart: number;
+  valueEnd: number;
+}
+
+function newEntryRanges(): EntryRanges {
+  return { keyStart: 0, keyEnd: 0, valueStart: 0, valueEnd: 0 };
+}
+
 /** Byte ranges of the last key and value of one map entry (field 1 key, field 2 value); absent ones are empty. */
-function entryRanges(buf: Buffer, start: number, end: number, out: Int32Array): void {
+function entryRanges(buf: Buffer, start: number, end: number, out: EntryRanges): void {
   // What every encoder writes for short strings: key (tag 0x0a, one length byte), then value
   // (tag 0x12, one length byte), nothing else.
-  if (buf[start] === 0x0a) {
-    const keyLen = buf[start + 1]!;
+  const keyLen = buf[start + 1];
+  if (buf[start] === 0x0a && keyLen !== undefined && keyLen < 0x80) {
     const v = start + 2 + keyLen;
-    if (keyLen < 0x80 && buf[v] === 0x12 && buf[v + 1]! < 0x80 && v + 2 + buf[v + 1]! === end) {
-      out[0] = start + 2;
-      out[1] = v;
-      out[2] = v + 2;
-      out[3] = end;
+    const valueLen = buf[v + 1];
+    if (buf[v] === 0x12 && valueLen !== undefined && valueLen < 0x80 && v + 2 + valueLen === end) {
+      out.keyStart = start + 2;
+      out.keyEnd = v;
+      out.valueStart = v + 2;
+      out.valueEnd = end;
       return;
     }
   }
-  out[0] = out[1] = out[2] = out[3] = start;
+  out.keyStart = out.keyEnd = out.valueStart = out.valueEnd = start;
   const entry = new Reader(buf, start, end);
   while (entry.pos < end) {
     const t = entry.varint();
@@ -85,9 +101,13 @@ function entryRanges(buf: Buffer, start: number, end: number, out: Int32Array): 
       const s = entry.pos;
       if (s + n > end) throw new Error(`map entry field length ${n} runs past the end of the entry`);
       entry.pos = s + n;
-      const at = t === ((1 << 3) | WIRE_LEN) ? 0 : 2;
-      out[at] = s;
-      out[at + 1] = s + n;
+      if (t === ((1 << 3) | WIRE_LEN)) {
+        out.keyStart = s;
+        out.keyEnd = s + n;
+      } else {
+        out.valueStart = s;
+        out.valueEnd = s + n;
+      }
     } else {
       entry.skip(t & 7);
     }
@@ -113,29 +133,30 @@ function forEachEntry(buf: Buffer, each: (start: number, end: number) => void): 
 
 /** initial_resource_versions read lazily: the map is decoded from the request bytes on the first call to map(). */
 class RawHeldVersions implements HeldVersions {
-  private decoded: Map<string, string> | undefined;
+  /** The request bytes until the first map() call, then the decoded map (the bytes are let go). */
+  private held: Buffer | Map<string, string>;
 
   constructor(
-    private buf: Buffer | undefined,
+    buf: Buffer,
     readonly digest: VersionDigest,
-  ) {}
+  ) {
+    this.held = buf;
+  }
 
   get size(): number {
     return this.digest.count;
   }
 
   map(): ReadonlyMap<string, string> {
-    if (this.decoded) return this.decoded;
+    const buf = this.held;
+    if (buf instanceof Map) return buf;
     const map = new Map<string, string>();
-    const buf = this.buf!;
-    const r = new Int32Array(4);
+    const r = newEntryRanges();
     forEachEntry(buf, (s, e) => {
       entryRanges(buf, s, e, r);
-      map.set(buf.toString('utf8', r[0], r[1]), buf.toString('utf8', r[2], r[3]));
+      map.set(buf.toString('utf8', r.keyStart, r.keyEnd), buf.toString('utf8', r.valueStart, r.valueEnd));
     });
-    // Let the request bytes go once decoded.
-    this.buf = undefined;
-    this.decoded = map;
+    this.held = map;
     return map;
   }
 }
@@ -160,7 +181,7 @@ export function decodeDeltaRequest(buf: Buffer): DeltaDiscoveryRequest {
   };
   let digest: VersionDigest | undefined;
   let names = 0;
-  const entry = new Int32Array(4);
+  const entry = newEntryRanges();
   const r = new Reader(buf);
   while (r.pos < r.end) {
     const tag = r.varint();
@@ -209,8 +230,8 @@ export function decodeDeltaRequest(buf: Buffer): DeltaDiscoveryRequest {
         if (s + n > r.end) throw new Error(`field length ${n} runs past the end of the message`);
         r.pos = s + n;
         entryRanges(buf, s, s + n, entry);
-        const keyBytes = entry[1]! - entry[0]!;
-        const versionBytes = entry[3]! - entry[2]!;
+        const keyBytes = entry.keyEnd - entry.keyStart;
+        const versionBytes = entry.valueEnd - entry.valueStart;
         if (keyBytes > MAX_RESOURCE_NAME_BYTES)
           return refuse(
             overLimit(
@@ -230,7 +251,7 @@ export function decodeDeltaRequest(buf: Buffer): DeltaDiscoveryRequest {
             ),
           );
         digest ??= emptyDigest();
-        digestEntry(digest, buf, entry[0]!, entry[1]!, entry[2]!, entry[3]!);
+        digestEntry(digest, buf, entry.keyStart, entry.keyEnd, entry.valueStart, entry.valueEnd);
         break;
       }
       case 6: {

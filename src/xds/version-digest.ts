@@ -45,14 +45,15 @@ function absorb(buf: Uint8Array, start: number, end: number): void {
   let b = laneB;
   let i = start;
   for (; i + 4 <= end; i += 4) {
-    const k = buf[i]! | (buf[i + 1]! << 8) | (buf[i + 2]! << 16) | (buf[i + 3]! << 24);
+    // `?? 0` is what `|` and `<<` already do with undefined; the loop bound keeps every index in range.
+    const k = (buf[i] ?? 0) | ((buf[i + 1] ?? 0) << 8) | ((buf[i + 2] ?? 0) << 16) | ((buf[i + 3] ?? 0) << 24);
     a = Math.imul(a ^ k, 0x9e3779b1);
     a ^= a >>> 15;
     b = Math.imul(b ^ k, 0x85ebca77);
     b ^= b >>> 13;
   }
   let k = 0;
-  for (let s = 0; i < end; i++, s += 8) k |= buf[i]! << s;
+  for (let s = 0; i < end; i++, s += 8) k |= (buf[i] ?? 0) << s;
   // The length closes the field, so "ab"+"c" and "a"+"bc" differ.
   k ^= Math.imul(end - start, 0x27d4eb2f);
   a = Math.imul(a ^ k, 0x9e3779b1);
