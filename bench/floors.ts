@@ -6,7 +6,7 @@
 import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import * as tls from 'node:tls';
-import type { TestPki } from '../test/integration/xds/fixtures/tls';
+import type { TestPki } from '../test/support/tls';
 
 export interface FloorServer {
   port: number;

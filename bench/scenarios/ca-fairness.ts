@@ -6,13 +6,13 @@
 
 import { Worker } from 'node:worker_threads';
 import { cannedGrpcServer } from '../floors';
-import { makeTestPki } from '../../test/integration/xds/fixtures/tls';
+import { makeTestPki } from '../../test/support/tls';
 import { latencySummary, LoadResult, median, Measurement } from '../scenario';
 import { certificateServiceDefinition } from '../../src/ca/proto';
 import { ask, caRequestFrames } from '../worker';
 import { loadOrCreateTokenKey, signLocalToken } from '../../src/security/local-jwt';
-import { makeCsr } from '../../test/unit/ca/fixtures';
-import { SERVER_NAME, startHarness, readRoot } from '../../test/integration/ca/harness';
+import { makeCsr } from '../../test/support/ca/fixtures';
+import { SERVER_NAME, startHarness, readRoot } from '../../test/support/ca/harness';
 
 const FLOOD = 64;
 const RUNS = 3;

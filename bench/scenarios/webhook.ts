@@ -14,9 +14,9 @@ import { logs } from '../../src/log/logger';
 import { startWebhookServer } from '../../src/webhook/server';
 import { reviewAdmission } from '../../src/webhook/admission';
 import { loadOrCreateTokenKey, signLocalToken } from '../../src/security/local-jwt';
-import { admissionReview, SERVER_NAME, throwawayCert, webhookContext } from '../../test/integration/webhook/harness';
-import { startHarness, readRoot, SERVER_NAME as CA_SERVER_NAME } from '../../test/integration/ca/harness';
-import { makeCsr } from '../../test/unit/ca/fixtures';
+import { admissionReview, SERVER_NAME, throwawayCert, webhookContext } from '../../test/support/webhook/harness';
+import { startHarness, readRoot, SERVER_NAME as CA_SERVER_NAME } from '../../test/support/ca/harness';
+import { makeCsr } from '../../test/support/ca/fixtures';
 
 const CALLERS = 50;
 const RUNS = 5;

@@ -19,7 +19,7 @@ import { SLOT_STALL_RELEASE_MS } from '../../src/xds/drain';
 import { GATED_FULL_SYNC_BYTES } from '../../src/xds/push';
 import { XdsServer, XdsServerSettings } from '../../src/xds/server';
 import { encodeResponseBody } from '../../src/xds/wire';
-import { SERVER_NAME, makeTestPki } from '../../test/integration/xds/fixtures/tls';
+import { SERVER_NAME, makeTestPki } from '../../test/support/tls';
 import { Measurement, Scenario, median } from '../scenario';
 import type { WorkerConfig, WorkerMessage } from '../xds-client-worker';
 import type { SilentWorkerConfig } from '../xds-silent-worker';

@@ -14,7 +14,7 @@ import { XdsMetrics } from '../../src/xds/metrics';
 import { adsServiceDefinition } from '../../src/xds/proto';
 import { XdsServer } from '../../src/xds/server';
 import { rawTlsCounter } from '../floors';
-import { SERVER_NAME, makeTestPki } from '../../test/integration/xds/fixtures/tls';
+import { SERVER_NAME, makeTestPki } from '../../test/support/tls';
 import { Measurement, Scenario, median, percentile } from '../scenario';
 import type { WorkerConfig, WorkerMessage } from '../xds-client-worker';
 import { SyntheticCache } from '../xds-synthetic-cache';

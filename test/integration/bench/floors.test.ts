@@ -5,7 +5,7 @@
 import * as grpc from '@grpc/grpc-js';
 import * as tls from 'node:tls';
 import { cannedGrpcServer, FloorServer, rawTlsCounter } from '../../../bench/floors';
-import { SERVER_NAME, TestPki, makeTestPki } from '../xds/fixtures/tls';
+import { SERVER_NAME, TestPki, makeTestPki } from '../../support/tls';
 
 let pki: TestPki;
 let server: FloorServer | undefined;

@@ -14,8 +14,8 @@ import { NodeAuthorizer } from '../../../src/security/node-authorizer';
 import { loadOrCreateTokenKey, signLocalToken } from '../../../src/security/local-jwt';
 import { MemoryStore } from '../../../src/store/memory-store';
 import type { KubeObject } from '../../../src/store/types';
-import { makeCsr } from '../../unit/ca/fixtures';
-import { Harness, ZtunnelLikeClient, readRoot, startHarness } from './harness';
+import { makeCsr } from '../../support/ca/fixtures';
+import { Harness, ZtunnelLikeClient, readRoot, startHarness } from '../../support/ca/harness';
 
 const id = (sa: string) => `spiffe://cluster.local/ns/default/sa/${sa}`;
 const twoNodes = () => [

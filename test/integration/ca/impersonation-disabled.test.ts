@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { loadOrCreateTokenKey, signLocalToken } from '../../../src/security/local-jwt';
-import { makeCsr, peculiarSan } from '../../unit/ca/fixtures';
-import { ZtunnelLikeClient, readRoot, startHarness } from './harness';
+import { makeCsr, peculiarSan } from '../../support/ca/fixtures';
+import { ZtunnelLikeClient, readRoot, startHarness } from '../../support/ca/harness';
 
 test('with CA_TRUSTED_NODE_ACCOUNTS set empty, impersonation is refused and callers still get their own identity', async () => {
   const h = await startHarness({ env: { CA_TRUSTED_NODE_ACCOUNTS: '' } });

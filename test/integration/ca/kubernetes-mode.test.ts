@@ -13,8 +13,8 @@ import { KubeSource } from '../../../src/store/kube/source';
 import { MemoryStore } from '../../../src/store/memory-store';
 import { TestApiServer, eventually, serviceAccountIdentity } from '../../support/apiserver';
 import { namespace } from '../../support/apiserver/fixtures';
-import { makeCsr, opensslVerify, peculiarSan } from '../../unit/ca/fixtures';
-import { Harness, ZtunnelLikeClient, startHarness } from './harness';
+import { makeCsr, opensslVerify, peculiarSan } from '../../support/ca/fixtures';
+import { Harness, ZtunnelLikeClient, startHarness } from '../../support/ca/harness';
 
 const id = (ns: string, sa: string) => `spiffe://cluster.local/ns/${ns}/sa/${sa}`;
 const FAST_TIMING = {

@@ -6,8 +6,8 @@ import { generateCaCertificate, GeneratedCa } from '../../../src/ca/ca-cert-gene
 import { loadPluggedInCa } from '../../../src/ca/plugged-in';
 import { loadOrCreateTokenKey, signLocalToken } from '../../../src/security/local-jwt';
 import { eventually } from '../../support/apiserver';
-import { makeCsr, opensslVerify, peculiarSan, tempDir } from '../../unit/ca/fixtures';
-import { Harness, ZtunnelLikeClient, readRoot, startHarness } from './harness';
+import { makeCsr, opensslVerify, peculiarSan, tempDir } from '../../support/ca/fixtures';
+import { Harness, ZtunnelLikeClient, readRoot, startHarness } from '../../support/ca/harness';
 
 const YEAR = 365 * 24 * 3600 * 1000;
 

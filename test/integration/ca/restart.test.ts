@@ -3,8 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as tls from 'node:tls';
 import { TOKEN_KEY_FILE } from '../../../src/security/local-jwt';
-import { tempDir } from '../../unit/ca/fixtures';
-import { SERVER_NAME, readRoot, startHarness } from './harness';
+import { tempDir } from '../../support/ca/fixtures';
+import { SERVER_NAME, readRoot, startHarness } from '../../support/ca/harness';
 
 function peerCertificate(port: number, rootPem: string): Promise<crypto.X509Certificate> {
   return new Promise((resolve, reject) => {

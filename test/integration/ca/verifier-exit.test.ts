@@ -3,7 +3,7 @@
 
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { makeCsr } from '../../unit/ca/fixtures';
+import { makeCsr } from '../../support/ca/fixtures';
 
 const CSR_MODULE = join(__dirname, '..', '..', '..', 'dist', 'src', 'ca', 'csr.js');
 

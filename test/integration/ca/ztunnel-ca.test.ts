@@ -4,8 +4,8 @@ import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { loadOrCreateTokenKey, signLocalToken, TokenSubject } from '../../../src/security/local-jwt';
 import type { KubeObject } from '../../../src/store/types';
-import { makeCsr, opensslText, opensslVerify, peculiarSan } from '../../unit/ca/fixtures';
-import { Harness, ZtunnelLikeClient, readRoot, startHarness } from './harness';
+import { makeCsr, opensslText, opensslVerify, peculiarSan } from '../../support/ca/fixtures';
+import { Harness, ZtunnelLikeClient, readRoot, startHarness } from '../../support/ca/harness';
 
 const TD = 'cluster.local';
 const id = (ns: string, sa: string) => `spiffe://${TD}/ns/${ns}/sa/${sa}`;

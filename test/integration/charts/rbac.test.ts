@@ -23,8 +23,8 @@ import { TestApiServer, eventually, serviceAccountIdentity, type RecordedRequest
 import { namespace } from '../../support/apiserver/fixtures';
 import { ServerProcess, waitForStatus } from '../../support/cli';
 import { findObject, helmTemplate } from '../../support/helm';
-import { makeCsr } from '../../unit/ca/fixtures';
-import { ZtunnelLikeClient } from '../ca/harness';
+import { makeCsr } from '../../support/ca/fixtures';
+import { ZtunnelLikeClient } from '../../support/ca/harness';
 import { deploymentOf, resolvedEnv, rulesOf, type PolicyRule } from './istiod-objects';
 
 const NS = 'istio-system';

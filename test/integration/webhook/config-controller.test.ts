@@ -5,7 +5,7 @@ import { ServingCertHolder } from '../../../src/server/serving-cert';
 import { caBundleError, desiredWebhookConfig, WebhookConfigController } from '../../../src/webhook/config-controller';
 import { probeOutcomeReady, webhookRejectsInvalidConfig } from '../../../src/webhook/readiness-probe';
 import { KubeApiError } from '../../../src/store/kube/client';
-import { throwawayCert } from './harness';
+import { throwawayCert } from '../../support/webhook/harness';
 
 const FAST = { initialMs: 10, maxMs: 200 };
 

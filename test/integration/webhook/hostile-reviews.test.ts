@@ -10,7 +10,14 @@ import {
   reviewBytes,
   virtualService,
 } from '../../unit/webhook/hostile-input';
-import { admissionReview, policy, post, throwawayCert, webhookContext, WebhookHarness } from './harness';
+import {
+  admissionReview,
+  policy,
+  post,
+  throwawayCert,
+  webhookContext,
+  WebhookHarness,
+} from '../../support/webhook/harness';
 
 const cert = throwawayCert('istiod-hostile');
 

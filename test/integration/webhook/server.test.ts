@@ -10,7 +10,15 @@ import {
   WebhookServerHandle,
 } from '../../../src/webhook/server';
 import { MAX_HEADER_BYTES } from '../../../src/webhook/http1';
-import { admissionReview, policy, post, SERVER_NAME, throwawayCert, webhookContext, WebhookHarness } from './harness';
+import {
+  admissionReview,
+  policy,
+  post,
+  SERVER_NAME,
+  throwawayCert,
+  webhookContext,
+  WebhookHarness,
+} from '../../support/webhook/harness';
 
 const firstCert = throwawayCert('istiod-1');
 

@@ -2,7 +2,7 @@
 // request that never finishes is cut when the process's drain ends, however long that is.
 import * as tls from 'node:tls';
 import { startWebhookServer } from '../../../src/webhook/server';
-import { SERVER_NAME, throwawayCert, webhookContext } from './harness';
+import { SERVER_NAME, throwawayCert, webhookContext } from '../../support/webhook/harness';
 
 const cert = throwawayCert('istiod-shutdown');
 

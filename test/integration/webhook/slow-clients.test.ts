@@ -10,7 +10,14 @@ import { logs } from '../../../src/log/logger';
 import { METRIC_CONNECTIONS_REJECTED } from '../../../src/net/http-listener';
 import { MAX_PIPELINED_REQUESTS, WEBHOOK_MAX_CONNECTIONS } from '../../../src/webhook/limits';
 import { startWebhookServer, WebhookServerHandle } from '../../../src/webhook/server';
-import { admissionReview, policy, SERVER_NAME, throwawayCert, webhookContext, WebhookHarness } from './harness';
+import {
+  admissionReview,
+  policy,
+  SERVER_NAME,
+  throwawayCert,
+  webhookContext,
+  WebhookHarness,
+} from '../../support/webhook/harness';
 
 const cert = throwawayCert('istiod-slow');
 // Jest gives each test file its own copy of `process`; Node emits MaxListenersExceededWarning on

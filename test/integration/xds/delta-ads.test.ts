@@ -1,7 +1,7 @@
 // The Delta ADS contract with ztunnel, over TLS 1.3 + h2 with a client built from proto/xds.proto.
 
 import * as grpc from '@grpc/grpc-js';
-import { FakeCache, demoCache } from './fixtures/fake-cache';
+import { FakeCache, demoCache } from '../../support/xds/fake-cache';
 import { Harness, startHarness } from './fixtures/harness';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, TestZtunnel, ofType } from './fixtures/test-client';
 

@@ -5,8 +5,8 @@ import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call';
 import type { CallAuthenticator, CallerIdentity } from '../../../src/server/context';
 import { MAX_REQUESTS_BEFORE_AUTH, MAX_TYPES_PER_STREAM, MAX_WATCHED_NAMES } from '../../../src/xds/delta-stream';
 import { SYNCZ_MAX_NAMES } from '../../../src/xds/syncz';
-import { demoCache } from './fixtures/fake-cache';
-import { FakeAuthenticator } from './fixtures/fake-authenticator';
+import { demoCache } from '../../support/xds/fake-cache';
+import { FakeAuthenticator } from '../../support/xds/fake-authenticator';
 import { Harness, startHarness } from './fixtures/harness';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, TestZtunnel, ofType } from './fixtures/test-client';
 

@@ -5,8 +5,8 @@
 import * as grpc from '@grpc/grpc-js';
 import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call';
 import type { CallerIdentity } from '../../../src/server/context';
-import { FakeAuthenticator } from './fixtures/fake-authenticator';
-import { FakeCache } from './fixtures/fake-cache';
+import { FakeAuthenticator } from '../../support/xds/fake-authenticator';
+import { FakeCache } from '../../support/xds/fake-cache';
 import { Harness, startHarness } from './fixtures/harness';
 import { AUTHORIZATION_TYPE_URL, RESPONSE_WAIT_MS, TestZtunnel, ofType } from './fixtures/test-client';
 

@@ -12,7 +12,7 @@ import {
   MAX_CONCURRENT_FULL_SYNCS,
   MAX_STALLED_FULL_SYNCS,
 } from '../../../src/xds/push';
-import { FakeCache } from './fixtures/fake-cache';
+import { FakeCache } from '../../support/xds/fake-cache';
 import { Harness, startHarness } from './fixtures/harness';
 import { RawAdsStream } from './fixtures/raw-stream';
 import { AUTHORIZATION_TYPE_URL, TestZtunnel, ofType } from './fixtures/test-client';

@@ -4,10 +4,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runXdsClientCommand } from '../../../src/cli/xds-client';
-import { demoCache } from './fixtures/fake-cache';
-import { GOOD_TOKEN } from './fixtures/fake-authenticator';
+import { demoCache } from '../../support/xds/fake-cache';
+import { GOOD_TOKEN } from '../../support/xds/fake-authenticator';
 import { Harness, startHarness } from './fixtures/harness';
-import { SERVER_NAME } from './fixtures/tls';
+import { SERVER_NAME } from '../../support/tls';
 
 let harness: Harness;
 let dir: string;

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CA_CERT_FILE, CA_KEY_FILE, LocalCaSecretStore } from '../../../src/ca/ca-secret-store';
 import { PRIVATE_FILE_MODE, PUBLIC_FILE_MODE } from '../../../src/config/atomic-file';
-import { tempDir } from './fixtures';
+import { tempDir } from '../../support/ca/fixtures';
 
 const DATA = { caCertPem: 'CERT\n', caKeyPem: 'KEY\n' };
 

@@ -1,7 +1,7 @@
 import * as crypto from 'node:crypto';
 import { CsrVerifierPool, RESULT_FLUSH_MS } from '../../../src/ca/csr-verifier-pool';
 import { parseCsr, verifyJob } from '../../../src/ca/csr';
-import { makeCsr } from './fixtures';
+import { makeCsr } from '../../support/ca/fixtures';
 
 describe('CSR verifier pool', () => {
   let pool: CsrVerifierPool;

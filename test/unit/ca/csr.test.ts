@@ -9,7 +9,7 @@ import {
 } from '../../../src/ca/csr';
 import { MAX_DER_DEPTH, MAX_DER_ELEMENTS, TAG, checkWellFormed, encodeOid, readTlv, tlv } from '../../../src/ca/der';
 import { toPem } from '../../../src/ca/leaf-signer';
-import { makeCsr, opensslCsr } from './fixtures';
+import { makeCsr, opensslCsr } from '../../support/ca/fixtures';
 
 async function reason(pem: string): Promise<string> {
   try {

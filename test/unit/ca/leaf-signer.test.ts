@@ -4,7 +4,7 @@ import * as x509 from '@peculiar/x509';
 import { generateCaCertificate } from '../../../src/ca/ca-cert-generator';
 import { readCsr } from '../../../src/ca/csr';
 import { LeafSigner, SERIAL_BYTES, SanEntry } from '../../../src/ca/leaf-signer';
-import { makeCsr, opensslText, opensslVerify, peculiarSan } from './fixtures';
+import { makeCsr, opensslText, opensslVerify, peculiarSan } from '../../support/ca/fixtures';
 
 const DAY = 24 * 3600 * 1000;
 const URI = 'spiffe://cluster.local/ns/default/sa/sleep';

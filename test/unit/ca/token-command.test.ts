@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runTokenCommand } from '../../../src/cli/token';
 import { TOKEN_KEY_FILE, verifyLocalToken } from '../../../src/security/local-jwt';
-import { tempDir } from './fixtures';
+import { tempDir } from '../../support/ca/fixtures';
 
 async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';

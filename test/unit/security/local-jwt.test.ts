@@ -10,7 +10,7 @@ import {
   verifyLocalToken,
 } from '../../../src/security/local-jwt';
 import { MAX_SPIFFE_ID_LENGTH, parseSpiffeId, parseServiceAccountUsername } from '../../../src/security/spiffe';
-import { tempDir } from '../ca/fixtures';
+import { tempDir } from '../../support/ca/fixtures';
 
 const subject = {
   namespace: 'istio-system',

@@ -9,9 +9,9 @@ import {
   PushBatch,
   SnapshotCache,
 } from '../../../src/xds/push';
-import { FakeCache } from '../../integration/xds/fixtures/fake-cache';
+import { FakeCache } from '../../support/xds/fake-cache';
 import { TypeSubscription } from '../../../src/xds/subscription';
-import { demoCache } from '../../integration/xds/fixtures/fake-cache';
+import { demoCache } from '../../support/xds/fake-cache';
 
 const A = 'Kubernetes//Pod/default/a';
 

@@ -8,8 +8,8 @@ import type { MeshConfig, MeshConfigSource } from '../../../src/mesh/types';
 import type { DebugResponse, GrpcPorts, ServerContext } from '../../../src/server/context';
 import { ADS_SERVICE, DELTA_METHOD } from '../../../src/xds/proto';
 import { XdsServer, startXdsServer } from '../../../src/xds/server';
-import { demoCache } from '../../integration/xds/fixtures/fake-cache';
-import { FakeAuthenticator } from '../../integration/xds/fixtures/fake-authenticator';
+import { demoCache } from '../../support/xds/fake-cache';
+import { FakeAuthenticator } from '../../support/xds/fake-authenticator';
 
 function fakeContext() {
   const services: { service: grpc.ServiceDefinition; ports: GrpcPorts }[] = [];

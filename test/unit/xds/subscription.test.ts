@@ -3,7 +3,7 @@ import { DeltaDiscoveryRequest, HeldVersions, heldVersions } from '../../../src/
 import { CacheDigests } from '../../../src/xds/version-digest';
 import { PushBatch } from '../../../src/xds/push';
 import { LARGE_DELTA_NAMES, TypeSubscription } from '../../../src/xds/subscription';
-import { FakeCache, demoCache } from '../../integration/xds/fixtures/fake-cache';
+import { FakeCache, demoCache } from '../../support/xds/fake-cache';
 
 const A = 'Kubernetes//Pod/default/a';
 const B = 'Kubernetes//Pod/default/b';

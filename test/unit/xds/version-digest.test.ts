@@ -8,7 +8,7 @@ import {
   emptyDigest,
   sameDigest,
 } from '../../../src/xds/version-digest';
-import { FakeCache } from '../../integration/xds/fixtures/fake-cache';
+import { FakeCache } from '../../support/xds/fake-cache';
 
 const map = (entries: Record<string, string>) => new Map(Object.entries(entries));
 

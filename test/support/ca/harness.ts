@@ -16,7 +16,7 @@ import { CaDeps, CaHandle, startCertificateAuthority } from '../../../src/ca';
 import { callAuthenticatorFactory } from '../../../src/server/authenticator';
 import { servingCertCredentials } from '../../../src/ca/grpc-credentials';
 import { certificateServiceClient, IstioCertificateResponse } from '../../../src/ca/proto';
-import { tempDir } from '../../unit/ca/fixtures';
+import { tempDir } from './fixtures';
 
 export const SERVER_NAME = 'istiod.istio-system.svc';
 
