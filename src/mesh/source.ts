@@ -117,7 +117,7 @@ export interface MeshSourceOptions {
   debounceMs?: number;
 }
 
-export async function createMeshConfigSource(opts: MeshSourceOptions): Promise<MeshWatcher> {
+export function createMeshConfigSource(opts: MeshSourceOptions): Promise<MeshWatcher> {
   const layers: LayerSource[] = [];
   let waitFor = Promise.resolve();
   const needsStore = () => {
@@ -141,5 +141,5 @@ export async function createMeshConfigSource(opts: MeshSourceOptions): Promise<M
   }
   const watcher = new MeshWatcher(layers, origin, waitFor);
   log.info({ origin }, 'meshConfig source');
-  return watcher;
+  return Promise.resolve(watcher);
 }

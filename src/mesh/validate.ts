@@ -21,10 +21,10 @@ function isDns1123Label(label: string): boolean {
 export function trustDomainProblem(domain: string): string | undefined {
   if (domain === '') return 'empty domain name not allowed';
   const parts = domain.split('.');
-  for (let i = 0; i < parts.length; i++) {
-    if (i === parts.length - 1 && parts[i] === '' && i > 0) break;
-    if (!isDns1123Label(parts[i]!))
-      return `trust domain name "${domain}" invalid: label "${parts[i]}" is not a lowercase DNS-1123 label`;
+  for (const [i, label] of parts.entries()) {
+    if (i === parts.length - 1 && label === '' && i > 0) break;
+    if (!isDns1123Label(label))
+      return `trust domain name "${domain}" invalid: label "${label}" is not a lowercase DNS-1123 label`;
   }
   return undefined;
 }
@@ -33,10 +33,11 @@ function fqdnProblem(host: string): string | undefined {
   if (host === '') return 'empty host';
   if (host.length > DNS_NAME_MAX) return `host "${host}" is longer than ${DNS_NAME_MAX}`;
   const parts = host.split('.');
-  if (/^\d+$/.test(parts[parts.length - 1]!)) return `host "${host}" has an all-numeric top-level label`;
-  for (let i = 0; i < parts.length; i++) {
-    if (i === parts.length - 1 && parts[i] === '' && i > 0) break;
-    if (!isDns1123Label(parts[i]!)) return `host "${host}" is not a valid DNS name (label "${parts[i]}")`;
+  // split() always returns at least one part.
+  if (/^\d+$/.test(parts.at(-1) ?? '')) return `host "${host}" has an all-numeric top-level label`;
+  for (const [i, label] of parts.entries()) {
+    if (i === parts.length - 1 && label === '' && i > 0) break;
+    if (!isDns1123Label(label)) return `host "${host}" is not a valid DNS name (label "${label}")`;
   }
   return undefined;
 }
@@ -51,8 +52,9 @@ function portProblem(port: unknown): string | undefined {
 export function proxyAddressProblem(address: string): string | undefined {
   const m = /^(?:\[([^\]]+)\]|([^:]*)):([^:]*)$/.exec(address);
   if (!m) return `"${address}" is not host:port`;
-  const host = m[1] ?? m[2]!;
-  const portText = m[3]!;
+  // Group 2 matches (perhaps empty) whenever group 1 does not and group 3 always does: '' is never used.
+  const host = m[1] ?? m[2] ?? '';
+  const portText = m[3] ?? '';
   if (!/^\d+$/.test(portText)) return `port "${portText}" is not a number`;
   const port = portProblem(Number(portText));
   if (port) return port;
@@ -76,8 +78,8 @@ export function validateMeshConfig(mesh: MeshConfig): MeshConfigIssue[] {
     if (message) issues.push({ field, message });
   };
 
-  add('trustDomain', trustDomainProblem(mesh.trustDomain ?? ''));
-  (mesh.trustDomainAliases ?? []).forEach((alias, i) => add(`trustDomainAliases[${i}]`, trustDomainProblem(alias)));
+  add('trustDomain', trustDomainProblem(mesh.trustDomain));
+  mesh.trustDomainAliases.forEach((alias, i) => add(`trustDomainAliases[${i}]`, trustDomainProblem(alias)));
 
   add('proxyListenPort', portProblem(mesh['proxyListenPort']));
   const connect = durationMs(mesh['connectTimeout']);
@@ -91,29 +93,24 @@ export function validateMeshConfig(mesh: MeshConfig): MeshConfigIssue[] {
     add('protocolDetectionTimeout', 'must be 0s or a whole number of milliseconds');
 
   const pc = mesh.defaultConfig;
-  if (!pc) {
-    add('defaultConfig', 'is required');
-  } else {
-    if (!pc.discoveryAddress)
-      add('defaultConfig.discoveryAddress', 'must be set to the address of the discovery service (host:port)');
-    else add('defaultConfig.discoveryAddress', proxyAddressProblem(pc.discoveryAddress));
-    if (!pc['configPath']) add('defaultConfig.configPath', 'must be set');
-    if (!pc['binaryPath']) add('defaultConfig.binaryPath', 'must be set');
-    if (pc['serviceCluster'] === undefined && pc['tracingServiceName'] === undefined) {
-      add('defaultConfig.serviceCluster', 'one of serviceCluster or tracingServiceName must be set');
-    } else if (pc['serviceCluster'] === '') {
-      add('defaultConfig.serviceCluster', 'must not be empty');
-    }
-    const drain = durationMs(pc['drainDuration']);
-    if (drain === undefined || drain < 1) add('defaultConfig.drainDuration', 'must be a duration of at least 1ms');
-    else if (drain % 1000 !== 0)
-      add('defaultConfig.drainDuration', 'only durations to seconds precision are supported');
-    add('defaultConfig.proxyAdminPort', portProblem(pc['proxyAdminPort']));
-    add('defaultConfig.statusPort', portProblem(pc['statusPort']));
-    const auth = pc['controlPlaneAuthPolicy'];
-    if (auth !== undefined && auth !== 'NONE' && auth !== 'MUTUAL_TLS')
-      add('defaultConfig.controlPlaneAuthPolicy', `must be NONE or MUTUAL_TLS, got ${JSON.stringify(auth)}`);
+  if (!pc.discoveryAddress)
+    add('defaultConfig.discoveryAddress', 'must be set to the address of the discovery service (host:port)');
+  else add('defaultConfig.discoveryAddress', proxyAddressProblem(pc.discoveryAddress));
+  if (!pc['configPath']) add('defaultConfig.configPath', 'must be set');
+  if (!pc['binaryPath']) add('defaultConfig.binaryPath', 'must be set');
+  if (pc['serviceCluster'] === undefined && pc['tracingServiceName'] === undefined) {
+    add('defaultConfig.serviceCluster', 'one of serviceCluster or tracingServiceName must be set');
+  } else if (pc['serviceCluster'] === '') {
+    add('defaultConfig.serviceCluster', 'must not be empty');
   }
+  const drain = durationMs(pc['drainDuration']);
+  if (drain === undefined || drain < 1) add('defaultConfig.drainDuration', 'must be a duration of at least 1ms');
+  else if (drain % 1000 !== 0) add('defaultConfig.drainDuration', 'only durations to seconds precision are supported');
+  add('defaultConfig.proxyAdminPort', portProblem(pc['proxyAdminPort']));
+  add('defaultConfig.statusPort', portProblem(pc['statusPort']));
+  const auth = pc['controlPlaneAuthPolicy'];
+  if (auth !== undefined && auth !== 'NONE' && auth !== 'MUTUAL_TLS')
+    add('defaultConfig.controlPlaneAuthPolicy', `must be NONE or MUTUAL_TLS, got ${JSON.stringify(auth)}`);
 
   const mtls = mesh['meshMTLS'] as Record<string, unknown> | undefined;
   if (mtls && mtls['ecdhCurves'] !== undefined)
