@@ -66,6 +66,8 @@ function toStruct(metadata: Record<string, string>): { fields: Record<string, { 
 }
 
 type DeltaStreamCall = grpc.ClientDuplexStream<unknown, DeltaResponse>;
+/** The generic client's methods, by name as the proto names them. */
+type StreamMethods = Partial<Record<string, (m: grpc.Metadata) => DeltaStreamCall>>;
 
 export class AdsClient {
   private readonly client: grpc.Client;
@@ -99,7 +101,8 @@ export class AdsClient {
       metadata.set('authorization', `Bearer ${options.token}`);
       metadata.set('clusterid', options.clusterId ?? '');
     }
-    const method = (this.client as unknown as Record<string, (m: grpc.Metadata) => DeltaStreamCall>)[DELTA_METHOD]!;
+    const method = (this.client as unknown as StreamMethods)[DELTA_METHOD];
+    if (!method) throw new Error(`${ADS_SERVICE}.${DELTA_METHOD} not found in proto/xds.proto`);
     this.call = method.call(this.client, metadata);
     this.status = new Promise((resolve) => this.call.on('status', resolve));
     this.call.on('error', () => undefined); // the status promise carries the outcome
@@ -148,7 +151,7 @@ export class HeldResources {
   /** Adds first, then removals, in ztunnel's order. */
   apply(r: DeltaResponse): void {
     let held = this.byType.get(r.type_url);
-    if (!held) this.byType.set(r.type_url, (held = new Map()));
+    if (!held) this.byType.set(r.type_url, (held = new Map<string, DeltaResource>()));
     for (const res of r.resources) held.set(res.name, res);
     for (const name of r.removed_resources) held.delete(name);
   }

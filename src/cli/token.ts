@@ -35,11 +35,16 @@ export function tokenHelp(): string {
   ].join('\n');
 }
 
-export async function runTokenCommand(
+/** The token command; a promise because every command main.ts runs is one (this one does no async work). */
+export function runTokenCommand(
   argv: string[],
   out: (s: string) => void = (s) => process.stdout.write(s),
   err: (s: string) => void = (s) => process.stderr.write(s),
 ): Promise<number> {
+  return Promise.resolve(tokenCommand(argv, out, err));
+}
+
+function tokenCommand(argv: string[], out: (s: string) => void, err: (s: string) => void): number {
   try {
     const { values, given, positional } = parseFlags(TOKEN_FLAGS, argv);
     if (values.help) {

@@ -54,7 +54,8 @@ interface Args {
 function parseArgs(argv: string[]): Args {
   const args: Args = { files: [], output: 'text', help: false };
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
+    const arg = argv[i];
+    if (arg === undefined) break;
     const eq = arg.indexOf('=');
     const name = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
     const inline = arg.startsWith('--') && eq > 0 ? arg.slice(eq + 1) : undefined;
@@ -175,12 +176,29 @@ function formatText(reports: ObjectReport[]): string {
   return `${lines.join('\n')}\n`;
 }
 
-export async function runValidateCommand(
+/**
+ * The validate command; a promise because every command main.ts runs is one (this one does no async
+ * work), so an unreadable file rejects it as before.
+ */
+export function runValidateCommand(
   argv: string[],
   out: (s: string) => void = (s) => process.stdout.write(s),
   err: (s: string) => void = (s) => process.stderr.write(s),
   stdin: () => string = () => fs.readFileSync(0, 'utf8'),
 ): Promise<number> {
+  try {
+    return Promise.resolve(validateCommand(argv, out, err, stdin));
+  } catch (e) {
+    return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+  }
+}
+
+function validateCommand(
+  argv: string[],
+  out: (s: string) => void,
+  err: (s: string) => void,
+  stdin: () => string,
+): number {
   let args: Args;
   try {
     args = parseArgs(argv);

@@ -2,6 +2,7 @@
 // receives and prints the workloads, services and policies a node's ztunnel would see; with
 // --watch it prints each delta as it arrives.
 
+import { status as grpcStatus } from '@grpc/grpc-js';
 import * as fs from 'node:fs';
 import { describe, parseFlags, SettingSpec, UsageError } from '../config/settings';
 import { AdsClient, AdsClientOptions, DeltaResponse, HeldResources, ztunnelNodeId } from './ads-client';
@@ -188,7 +189,7 @@ async function session(
       clearTimeout(timer);
       if (done) return;
       process.removeListener('SIGINT', onSignal);
-      if (status.code === 0) {
+      if (status.code === grpcStatus.OK) {
         if (!initialPrinted) printAll();
         resolve(0);
         return;
