@@ -5,7 +5,7 @@ import { eventually, neededRules, serviceAccountIdentity } from '../../support/a
 import { namespace } from '../../support/apiserver/fixtures';
 import { startServer, startSource } from './helpers';
 import { KubeWriter } from '../../../src/store/kube/writes';
-import { LEASE_NAMES, LeaseLeaderElector } from '../../../src/store/kube/leader';
+import { LEASE_NAMES, KubeLeaderElector } from '../../../src/store/kube/leader';
 
 test('the source, the writes and leader election need exactly these API calls', async () => {
   const { server, client } = await startServer();
@@ -37,15 +37,19 @@ test('the source, the writes and leader election need exactly these API calls', 
       spec: {},
     });
 
-    const leader = new LeaseLeaderElector({
+    const leader = new KubeLeaderElector({
       client,
       namespace: 'istio-system',
       identity: 'r',
       timing: { leaseDurationMs: 300, renewDeadlineMs: 200, retryPeriodMs: 50 },
     });
+    // One election on a ConfigMap lock and one on a Lease, the two kinds istiod uses.
     leader.runWhileLeader(LEASE_NAMES.namespaceController, () => () => undefined);
-    await eventually('a lease renewal', () =>
-      server.requests.some((r) => r.resource === 'leases' && r.verb === 'update'),
+    leader.runWhileLeader(LEASE_NAMES.status, () => () => undefined);
+    await eventually('a renewal of each lock', () =>
+      [LEASE_NAMES.namespaceController, LEASE_NAMES.status].every((name) =>
+        server.requests.some((r) => r.name === name && r.verb === 'update'),
+      ),
     );
     await leader.stop();
     await source.stop();
@@ -62,6 +66,7 @@ test('the source, the writes and leader election need exactly these API calls', 
         'core/secrets: create,get',
         'core/services: list,watch',
         'admissionregistration.k8s.io/validatingwebhookconfigurations: get,update',
+        'admissionregistration.k8s.io/mutatingwebhookconfigurations: get',
         'authentication.k8s.io/tokenreviews: create',
         'coordination.k8s.io/leases: create,get,update',
         'discovery.k8s.io/endpointslices: list,watch',

@@ -1,0 +1,160 @@
+// The lock objects istiod's elections live in, read and written through KubeWriter: a ConfigMap
+// carrying the record in an annotation (istiod's NewLeaderElection), or a Lease whose spec is the
+// record and whose annotation holds the key (istiod's NewLeaseLeaderElection). Every update sends
+// the resourceVersion that was read, so of two replicas writing at once one gets a 409; that is a
+// lost round (undefined), never retried here: the election loop tries again a retry period later.
+
+import type { ObjectMeta } from '../types';
+import { unlessConflict, type KubeWriter, type ObjectRef, type WriteOptions } from './writes';
+import {
+  EMPTY_RECORD,
+  LEADER_RECORD_ANNOTATION,
+  leaseAnnotations,
+  leaseSpecFromRecord,
+  parseRecord,
+  recordFromLease,
+  rfc3339Micros,
+  rfc3339Seconds,
+  serializeRecord,
+  type LeaderRecord,
+  type LeaseSpec,
+} from './leader-record';
+
+export type LockKind = 'ConfigMap' | 'Lease';
+
+/** A lock as last read: the record, what it looked like on the wire, and the object to update. */
+export interface LockState {
+  record: LeaderRecord;
+  /** The record as stored; a change of this string is what "the holder renewed" means. */
+  raw: string;
+  object: LockObject;
+}
+
+/** A ConfigMap or a Lease as the API server returned it. */
+export interface LockObject {
+  metadata: ObjectMeta;
+  [field: string]: unknown;
+}
+
+export interface ResourceLock {
+  readonly kind: LockKind;
+  readonly describe: string;
+  /** How this kind writes times: whole seconds in a ConfigMap record, microseconds in a Lease. */
+  time(ms: number): string;
+  /** The lock, or undefined when the object does not exist. Throws LeaderRecordError on a malformed record. */
+  read(opts: WriteOptions): Promise<LockState | undefined>;
+  /** Undefined when another replica created it first. */
+  create(record: LeaderRecord, opts: WriteOptions): Promise<LockState | undefined>;
+  /** Undefined when the object changed since `from` was read. */
+  update(from: LockState, record: LeaderRecord, opts: WriteOptions): Promise<LockState | undefined>;
+}
+
+class ConfigMapLock implements ResourceLock {
+  readonly kind = 'ConfigMap';
+  readonly describe: string;
+  private readonly ref: ObjectRef;
+
+  constructor(
+    private readonly writer: KubeWriter,
+    namespace: string,
+    private readonly name: string,
+  ) {
+    this.ref = { group: '', version: 'v1', plural: 'configmaps', namespace, name };
+    this.describe = `configmaps ${namespace}/${name}`;
+  }
+
+  time(ms: number): string {
+    return rfc3339Seconds(ms);
+  }
+
+  private state(object: LockObject): LockState {
+    const raw = object.metadata.annotations?.[LEADER_RECORD_ANNOTATION];
+    return { record: raw === undefined ? EMPTY_RECORD : parseRecord(raw), raw: raw ?? '', object };
+  }
+
+  async read(opts: WriteOptions): Promise<LockState | undefined> {
+    const object = await this.writer.get<LockObject>(this.ref, opts);
+    return object && this.state(object);
+  }
+
+  async create(record: LeaderRecord, opts: WriteOptions): Promise<LockState | undefined> {
+    const body = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: this.name,
+        namespace: this.ref.namespace,
+        annotations: { [LEADER_RECORD_ANNOTATION]: serializeRecord(record) },
+      },
+    };
+    const created = await unlessConflict(this.writer.create<LockObject>(this.ref, body, opts));
+    return created && this.state(created);
+  }
+
+  async update(from: LockState, record: LeaderRecord, opts: WriteOptions): Promise<LockState | undefined> {
+    // Everything else on the ConfigMap (labels, data, other annotations) is kept as read.
+    const metadata: ObjectMeta = {
+      ...from.object.metadata,
+      annotations: { ...from.object.metadata.annotations, [LEADER_RECORD_ANNOTATION]: serializeRecord(record) },
+    };
+    const updated = await unlessConflict(this.writer.update<LockObject>(this.ref, { ...from.object, metadata }, opts));
+    return updated && this.state(updated);
+  }
+}
+
+interface LeaseObject extends LockObject {
+  spec?: LeaseSpec;
+}
+
+class LeaseLock implements ResourceLock {
+  readonly kind = 'Lease';
+  readonly describe: string;
+  private readonly ref: ObjectRef;
+
+  constructor(
+    private readonly writer: KubeWriter,
+    namespace: string,
+    private readonly name: string,
+  ) {
+    this.ref = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace, name };
+    this.describe = `leases ${namespace}/${name}`;
+  }
+
+  time(ms: number): string {
+    return rfc3339Micros(ms);
+  }
+
+  private state(object: LeaseObject): LockState {
+    const record = recordFromLease(object.spec, object.metadata.annotations);
+    return { record, raw: JSON.stringify(record), object };
+  }
+
+  private body(base: ObjectMeta, record: LeaderRecord): LeaseObject {
+    const metadata = { ...base };
+    const annotations = leaseAnnotations(base.annotations, record.holderKey);
+    if (annotations) metadata.annotations = annotations;
+    else delete metadata.annotations;
+    return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata, spec: leaseSpecFromRecord(record) };
+  }
+
+  async read(opts: WriteOptions): Promise<LockState | undefined> {
+    const object = await this.writer.get<LeaseObject>(this.ref, opts);
+    return object && this.state(object);
+  }
+
+  async create(record: LeaderRecord, opts: WriteOptions): Promise<LockState | undefined> {
+    const body = this.body({ name: this.name, namespace: this.ref.namespace }, record);
+    const created = await unlessConflict(this.writer.create<LeaseObject>(this.ref, body, opts));
+    return created && this.state(created);
+  }
+
+  async update(from: LockState, record: LeaderRecord, opts: WriteOptions): Promise<LockState | undefined> {
+    const body = this.body(from.object.metadata, record);
+    const updated = await unlessConflict(this.writer.update<LeaseObject>(this.ref, body, opts));
+    return updated && this.state(updated);
+  }
+}
+
+export function newLock(kind: LockKind, writer: KubeWriter, namespace: string, name: string): ResourceLock {
+  return kind === 'Lease' ? new LeaseLock(writer, namespace, name) : new ConfigMapLock(writer, namespace, name);
+}
