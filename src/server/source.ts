@@ -69,6 +69,7 @@ async function kubernetesSource(options: ServeOptions, deps: SourceDeps): Promis
     kubeconfig: options.flags.kubeconfig,
     systemNamespace: options.env.POD_NAMESPACE,
     podName: options.env.POD_NAME,
+    revision: options.env.REVISION,
     store: deps.store,
     mesh: deps.mesh,
   });

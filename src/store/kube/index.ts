@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import type { StoreWriter } from '../types';
 import { KubeClient } from './client';
 import { assertReachable, loadKubeConfig } from './config';
-import { LeaseLeaderElector, type LeaderTiming } from './leader';
+import { KubeLeaderElector, type LeaderTiming } from './leader';
 import type { DiscoverySelectorSource } from './namespace-filter';
 import { KubeSource } from './source';
 import { KubeWriter } from './writes';
@@ -16,12 +16,12 @@ export { KubeSource, syncPart } from './source';
 export type { KindStatus } from './kind-watcher';
 export { KubeWriter } from './writes';
 export type { TokenReviewResult, ConfigMapAction } from './writes';
-export { LeaseLeaderElector, LEASE_NAMES, DEFAULT_LEADER_TIMING } from './leader';
+export { KubeLeaderElector, LEASE_NAMES, DEFAULT_LEADER_TIMING } from './leader';
 
 export interface KubernetesBackend {
   client: KubeClient;
   source: KubeSource;
-  leader: LeaseLeaderElector;
+  leader: KubeLeaderElector;
   writer: KubeWriter;
 }
 
@@ -32,6 +32,8 @@ export interface ConnectOptions {
   systemNamespace: string;
   /** POD_NAME: the leader election identity. */
   podName: string;
+  /** REVISION: the leader election key (istiod's revision priority). */
+  revision?: string;
   store: StoreWriter;
   mesh?: DiscoverySelectorSource;
   leaderTiming?: Partial<LeaderTiming>;
@@ -50,10 +52,11 @@ export async function connectKubernetes(o: ConnectOptions): Promise<KubernetesBa
       systemNamespace: o.systemNamespace,
       ...(o.mesh ? { mesh: o.mesh } : {}),
     }),
-    leader: new LeaseLeaderElector({
+    leader: new KubeLeaderElector({
       client,
       namespace: o.systemNamespace,
       identity,
+      ...(o.revision !== undefined ? { revision: o.revision } : {}),
       ...(o.leaderTiming ? { timing: o.leaderTiming } : {}),
     }),
     writer: new KubeWriter(client),

@@ -1,5 +1,5 @@
 // The resources the test API server serves: every kind of src/store/kinds.ts plus what istiod-ts
-// writes or calls (Secrets, Leases, TokenReviews, ValidatingWebhookConfigurations, CRDs).
+// writes or calls (Secrets, Leases, TokenReviews, webhook configurations, CRDs).
 
 import { KINDS } from '../../../src/store/kinds';
 
@@ -58,6 +58,15 @@ export const SERVED_RESOURCES: readonly ServedResource[] = [
     versions: ['v1'],
     plural: 'validatingwebhookconfigurations',
     kind: 'ValidatingWebhookConfiguration',
+    namespaced: false,
+    crd: false,
+    subresources: [],
+  },
+  {
+    group: 'admissionregistration.k8s.io',
+    versions: ['v1'],
+    plural: 'mutatingwebhookconfigurations',
+    kind: 'MutatingWebhookConfiguration',
     namespaced: false,
     crd: false,
     subresources: [],
