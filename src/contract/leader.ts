@@ -8,16 +8,23 @@ export interface LeaderElector {
   runWhileLeader(lease: string, run: () => () => void | Promise<void>): void;
 }
 
-/** Lease names: istiod's, so a mixed istiod/istiod-ts deployment never double-runs a controller. */
+/**
+ * Election names: istiod's, each on the lock kind istiod uses for it (store/kube/leader.ts), so a
+ * mixed istiod/istiod-ts deployment never double-runs a controller.
+ */
 export const LEASE_NAMES = {
-  /** Root certificate ConfigMap in every namespace (istiod: NamespaceController). */
+  /** Root certificate ConfigMap in every namespace (istiod: NamespaceController, ConfigMap lock). */
   namespaceController: 'istio-namespace-controller-election',
-  /** Webhook caBundle / failurePolicy patching (istiod: ValidationController). */
+  /**
+   * Webhook caBundle / failurePolicy patching. istiod-ts only: istiod's validation controller runs
+   * on every replica without an election and no longer takes this name, so this ConfigMap lock
+   * orders istiod-ts replicas among themselves, not against istiod.
+   */
   validationController: 'istio-validation-controller-election',
-  /** Removes the istio-cni readiness taint from nodes (istiod: NodeUntaintController). */
+  /** Removes the istio-cni readiness taint from nodes (istiod: NodeUntaintController, ConfigMap lock). */
   nodeUntaint: 'istio-node-untaint',
-  /** ServiceEntry status.addresses allocation (istiod: IPAutoallocateController). */
+  /** ServiceEntry status.addresses allocation (istiod: IPAutoallocateController, ConfigMap lock). */
   ipAutoallocate: 'istio-ip-autoallocate',
-  /** Status conditions written for ztunnel's view of resources (istiod: StatusController). */
+  /** Ambient status conditions (istiod: StatusController; a Lease, istiod's NewLeaseLeaderElection). */
   status: 'istio-status-leader',
 } as const;
