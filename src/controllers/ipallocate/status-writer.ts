@@ -1,0 +1,93 @@
+// Writing ServiceEntry status.addresses. In Kubernetes mode: a JSON patch on the status
+// subresource through KubeWriter, guarded as istiod guards it. The `test` op carries the value the
+// allocator decided from, so a concurrent writer that changed status.addresses since makes the
+// whole patch fail (422) and the entry is decided again from fresh data:
+//
+//   status present:  test /status/addresses == <as read, null when absent>; replace /status/addresses
+//   status absent:   test /status == null; add /status {}; add /status/addresses
+//
+// (The API server's JSON patch reads a missing key as null for `test` and lets `replace` set a
+// missing key of an object, so the first form also covers a status without addresses.)
+// Conditions and other status fields are never touched. In local mode the store plays the API
+// server: see LocalStatusWriter.
+
+import { KINDS } from '../../store/kinds';
+import { isNotFound } from '../../store/kube/api-errors';
+import { KubeApiError } from '../../store/kube/client';
+import type { JsonPatchOp, KubeWriter } from '../../store/kube/writes';
+import type { KubeObject, ObjectStore, StoreWriter } from '../../store/types';
+import { statusAddressesRaw, type ServiceEntryAddress } from './entries';
+
+/** The `test` guard failed: status.addresses is no longer what the allocator read. */
+export class StaleStatusError extends Error {
+  override name = 'StaleStatusError';
+}
+
+export interface AddressStatusWriter {
+  /**
+   * Sets status.addresses of the entry read as `current`. Resolves to the entry as written, or
+   * undefined when it no longer exists; rejects with StaleStatusError when another writer changed
+   * status.addresses since `current` was read.
+   */
+  write(current: KubeObject, addresses: ServiceEntryAddress[]): Promise<KubeObject | undefined>;
+}
+
+/** The JSON patch for `addresses` over the entry as read in `current`. */
+export function addressesPatch(current: KubeObject, addresses: ServiceEntryAddress[]): JsonPatchOp[] {
+  if (current.status === undefined || current.status === null)
+    return [
+      { op: 'test', path: '/status', value: null },
+      { op: 'add', path: '/status', value: {} },
+      { op: 'add', path: '/status/addresses', value: addresses },
+    ];
+  return [
+    { op: 'test', path: '/status/addresses', value: statusAddressesRaw(current) },
+    { op: 'replace', path: '/status/addresses', value: addresses },
+  ];
+}
+
+const SERVICE_ENTRIES = {
+  group: KINDS.ServiceEntry.group,
+  version: KINDS.ServiceEntry.versions[0] ?? 'v1',
+  plural: KINDS.ServiceEntry.plural,
+};
+
+/** The status subresource through the one write path. */
+export class KubeAddressStatusWriter implements AddressStatusWriter {
+  constructor(private readonly writer: Pick<KubeWriter, 'patch'>) {}
+
+  async write(current: KubeObject, addresses: ServiceEntryAddress[]): Promise<KubeObject | undefined> {
+    const ref = { ...SERVICE_ENTRIES, namespace: current.metadata.namespace ?? '', name: current.metadata.name };
+    try {
+      return await this.writer.patch(ref, { type: 'json', ops: addressesPatch(current, addresses) }, { status: true });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      if (err instanceof KubeApiError && err.status === 422) throw new StaleStatusError(err.message);
+      throw err;
+    }
+  }
+}
+
+/**
+ * Local mode: the folder is the API server's stand-in, and istiod-ts never writes into it. The
+ * addresses are set on the store's copy of the entry, as a status write would come back through
+ * an informer; the YAML's own status.addresses is read first, like a cluster's status, so an
+ * address written there is kept.
+ */
+export class LocalStatusWriter implements AddressStatusWriter {
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly storeWriter: Pick<StoreWriter, 'upsert'>,
+  ) {}
+
+  write(current: KubeObject, addresses: ServiceEntryAddress[]): Promise<KubeObject | undefined> {
+    const stored = this.store.get('ServiceEntry', current.metadata.namespace, current.metadata.name);
+    if (!stored) return Promise.resolve(undefined);
+    if (JSON.stringify(statusAddressesRaw(stored)) !== JSON.stringify(statusAddressesRaw(current)))
+      return Promise.reject(new StaleStatusError('status.addresses changed since it was read'));
+    const status = typeof stored.status === 'object' && stored.status !== null ? (stored.status as object) : {};
+    const next: KubeObject = { ...stored, status: { ...status, addresses } };
+    this.storeWriter.upsert('ServiceEntry', [next]);
+    return Promise.resolve(next);
+  }
+}
