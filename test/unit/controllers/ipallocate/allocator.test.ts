@@ -36,7 +36,16 @@ function se(
 /** The entry as it reads back after `plan` was written. */
 function written(entry: KubeObject, plan: Plan): KubeObject {
   if (plan.kind !== 'write') return entry;
-  return { ...entry, status: { ...(entry.status ?? {}), addresses: plan.addresses } };
+  return { ...entry, status: { ...((entry.status as object | undefined) ?? {}), addresses: plan.addresses } };
+}
+
+function statusOf(entry: KubeObject): ServiceEntryAddress[] {
+  return (entry.status as { addresses: ServiceEntryAddress[] }).addresses;
+}
+
+/** The entry with spec fields replaced. */
+function edit(entry: KubeObject, spec: Record<string, unknown>): KubeObject {
+  return { ...entry, spec: { ...(entry.spec as object), ...spec } };
 }
 
 function addresses(plan: Plan): ServiceEntryAddress[] {
@@ -193,14 +202,14 @@ describe('freeing', () => {
     const [first] = allocateAll(a, [se('a', { hosts: ['a.example.com'] }), se('b', { hosts: ['b.example.com'] })]);
     a.release('default/a');
     expect(addresses(a.plan(se('c', { hosts: ['c.example.com'] })))).toEqual(
-      first!.status.addresses.map((x: ServiceEntryAddress) => ({ ...x, host: 'c.example.com' })),
+      statusOf(first!).map((x) => ({ ...x, host: 'c.example.com' })),
     );
   });
 
   test('an entry that gains spec.addresses has status.addresses cleared, and the addresses are freed once that lands', () => {
     const a = new ServiceEntryAllocator(PREFIXES);
     const [done] = allocateAll(a, [se('a', { hosts: ['a.example.com'] })]);
-    const edited = { ...done!, spec: { ...done!.spec, addresses: ['10.9.9.9'] } };
+    const edited = edit(done!, { addresses: ['10.9.9.9'] });
     const plan = a.plan(edited);
     expect(addresses(plan)).toEqual([]);
     expect(a.inUse()).toEqual({ ipv4: 1, ipv6: 1 });
@@ -211,7 +220,7 @@ describe('freeing', () => {
   test('a host removed from spec.hosts loses its addresses; the others keep theirs', () => {
     const a = new ServiceEntryAllocator(PREFIXES);
     const [done] = allocateAll(a, [se('a', { hosts: ['a.example.com', 'b.example.com'] })]);
-    const plan = a.plan({ ...done!, spec: { ...done!.spec, hosts: ['b.example.com'] } });
+    const plan = a.plan(edit(done!, { hosts: ['b.example.com'] }));
     expect(addresses(plan)).toEqual([
       { value: '240.240.0.2', host: 'b.example.com' },
       { value: '2001:2::2', host: 'b.example.com' },
@@ -246,7 +255,7 @@ describe('limits', () => {
       a,
       ['a', 'b', 'c'].map((n) => se(n, { hosts: [`${n}.example.com`] })),
     );
-    expect(entries.map((e) => e.status.addresses[0].value)).toEqual(['240.240.0.1', '240.240.0.2', '240.240.0.3']);
+    expect(entries.map((e) => statusOf(e)[0]!.value)).toEqual(['240.240.0.1', '240.240.0.2', '240.240.0.3']);
     expect(a.plan(se('d', { hosts: ['d.example.com'] })).kind).toBe('none');
     // Freeing one makes room again.
     a.release('default/b');
