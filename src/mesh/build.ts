@@ -3,9 +3,9 @@
 
 import { defaultMeshConfig } from './defaults';
 import { applyMeshOverlay } from './merge';
-import { MeshConfigError, parseMeshConfig } from './parse';
-import type { MeshConfig } from './types';
-import { validateMeshConfig } from './validate';
+import { decodeMeshConfig, MeshConfigError } from './parse';
+import type { MeshConfig, MeshConfigIssue } from './types';
+import { checkMeshConfig } from './validate';
 
 export interface MeshLayer {
   /** Where the text came from, for error messages: a file path or "ConfigMap istio-system/istio key mesh". */
@@ -14,17 +14,36 @@ export interface MeshLayer {
   text: string | undefined;
 }
 
-/** Applies one layer on top of `base`; throws MeshConfigError naming the fields when it is invalid. */
-export function applyMeshLayer(base: MeshConfig, layer: MeshLayer): MeshConfig {
+/** What a layer that applied still has to say: istiod's warnings, and fields this version does not know. */
+export interface LayerNotes {
+  warnings: (MeshConfigIssue & { source: string })[];
+  unknown: { source: string; field: string }[];
+}
+
+/**
+ * Applies one layer on top of `base`; throws MeshConfigError naming the fields when it is invalid.
+ * Warnings and unknown fields of a layer that applies go to `notes`.
+ */
+export function applyMeshLayer(base: MeshConfig, layer: MeshLayer, notes?: LayerNotes): MeshConfig {
   if (layer.text === undefined) return base;
-  const next = applyMeshOverlay(base, parseMeshConfig(layer.text, layer.source));
-  const issues = validateMeshConfig(next);
-  if (issues.length > 0) throw new MeshConfigError(layer.source, issues);
+  const decoded = decodeMeshConfig(layer.text, layer.source);
+  const next = applyMeshOverlay(base, decoded.overlay);
+  const { errors, warnings } = checkMeshConfig(next);
+  if (errors.length > 0) throw new MeshConfigError(layer.source, errors);
+  if (notes) {
+    for (const w of [...decoded.warnings, ...warnings]) notes.warnings.push({ ...w, source: layer.source });
+    for (const field of decoded.unknown) notes.unknown.push({ source: layer.source, field });
+  }
   return next;
 }
 
-export type MeshBuild =
-  { ok: true; mesh: MeshConfig; skipped: MeshConfigError[] } | { ok: false; error: MeshConfigError };
+export type MeshBuild = (
+  { ok: true; mesh: MeshConfig; skipped: MeshConfigError[] } | { ok: false; error: MeshConfigError }
+) & {
+  notes: LayerNotes;
+  /** Whether any layer had text (false: every source is empty, so the defaults are what applies). */
+  fromSource: boolean;
+};
 
 /**
  * Builds the effective meshConfig from the layers in order. With a single layer, an invalid
@@ -34,14 +53,17 @@ export type MeshBuild =
 export function buildMeshConfig(layers: readonly MeshLayer[]): MeshBuild {
   let mesh = defaultMeshConfig();
   const skipped: MeshConfigError[] = [];
+  const notes: LayerNotes = { warnings: [], unknown: [] };
+  let fromSource = false;
   for (const layer of layers) {
     try {
-      mesh = applyMeshLayer(mesh, layer);
+      mesh = applyMeshLayer(mesh, layer, notes);
+      if (layer.text !== undefined) fromSource = true;
     } catch (err) {
       if (!(err instanceof MeshConfigError)) throw err;
-      if (layers.length === 1) return { ok: false, error: err };
+      if (layers.length === 1) return { ok: false, error: err, notes, fromSource };
       skipped.push(err);
     }
   }
-  return { ok: true, mesh, skipped };
+  return { ok: true, mesh, skipped, notes, fromSource };
 }

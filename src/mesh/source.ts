@@ -1,20 +1,34 @@
 // The effective meshConfig, kept current. Source, as istiod picks it: the --meshConfig file if it
 // exists; else in Kubernetes mode ConfigMap istio[-<rev>] key "mesh" in POD_NAMESPACE; else the
 // defaults. A valid change is applied live and announced; an invalid one is logged with its
-// reason and the last good config stays (the defaults if there never was a good one).
+// reason and the last good config stays, or the defaults when no valid config was ever loaded
+// (the log line says which). istiod's warnings and fields this version does not know are logged
+// once each, not on every reload. An invalid file at start is a usage error (checkMeshConfigFile).
 
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { UsageError } from '../config/settings';
 import { scopedLogger } from '../log/logger';
 import { canonicalJson } from '../store/local/canonical';
 import type { ObjectStore } from '../store/types';
-import { buildMeshConfig } from './build';
+import { applyMeshLayer, buildMeshConfig, type MeshBuild } from './build';
 import { defaultMeshConfig } from './defaults';
 import { ConfigMapLayer, FileLayer, LayerSource, meshConfigMapName } from './layers';
+import { MeshConfigError } from './parse';
 import type { MeshConfig, MeshConfigSource } from './types';
 
 const log = scopedLogger('mesh');
 
 type Listener = (mesh: MeshConfig, previous: MeshConfig) => void;
+
+/**
+ * Warnings and unknown fields already logged, remembered so that a reload does not repeat them.
+ * Past this many distinct ones (a config churning through typos), the memory starts over, so a
+ * finding may be logged again rather than memory growing without bound.
+ */
+export const MAX_REMEMBERED_MESH_NOTES = 1024;
+
+/** Unknown field paths listed in one log line; the line gives the count of the rest. */
+export const MAX_UNKNOWN_FIELDS_PER_LINE = 20;
 
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
@@ -30,6 +44,9 @@ export class MeshWatcher implements MeshConfigSource {
   private readonly listeners = new Set<Listener>();
   private error: string | undefined;
   private stopped = false;
+  /** Whether the config in force came from a source's text (false: the defaults, nothing valid seen). */
+  private fromSource = false;
+  private readonly noted = new Set<string>();
   /** Resolves once the first real load happened (for a ConfigMap source: after the store synced). */
   readonly ready: Promise<void>;
 
@@ -70,14 +87,21 @@ export class MeshWatcher implements MeshConfigSource {
   refresh(): void {
     if (this.stopped) return;
     const result = buildMeshConfig(this.layers.map((l) => l.read()));
+    this.logNotes(result);
     if (!result.ok) {
+      // The same refusal again (a re-read that changed nothing) was already said.
+      if (this.error === result.error.message) return;
       this.error = result.error.message;
-      log.warn(
-        { source: result.error.source, issues: result.error.issues },
-        `invalid meshConfig, keeping the last good one: ${result.error.message}`,
-      );
+      const fields = { source: result.error.source, issues: result.error.issues };
+      if (this.fromSource) log.warn(fields, `invalid meshConfig, keeping the last good one: ${result.error.message}`);
+      else
+        log.warn(
+          fields,
+          `invalid meshConfig and no valid one was loaded from ${this.origin} yet, so the built-in defaults are in force: ${result.error.message}`,
+        );
       return;
     }
+    this.fromSource = result.fromSource;
     for (const skipped of result.skipped) {
       log.warn(
         { source: skipped.source, issues: skipped.issues },
@@ -102,6 +126,32 @@ export class MeshWatcher implements MeshConfigSource {
       }
     }
   }
+
+  /** Whether `key` is new; remembers it (see MAX_REMEMBERED_MESH_NOTES). */
+  private firstTime(key: string): boolean {
+    if (this.noted.has(key)) return false;
+    if (this.noted.size >= MAX_REMEMBERED_MESH_NOTES) this.noted.clear();
+    this.noted.add(key);
+    return true;
+  }
+
+  /** Logs each warning and each unknown field path once for the life of the watcher. */
+  private logNotes(result: MeshBuild): void {
+    for (const w of result.notes.warnings)
+      if (this.firstTime(`warning\0${w.field}\0${w.message}`))
+        log.warn(
+          { source: w.source, field: w.field },
+          `meshConfig warning: ${w.field ? `${w.field}: ` : ''}${w.message}`,
+        );
+    const fresh = result.notes.unknown.filter((u) => this.firstTime(`unknown\0${u.field}`));
+    if (fresh.length === 0) return;
+    const shown = fresh.slice(0, MAX_UNKNOWN_FIELDS_PER_LINE).map((u) => u.field);
+    const more = fresh.length - shown.length;
+    log.warn(
+      { source: fresh[0]?.source, fields: shown },
+      `meshConfig has fields this version does not know; they are kept but have no effect (a typo?): ${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''}`,
+    );
+  }
 }
 
 export interface MeshSourceOptions {
@@ -115,6 +165,28 @@ export interface MeshSourceOptions {
   sharedConfigMap?: string;
   pollIntervalMs?: number;
   debounceMs?: number;
+}
+
+/**
+ * The start-up check of --meshConfig: a file that exists must be readable and valid on its own,
+ * over the defaults. Throws UsageError with one line naming the file and the fields, so the CLI
+ * exits 2 before anything is created. A file that does not exist is not an error (istiod then
+ * reads the ConfigMap, or runs on the defaults).
+ */
+export function checkMeshConfigFile(file: string): void {
+  if (!file || !existsSync(file)) return;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`invalid value for --meshConfig: cannot read ${file}: ${(err as Error).message}`);
+  }
+  try {
+    applyMeshLayer(defaultMeshConfig(), { source: file, text });
+  } catch (err) {
+    if (err instanceof MeshConfigError) throw new UsageError(`invalid value for --meshConfig: ${err.message}`);
+    throw err;
+  }
 }
 
 export function createMeshConfigSource(opts: MeshSourceOptions): Promise<MeshWatcher> {

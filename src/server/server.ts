@@ -6,7 +6,7 @@ import * as http from 'node:http';
 import type { ServeOptions } from '../config/options';
 import { logs, scopedLogger } from '../log/logger';
 import { MemoryStore } from '../store/memory-store';
-import { createMeshConfigSource } from '../mesh/source';
+import { checkMeshConfigFile, createMeshConfigSource } from '../mesh/source';
 import type { ServerContext } from './context';
 import { DebugRouter } from './debug';
 import { registerBuiltinDebug } from './debug-builtins';
@@ -41,6 +41,8 @@ export interface RunningServer {
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   logs.configure(options.flags.log_output_level);
   const { flags, env } = options;
+  // A bad --meshConfig file is a usage error (exit 2, one line), found before anything is logged or created.
+  checkMeshConfigFile(flags.meshConfig);
   log.info(
     {
       mode: options.mode,
