@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseLogLevels } from '../log/logger';
 import { describe, parseEnv, parseFlags, SettingSpec, SettingValues, UsageError } from './settings';
+import { namespaceNameProblem, taintKeyProblem } from './kube-names';
 
 const atLeast = (min: number) => (v: number) => (v < min ? `must be at least ${min}` : undefined);
 const positive = (v: number) => (v <= 0 ? 'must be greater than 0' : undefined);
@@ -70,6 +71,12 @@ export const SERVE_FLAGS = {
     help: 'kubeconfig file; default is in-cluster config, then $KUBECONFIG, then ~/.kube/config',
   },
   domain: { kind: 'string', default: 'cluster.local', help: 'DNS domain suffix of the cluster' },
+  cniNamespace: {
+    kind: 'string',
+    default: '',
+    help: 'namespace of the istio-cni pods the node untaint controller watches; empty means POD_NAMESPACE',
+    check: (v: string) => (v === '' ? undefined : namespaceNameProblem(v)),
+  },
   log_output_level: {
     kind: 'string',
     default: 'default:info',
@@ -194,6 +201,18 @@ export const SERVE_ENV = {
     default: 'true',
     help: "require node metadata NAMESPACE to equal the caller's namespace",
   },
+  // Node untaint controller (src/controllers/untaint/), istiod's names and defaults.
+  PILOT_ENABLE_NODE_UNTAINT_CONTROLLERS: {
+    kind: 'bool',
+    default: 'false',
+    help: 'Kubernetes mode, leader of istio-node-untaint only: remove the taint PILOT_NODE_UNTAINT_CONTROLLERS_TAINT_NAME from a node once its istio-cni pod is Ready',
+  },
+  PILOT_NODE_UNTAINT_CONTROLLERS_TAINT_NAME: {
+    kind: 'string',
+    default: 'cni.istio.io/not-ready',
+    help: 'key of the taint the node untaint controller removes (every effect of it; other taints stay)',
+    check: taintKeyProblem,
+  },
   // Ambient index.
   AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY: {
     kind: 'bool',
@@ -260,6 +279,8 @@ export function parseServeOptions(argv: string[], env: Record<string, string | u
     // like a charted one. Setting the variable to "" disables impersonation.
     envValues.CA_TRUSTED_NODE_ACCOUNTS = [`${envValues.POD_NAMESPACE}/ztunnel`];
   }
+  // istiod's --cniNamespace defaults to its own namespace, and an empty value means the same.
+  if (values.cniNamespace === '') values.cniNamespace = envValues.POD_NAMESPACE;
   if (values.configDir !== '') {
     const problem = stateDirProblem(values.stateDir);
     if (problem) throw new UsageError(`invalid value for --stateDir: ${problem}`);

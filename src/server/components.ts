@@ -8,6 +8,7 @@ import { AmbientIndex } from '../ambient/ambient-index';
 import { registerAmbientDebug } from '../ambient/debug';
 import { startXdsServer } from '../xds/server';
 import { startWebhookConfigController } from '../webhook';
+import { startNodeUntaintController } from '../controllers/untaint';
 import type { ServerContext } from './context';
 import { callAuthenticatorFactory } from './authenticator';
 
@@ -31,4 +32,7 @@ export async function startComponents(ctx: ServerContext, kube: KubeClient | und
   // Kubernetes mode only, and only in the replica that leads: keeps the webhook configurations'
   // caBundle current and flips failurePolicy to Fail once validation is known to work.
   if (kube) startWebhookConfigController(ctx, kube);
+  // Kubernetes mode, PILOT_ENABLE_NODE_UNTAINT_CONTROLLERS on, leader of istio-node-untaint only:
+  // removes the istio-cni readiness taint from nodes whose istio-cni pod is Ready.
+  if (kube) startNodeUntaintController(ctx, kube);
 }

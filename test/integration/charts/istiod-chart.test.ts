@@ -19,6 +19,8 @@ const SCENARIOS: Record<string, Record<string, unknown>> = {
   // A plugged-in CA is the cacerts Secret (always mounted, optional); its root is known up front,
   // so it can be given as the webhook's caBundle.
   'plugged-in certs': { base: { validationCABundle: 'Q0E=' } },
+  // The node untaint controller on, with istio-cni in another namespace (Istio's taint.* values).
+  'node untaint': { taint: { enabled: true, namespace: 'kube-system' } },
   'custom meshConfig': { meshConfig: { trustDomain: 'example.org', defaultConfig: { proxyMetadata: { EXTRA: 'x' } }, discoverySelectors: [{ matchLabels: { mesh: 'on' } }] } },
 };
 

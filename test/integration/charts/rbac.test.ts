@@ -182,3 +182,77 @@ describe('chart RBAC against the calls the code makes', () => {
     expect(grants(clusterRules, { verb: 'create', group: '', resource: 'secrets' })).toBe(false);
   });
 });
+
+describe('chart RBAC with taint.enabled against the node untaint controller', () => {
+  const values = { taint: { enabled: true } };
+  const objects = helmTemplate('istiod', { namespace: NS, values });
+  const clusterRules = rulesOf(objects, 'ClusterRole');
+  const roleRules = rulesOf(objects, 'Role');
+  // The rules taint.enabled adds to the default ClusterRole: each must be one the controller used.
+  const defaultRules = new Set(rulesOf(helmTemplate('istiod', { namespace: NS }), 'ClusterRole').map((r) => JSON.stringify(r)));
+  const taintRules = clusterRules.filter((r) => !defaultRules.has(JSON.stringify(r)));
+
+  let api: TestApiServer;
+  let requests: RecordedRequest[];
+  let exitCode: number | null;
+  let taintsAfter: unknown;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'istiod-ts-rbac-untaint-'));
+
+  beforeAll(async () => {
+    api = await TestApiServer.start();
+    api.put(namespace(NS));
+    api.put({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' }, spec: { taints: [{ key: 'cni.istio.io/not-ready', effect: 'NoSchedule' }, { key: 'dedicated', value: 'infra', effect: 'NoSchedule' }] } });
+    api.put({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'istio-cni-node-a', namespace: NS, labels: { 'k8s-app': 'istio-cni-node' } }, spec: { nodeName: 'node-a', hostNetwork: true, containers: [{ name: 'install-cni', image: 'x' }] }, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } });
+
+    const { container } = deploymentOf(objects);
+    const [command, ...chartFlags] = container.args;
+    const server = ServerProcess.start(
+      [
+        command!,
+        ...chartFlags,
+        '--kubeconfig', api.writeKubeconfig(),
+        '--meshConfig', path.join(dir, 'no-mesh-file'),
+        ...['grpcAddr', 'secureGRPCAddr', 'httpsAddr', 'monitoringAddr', 'httpAddr'].flatMap((f) => [`--${f}`, '127.0.0.1:0']),
+      ],
+      { ...resolvedEnv(container, NS, 'istiod-0'), ROOT_CA_DIR: path.join(dir, 'no-cacerts') },
+    );
+    try {
+      await waitForStatus(`http://127.0.0.1:${await server.port('http')}/ready`, 200, 30_000);
+      const taints = () => (api.get('v1', 'Node', undefined, 'node-a')?.['spec'] as { taints?: { key: string }[] }).taints ?? [];
+      await eventually('node-a loses the istio-cni taint', () => !taints().some((t) => t.key === 'cni.istio.io/not-ready'), 20_000);
+      taintsAfter = taints();
+    } finally {
+      exitCode = (await server.stop()).code;
+    }
+    requests = [...api.requests];
+  }, 60_000);
+
+  afterAll(async () => {
+    await api.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('istiod-ts ran as the chart configures it, removed only the istio-cni taint, and stopped cleanly', () => {
+    expect(taintsAfter).toEqual([{ key: 'dedicated', value: 'infra', effect: 'NoSchedule' }]);
+    expect(exitCode).toBe(0);
+    // The lock is named as istiod names it, whatever object kind holds it.
+    const lockReads = requests.filter((r) => r.namespace === NS && (r.resource === 'leases' || r.resource === 'configmaps'));
+    expect(lockReads.map((r) => r.name)).toContain(LEASE_NAMES.nodeUntaint);
+  });
+
+  test('every request the code made is granted by the ClusterRole, or by the Role in its own namespace', () => {
+    const denied = requests.filter((r) => !(grants(clusterRules, r) || (r.namespace === NS && grants(roleRules, r))));
+    expect(denied.map(describeRequest)).toEqual([]);
+  });
+
+  test('every permission taint.enabled adds is one the code used', () => {
+    expect(taintRules.length).toBeGreaterThan(0);
+    const unused: string[] = [];
+    for (const rule of taintRules)
+      for (const group of rule.apiGroups)
+        for (const resource of rule.resources)
+          for (const verb of rule.verbs)
+            if (!requests.some((r) => r.group === group && r.resource === resource && r.verb === verb)) unused.push(`${verb} ${group || 'core'}/${resource}`);
+    expect(unused).toEqual([]);
+  });
+});
