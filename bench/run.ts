@@ -19,12 +19,18 @@ interface Result {
   error?: string;
 }
 
+/** Each compiled file in dist/bench/scenarios/ is a CommonJS module whose default export may be a scenario. */
+function loadScenario(file: string): Scenario | undefined {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the scenario files are found at run time, so the path is not static
+  return (require(file) as { default?: Scenario }).default;
+}
+
 function loadScenarios(): Scenario[] {
   const dir = join(__dirname, 'scenarios');
   return readdirSync(dir)
     .filter((f) => f.endsWith('.js'))
     .sort()
-    .map((f) => (require(join(dir, f)) as { default: Scenario }).default)
+    .map((f) => loadScenario(join(dir, f)))
     .filter((s): s is Scenario => s !== undefined && typeof s.run === 'function');
 }
 

@@ -207,7 +207,7 @@ function sendRaw(config: WorkerConfig, ca: string, index: number, frames: Buffer
     { host: '127.0.0.1', port: config.port, ca, servername: config.serverName, minVersion: 'TLSv1.3' },
     () => socket.write(Buffer.concat([count, body])),
   );
-  socket.on('error', (err) =>
+  socket.on('error', (err: Error) =>
     process.send!({ t: 'error', message: `raw stream ${index}: ${err.message}` } satisfies WorkerMessage),
   );
   socket.once('data', () =>
@@ -256,7 +256,7 @@ function start(config: WorkerConfig): void {
       settings: { initialWindowSize: WINDOW_BYTES },
     });
     session.on('connect', () => session.setLocalWindowSize(WINDOW_BYTES));
-    session.on('error', (err) =>
+    session.on('error', (err: Error) =>
       process.send!({ t: 'error', message: `stream ${index}: ${err.message}` } satisfies WorkerMessage),
     );
     const stream = session.request({
@@ -267,10 +267,10 @@ function start(config: WorkerConfig): void {
       authorization: `Bearer ${config.token}`,
       clusterid: 'Kubernetes',
     });
-    stream.on('error', (err) =>
+    stream.on('error', (err: Error) =>
       process.send!({ t: 'error', message: `stream ${index}: ${err.message}` } satisfies WorkerMessage),
     );
-    stream.on('trailers', (t) => {
+    stream.on('trailers', (t: http2.IncomingHttpHeaders) => {
       if (t['grpc-status'] !== '0')
         process.send!({
           t: 'error',

@@ -73,7 +73,7 @@ function main(): void {
       servername: config.serverName,
       minVersion: 'TLSv1.3',
     });
-    session.on('error', (err) =>
+    session.on('error', (err: Error) =>
       process.send!({ t: 'error', message: `silent stream ${index}: ${err.message}` } satisfies WorkerMessage),
     );
     const stream = session.request({
@@ -86,7 +86,7 @@ function main(): void {
     // A stream that never reads is expected to be reset by the server.
     stream.on(
       'error',
-      (err) =>
+      (err: Error) =>
         config.read !== false &&
         process.send!({ t: 'error', message: `silent stream ${index}: ${err.message}` } satisfies WorkerMessage),
     );

@@ -152,7 +152,8 @@ export async function deltaRequestTarget(): Promise<FuzzTarget> {
       }
       if (call.status) {
         const code = grpc.status[call.status.code] ?? String(call.status.code);
-        if (call.status.code === grpc.status.INTERNAL)
+        // A plain number: a code off the wire need not be one grpc-js names.
+        if (call.status.code === (grpc.status.INTERNAL as number))
           throw new FuzzFailure(`the stream failed with INTERNAL (an exception in the server): ${call.status.details}`);
         count(
           tally,

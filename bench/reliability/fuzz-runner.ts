@@ -61,7 +61,7 @@ export interface FuzzOptions {
 }
 
 /** The innermost frames of the code under test (src/), else of anything, for a crash report. */
-function where(e: Error | undefined): string {
+function where(e: Partial<Error> | null | undefined): string {
   const frames = (e?.stack ?? '').split('\n').filter((l) => l.trimStart().startsWith('at '));
   const ours = frames.filter((l) => l.includes('/src/'));
   const shown = (ours.length > 0 ? ours : frames).slice(0, 3).map((l) =>
@@ -113,10 +113,11 @@ async function runTarget(target: FuzzTarget, opts: FuzzOptions, failures: Failur
       if (verdict === 'accepted') stats.accepted++;
       else stats.refused++;
     } catch (err) {
-      const e = err as Error;
+      // Anything can be thrown: read name, message and stack only when present.
+      const e = err as Partial<Error> | null | undefined;
       failure =
         err instanceof FuzzFailure
-          ? { kind: 'failure', message: e.message }
+          ? { kind: 'failure', message: err.message }
           : { kind: 'crash', message: `${e?.name ?? 'thrown'}: ${String(e?.message ?? err).slice(0, 300)}${where(e)}` };
     }
     const ms = performance.now() - t0;

@@ -102,7 +102,7 @@ async function main(): Promise<number> {
 
 main().then(
   (code) => process.exit(code),
-  (err) => {
+  (err: unknown) => {
     console.error((err as Error).message);
     process.exit(2);
   },

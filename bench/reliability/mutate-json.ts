@@ -173,7 +173,7 @@ function mutateOnce(rng: Rng, root: Json, donors: readonly Json[]): Json {
   switch (rng.int(11)) {
     case 0: // drop
       if (Array.isArray(s.parent)) s.parent.splice(s.key as number, 1);
-      else delete s.parent[s.key as string];
+      else Reflect.deleteProperty(s.parent, s.key);
       break;
     case 1: // duplicate: an array element once more, an object field under a near name
       if (Array.isArray(s.parent)) s.parent.splice(s.key as number, 0, cloneJson(value));
@@ -209,7 +209,7 @@ function mutateOnce(rng: Rng, root: Json, donors: readonly Json[]): Json {
         value !== null && typeof value === 'object'
           ? Array.isArray(value)
             ? (value[0] ?? null)
-            : String(Object.keys(value)[0] ?? '')
+            : (Object.keys(value)[0] ?? '')
           : rng.chance(0.5)
             ? [value]
             : { value },
@@ -300,7 +300,7 @@ export function toJsonText(value: Json): string {
   type Frame = { close: string; items: [string | undefined, Json][]; i: number };
   const open = (v: Json): Frame | undefined => {
     if (v === null || typeof v !== 'object') {
-      out.push(JSON.stringify(v) ?? 'null');
+      out.push(JSON.stringify(v));
       return undefined;
     }
     if (Array.isArray(v)) {

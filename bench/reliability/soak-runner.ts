@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import { parseServeOptions } from '../../src/config/options';
 import { loadOrCreateTokenKey, signLocalToken } from '../../src/security/local-jwt';
 import { startServer } from '../../src/server/server';
@@ -175,7 +176,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
         if (z.types.size < 2) fail(`a ztunnel session of ${z.responses} responses never got both types`);
         z.close();
         const status = await z.status;
-        if (status.code !== 1 /* CANCELLED, by us */)
+        if (status.code !== grpc.status.CANCELLED /* by us */)
           fail(`a ztunnel stream ended with ${status.code}: ${status.details}`);
       }
     };

@@ -64,7 +64,7 @@ async function measure(): Promise<{ slim: number; cache: number; fat: number }> 
   const cache = new Map<string, Map<string, KubeObject>>();
   for (const o of kept) {
     let inNs = cache.get(o.metadata.namespace!);
-    if (!inNs) cache.set(o.metadata.namespace!, (inNs = new Map()));
+    if (!inNs) cache.set(o.metadata.namespace!, (inNs = new Map<string, KubeObject>()));
     inNs.set(o.metadata.name, o);
   }
   kept.length = 0;

@@ -39,17 +39,17 @@ const SYNC_TIMEOUT_MS = 120_000;
 const TOKEN = 'bench-token';
 
 const now = () => performance.timeOrigin + performance.now();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 const authenticator: CallAuthenticator = {
-  async authenticate(call): Promise<CallerIdentity> {
-    if (call.metadata.get('authorization')[0] !== `Bearer ${TOKEN}`) throw new Error('bad token');
-    return {
+  authenticate(call): Promise<CallerIdentity> {
+    if (call.metadata.get('authorization')[0] !== `Bearer ${TOKEN}`) return Promise.reject(new Error('bad token'));
+    return Promise.resolve({
       identities: ['spiffe://cluster.local/ns/istio-system/sa/ztunnel'],
       namespace: 'istio-system',
       serviceAccount: 'ztunnel',
       via: 'token',
-    };
+    });
   },
 };
 
@@ -98,10 +98,7 @@ async function run(): Promise<Measurement[]> {
    * One new ztunnel (a fresh process, connected on 'go' once `before` has set the scene): seconds
    * from connecting to both full responses.
    */
-  const newZtunnel = async (
-    index: number,
-    before: () => Promise<void> = async () => void (await sleep(100)),
-  ): Promise<number> => {
+  const newZtunnel = async (index: number, before: () => Promise<void> = () => sleep(100)): Promise<number> => {
     const cfg: WorkerConfig = { ...base, streams: 1, firstIndex: index, waitForGo: true };
     const child = fork(path.join(__dirname, '..', 'xds-client-worker.js'), [JSON.stringify(cfg)], {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],

@@ -39,14 +39,14 @@ const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const authenticator: CallAuthenticator = {
-  async authenticate(call): Promise<CallerIdentity> {
-    if (call.metadata.get('authorization')[0] !== `Bearer ${TOKEN}`) throw new Error('bad token');
-    return {
+  authenticate(call): Promise<CallerIdentity> {
+    if (call.metadata.get('authorization')[0] !== `Bearer ${TOKEN}`) return Promise.reject(new Error('bad token'));
+    return Promise.resolve({
       identities: ['spiffe://cluster.local/ns/istio-system/sa/ztunnel'],
       namespace: 'istio-system',
       serviceAccount: 'ztunnel',
       via: 'token',
-    };
+    });
   },
 };
 
