@@ -75,6 +75,8 @@ export class KubeAddressStatusWriter implements AddressStatusWriter {
  * address written there is kept.
  */
 export class LocalStatusWriter implements AddressStatusWriter {
+  private writes = 0;
+
   constructor(
     private readonly store: ObjectStore,
     private readonly storeWriter: Pick<StoreWriter, 'upsert'>,
@@ -86,7 +88,13 @@ export class LocalStatusWriter implements AddressStatusWriter {
     if (JSON.stringify(statusAddressesRaw(stored)) !== JSON.stringify(statusAddressesRaw(current)))
       return Promise.reject(new StaleStatusError('status.addresses changed since it was read'));
     const status = typeof stored.status === 'object' && stored.status !== null ? (stored.status as object) : {};
-    const next: KubeObject = { ...stored, status: { ...status, addresses } };
+    // A new resourceVersion, as the API server would give: the store ignores an update without one.
+    const resourceVersion = `${stored.metadata.resourceVersion ?? ''}+ipallocate.${++this.writes}`;
+    const next: KubeObject = {
+      ...stored,
+      metadata: { ...stored.metadata, resourceVersion },
+      status: { ...status, addresses },
+    };
     this.storeWriter.upsert('ServiceEntry', [next]);
     return Promise.resolve(next);
   }
