@@ -17,6 +17,8 @@ type Command = (argv: string[]) => Promise<number>;
 
 const COMMANDS: Record<string, { description: string; run: Command }> = {
   serve: { description: 'run the control plane (default)', run: serve },
+  // istiod's image runs `pilot-discovery discovery <flags>`; the same words work here.
+  discovery: { description: "istiod's name for serve, so istiod's arguments work unchanged", run: serve },
   token: { description: 'mint a local-mode service-account token, as the kubelet would', run: runTokenCommand },
   'xds-client': { description: 'connect as a ztunnel and print what it is told', run: runXdsClientCommand },
   validate: { description: 'validate Istio YAML offline with the webhook rules', run: runValidateCommand },

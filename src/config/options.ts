@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { parseLogLevels } from '../log/logger';
 import { describe, parseEnv, parseFlags, SettingSpec, SettingValues, UsageError } from './settings';
 import { namespaceNameProblem, taintKeyProblem } from './kube-names';
+import { prefixProblem } from './cidr';
 
 const atLeast = (min: number) => (v: number) => (v < min ? `must be at least ${min}` : undefined);
 const positive = (v: number) => (v <= 0 ? 'must be greater than 0' : undefined);
@@ -35,6 +36,38 @@ const readableFolder = (v: string): string | undefined => {
     return code === 'ENOENT' ? `${v} does not exist` : `${v} cannot be read (${code ?? 'error'})`;
   }
 };
+
+/** A file named by a flag must exist and be readable when the flags are read, before anything starts. */
+const readableFile = (v: string): string | undefined => {
+  if (v === '') return undefined;
+  try {
+    if (!fs.statSync(v).isFile()) return `${v} is not a file`;
+    fs.accessSync(v, fs.constants.R_OK);
+    return undefined;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? `${v} does not exist` : `${v} cannot be read (${code ?? 'error'})`;
+  }
+};
+
+/** istiod's --clusterAliases map: "alias=clusterID" pairs, neither side empty. */
+const aliasPairs = (pairs: string[]): string | undefined => {
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0 || eq === pair.length - 1) return `"${pair}" is not alias=clusterID`;
+  }
+  return undefined;
+};
+
+/** The --clusterAliases pairs as alias -> cluster ID. */
+export function clusterAliasMap(pairs: readonly string[]): ReadonlyMap<string, string> {
+  const out = new Map<string, string>();
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    out.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
+  }
+  return out;
+}
 
 /**
  * istiod's default drain window: long enough for an admission review or a CSR in flight to be
@@ -94,6 +127,30 @@ export const SERVE_FLAGS = {
     default: DEFAULT_SHUTDOWN_DURATION,
     help: 'on SIGTERM/SIGINT, how long in-flight requests and streams get to finish before what is left is closed',
     check: positive,
+  },
+  log_as_json: {
+    kind: 'bool',
+    default: 'true',
+    help: "log lines as JSON; false writes istiod's tab-separated text lines (time, level, scope, message, fields)",
+  },
+  tlsCertFile: {
+    kind: 'string',
+    default: '',
+    help: "PEM certificate chain for istiod's own TLS listeners (secure gRPC, webhook) instead of one issued by the mesh CA; needs --tlsKeyFile; re-read when it changes",
+    check: readableFile,
+  },
+  tlsKeyFile: { kind: 'string', default: '', help: 'PEM private key of --tlsCertFile', check: readableFile },
+  caCertFile: {
+    kind: 'string',
+    default: '',
+    help: "PEM CA that signed --tlsCertFile, written as the webhooks' caBundle; default: the last certificate of --tlsCertFile",
+    check: readableFile,
+  },
+  clusterAliases: {
+    kind: 'list',
+    default: '',
+    help: 'alias=clusterID pairs: a caller whose clusterid header names an alias of this cluster is accepted as this cluster',
+    check: aliasPairs,
   },
   debugAllowRemote: { kind: 'bool', default: 'false', help: 'serve /debug/ to non-loopback callers too' },
   help: { kind: 'bool', default: 'false', help: 'print this help and exit' },
@@ -219,6 +276,29 @@ export const SERVE_ENV = {
     default: 'false',
     help: 'send AuthorizationPolicies annotated istio.io/dry-run=true to ztunnel with dry_run set (ztunnel only logs them)',
   },
+  AMBIENT_ENABLE_STATUS: {
+    kind: 'bool',
+    default: 'true',
+    help: 'write ZtunnelAccepted (AuthorizationPolicy) and istio.io/WaypointBound (Service, ServiceEntry) status conditions, on the leader of istio-status-leader; local mode shows them on /debug/status',
+  },
+  // ServiceEntry IP auto-allocation (src/controllers/ipallocate/), istiod's names and defaults.
+  PILOT_ENABLE_IP_AUTOALLOCATE: {
+    kind: 'bool',
+    default: 'true',
+    help: 'give ServiceEntries without spec.addresses (resolution other than NONE) a VIP per host in status.addresses, so ztunnel can capture their traffic',
+  },
+  PILOT_IP_AUTOALLOCATE_IPV4_PREFIX: {
+    kind: 'string',
+    default: '240.240.0.0/16',
+    help: 'IPv4 range for auto-allocated ServiceEntry addresses; must not overlap any real address in the cluster',
+    check: (v: string) => prefixProblem('IPv4', v),
+  },
+  PILOT_IP_AUTOALLOCATE_IPV6_PREFIX: {
+    kind: 'string',
+    default: '2001:2::/48',
+    help: 'IPv6 range for auto-allocated ServiceEntry addresses; must not overlap any real address in the cluster',
+    check: (v: string) => prefixProblem('IPv6', v),
+  },
 } as const satisfies Record<string, SettingSpec>;
 
 export type ServeFlags = SettingValues<typeof SERVE_FLAGS>;
@@ -281,6 +361,10 @@ export function parseServeOptions(argv: string[], env: Record<string, string | u
   }
   // istiod's --cniNamespace defaults to its own namespace, and an empty value means the same.
   if (values.cniNamespace === '') values.cniNamespace = envValues.POD_NAMESPACE;
+  if ((values.tlsCertFile === '') !== (values.tlsKeyFile === ''))
+    throw new UsageError('--tlsCertFile and --tlsKeyFile go together: give both or neither');
+  if (values.caCertFile !== '' && values.tlsCertFile === '')
+    throw new UsageError('--caCertFile is the CA of --tlsCertFile: give --tlsCertFile and --tlsKeyFile too');
   if (values.configDir !== '') {
     const problem = stateDirProblem(values.stateDir);
     if (problem) throw new UsageError(`invalid value for --stateDir: ${problem}`);
@@ -304,7 +388,7 @@ export function serveHelp(): string {
   return [
     'istiod-ts: an Istio-compatible control plane for ambient mode',
     '',
-    'Usage: istiod-ts [serve] [flags]',
+    'Usage: istiod-ts [serve|discovery] [flags]',
     '       istiod-ts token|validate|xds-client|version [flags]   (each has --help)',
     '',
     'Flags:',

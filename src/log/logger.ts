@@ -2,6 +2,7 @@
 // --log_output_level. Levels can be changed at runtime through /debug/logging.
 
 import pino, { Logger, Level, DestinationStream } from 'pino';
+import { jsonLineToText } from './text-format';
 
 export type { Logger } from 'pino';
 
@@ -36,11 +37,15 @@ export function parseLogLevels(spec: string): Map<string, LogLevel> {
   return levels;
 }
 
-/** Forwards to a destination that tests can swap without re-creating the loggers modules hold. */
+/**
+ * Forwards to a destination that tests can swap without re-creating the loggers modules hold, in
+ * JSON (as pino wrote it) or in istiod's text layout (--log_as_json=false).
+ */
 class SwitchableStream implements DestinationStream {
+  text = false;
   constructor(public target: DestinationStream) {}
   write(line: string): void {
-    this.target.write(line);
+    this.target.write(this.text ? jsonLineToText(line) : line);
   }
 }
 
@@ -63,6 +68,11 @@ class LogRegistry {
       },
       this.stream,
     );
+  }
+
+  /** JSON lines (the default) or istiod's text layout. */
+  setFormat(format: 'json' | 'text'): void {
+    this.stream.text = format === 'text';
   }
 
   /** Sends every log line to another destination; tests use it to read what was logged. */

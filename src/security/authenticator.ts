@@ -30,7 +30,12 @@ export class LocalTokenVerifier implements TokenVerifier {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async verify(token: string): Promise<VerifiedToken> {
+  /** Checks at once, and settles the promise with the outcome (a refusal rejects it). */
+  verify(token: string): Promise<VerifiedToken> {
+    return new Promise((resolve) => resolve(this.check(token)));
+  }
+
+  private check(token: string): VerifiedToken {
     const t = this.now();
     const hit = this.cache.get(token);
     if (hit && hit.until > t) return hit.token;
@@ -46,6 +51,8 @@ export interface AuthenticatorOptions {
   trustDomain: () => string;
   /** CLUSTER_ID: a `clusterid` of "" or this value means this cluster. */
   clusterId: string;
+  /** --clusterAliases: a `clusterid` naming an alias means the cluster it maps to (istiod's kube JWT authenticator). */
+  clusterAliases?: ReadonlyMap<string, string>;
   /** Certificates a mesh client certificate may be issued by (signing cert, intermediates, roots). */
   meshIssuers: () => readonly crypto.X509Certificate[];
   tokens: TokenVerifier;
@@ -65,7 +72,7 @@ export function createCallAuthenticator(
   const now = opts.now ?? Date.now;
 
   function fromCertificate(call: ServerSurfaceCall): Authenticated | AuthError | undefined {
-    const peer = call.getAuthContext?.().sslPeerCertificate;
+    const peer = call.getAuthContext().sslPeerCertificate;
     if (!peer?.raw) return undefined;
     let leaf: crypto.X509Certificate;
     try {
@@ -88,15 +95,23 @@ export function createCallAuthenticator(
       .split(', ')
       .filter((s) => s.startsWith('URI:'))
       .map((s) => s.slice(4));
+    const noSan = new AuthError('untrusted_certificate', 'client certificate has no SPIFFE service-account URI SAN');
+    const [first, ...rest] = identities;
+    if (first === undefined) return noSan;
     for (const id of identities) {
       try {
         const parsed = parseSpiffeId(id);
-        return { identities, namespace: parsed.namespace, serviceAccount: parsed.serviceAccount, via: 'certificate' };
+        return {
+          identities: [first, ...rest],
+          namespace: parsed.namespace,
+          serviceAccount: parsed.serviceAccount,
+          via: 'certificate',
+        };
       } catch {
         // Another URI SAN may still be a service-account identity.
       }
     }
-    return new AuthError('untrusted_certificate', 'client certificate has no SPIFFE service-account URI SAN');
+    return noSan;
   }
 
   async function fromToken(call: ServerSurfaceCall): Promise<Authenticated | AuthError | undefined> {
@@ -105,11 +120,12 @@ export function createCallAuthenticator(
     const header = String(auth[0]);
     if (header.length > MAX_TOKEN_BYTES + 16)
       return new AuthError('malformed_token', `authorization header is longer than ${MAX_TOKEN_BYTES} bytes`);
-    const match = BEARER.exec(header);
-    if (!match) return new AuthError('malformed_token', 'authorization header is not "Bearer <token>"');
+    const bearer = BEARER.exec(header)?.[1];
+    if (bearer === undefined) return new AuthError('malformed_token', 'authorization header is not "Bearer <token>"');
     const cluster = call.metadata.get(CLUSTER_ID_HEADER);
     // istiod reads the header only when it has exactly one value.
-    const clusterId = cluster.length === 1 ? String(cluster[0]) : '';
+    const named = cluster.length === 1 ? String(cluster[0]) : '';
+    const clusterId = opts.clusterAliases?.get(named) ?? named;
     if (clusterId !== '' && clusterId !== opts.clusterId) {
       return new AuthError(
         'unknown_cluster',
@@ -118,7 +134,7 @@ export function createCallAuthenticator(
     }
     let token: VerifiedToken;
     try {
-      token = await opts.tokens.verify(match[1]!);
+      token = await opts.tokens.verify(bearer);
     } catch (err) {
       return err instanceof AuthError ? err : new AuthError('invalid_token', (err as Error).message);
     }

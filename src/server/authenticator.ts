@@ -6,7 +6,7 @@
 
 import * as crypto from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { ServeOptions } from '../config/options';
+import { clusterAliasMap, type ServeOptions } from '../config/options';
 import type { MeshConfigSource } from '../mesh/types';
 import { createCallAuthenticator, LocalTokenVerifier, type TokenVerifier } from '../security/authenticator';
 import type { CallAuthenticator } from '../security/identity';
@@ -15,9 +15,7 @@ import { CachedTokenVerifier, KubeTokenReviewer, type TokenReviewer } from '../s
 import { KubeClient, KubeWriter } from '../store/kube';
 
 /** Given the CA's current issuers, the authenticator for gRPC calls (the CA takes one of these). */
-export type CallAuthenticatorFactory = (
-  meshIssuers: () => readonly crypto.X509Certificate[],
-) => Promise<CallAuthenticator>;
+export type CallAuthenticatorFactory = (meshIssuers: () => readonly crypto.X509Certificate[]) => CallAuthenticator;
 
 export interface AuthenticatorSources {
   /** Kubernetes mode: TokenReview through this config, unless `tokenReviewer` is given. */
@@ -25,7 +23,7 @@ export interface AuthenticatorSources {
   tokenReviewer?: TokenReviewer;
 }
 
-async function tokenVerifier(options: ServeOptions, sources: AuthenticatorSources): Promise<TokenVerifier> {
+function tokenVerifier(options: ServeOptions, sources: AuthenticatorSources): TokenVerifier {
   const { env, flags } = options;
   if (options.mode === 'local') {
     const key = loadOrCreateTokenKey(flags.stateDir);
@@ -45,11 +43,12 @@ export function callAuthenticatorFactory(
   mesh: MeshConfigSource,
   sources: AuthenticatorSources = {},
 ): CallAuthenticatorFactory {
-  return async (meshIssuers) =>
+  return (meshIssuers) =>
     createCallAuthenticator({
       trustDomain: () => mesh.current().trustDomain,
       clusterId: options.env.CLUSTER_ID,
+      clusterAliases: clusterAliasMap(options.flags.clusterAliases),
       meshIssuers,
-      tokens: await tokenVerifier(options, sources),
+      tokens: tokenVerifier(options, sources),
     });
 }

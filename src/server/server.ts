@@ -6,6 +6,7 @@ import * as http from 'node:http';
 import type { ServeOptions } from '../config/options';
 import { logs, scopedLogger } from '../log/logger';
 import { MemoryStore } from '../store/memory-store';
+import { IgnoredObjects, registerIgnoredDebug } from '../store/ignored';
 import { checkMeshConfigFile, createMeshConfigSource } from '../mesh/source';
 import type { ServerContext } from './context';
 import { DebugRouter } from './debug';
@@ -40,6 +41,7 @@ export interface RunningServer {
 
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   logs.configure(options.flags.log_output_level);
+  logs.setFormat(options.flags.log_as_json ? 'json' : 'text');
   const { flags, env } = options;
   // A bad --meshConfig file is a usage error (exit 2, one line), found before anything is logged or created.
   checkMeshConfigFile(flags.meshConfig);
@@ -72,7 +74,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   });
   shutdownHooks.push(() => mesh.stop());
   // The Kubernetes source reads meshConfig's discoverySelectors, so meshConfig comes first.
-  const { source, leader, kube } = await createSource(options, { store, mesh, metrics, debug });
+  // One list of objects the server does not act on, whoever finds them (see store/ignored.ts).
+  const ignored = new IgnoredObjects({ metrics });
+  registerIgnoredDebug(debug, ignored);
+  const { source, leader, kube } = await createSource(options, { store, mesh, metrics, debug, ignored });
 
   const grpcServers = new GrpcServers(flags.grpcAddr, flags.secureGRPCAddr, grpcServerOptions(options));
   const ctx: ServerContext = {
