@@ -22,10 +22,12 @@ import { DerivedStore } from './derived-store';
 import { DirtyContext, DirtySet, expandHostnames, markEvent } from './dirty';
 import type { Authorization, Service, Workload } from './messages';
 import { convertPeerAuthentication, namespacePolicy, staticStrictPolicy } from './peer-authentication';
+import { policyStatusFacts, type PolicyStatusFacts } from './policy-status';
 import { kubeServiceHostname, servicesOfHostname } from './services';
 import type { AmbientSettings } from './settings';
 import { StoreView, registerIndexes } from './store-view';
 import { endpointSliceWorkloads, serviceEntryWorkloads } from './workload-sources';
+import { waypointStatusFacts, type WaypointStatusFacts } from './waypoint-status';
 import { podUid, podWorkload, workloadEntryUid, workloadEntryWorkload } from './workloads';
 
 const log = scopedLogger('ambient');
@@ -132,6 +134,21 @@ export class AmbientIndex implements ResourceCache {
 
   workloadsOnNode(node: string): string[] {
     return this.addressTable.onNode(node);
+  }
+
+  // ---- status facts (controllers/status) ----
+
+  /** What ztunnel made of an AuthorizationPolicy; undefined when it is absent, another revision's or not ztunnel's. */
+  policyStatus(namespace: string, name: string): PolicyStatusFacts | undefined {
+    const ap = this.view.get('AuthorizationPolicy', namespace, name);
+    const s = this.view.settings;
+    return ap ? policyStatusFacts(ap, s.rootNamespace, s.enableDryRun) : undefined;
+  }
+
+  /** The waypoint binding of a Service or ServiceEntry; undefined when ztunnel gets no Service from it. */
+  waypointStatus(kind: 'Service' | 'ServiceEntry', namespace: string, name: string): WaypointStatusFacts | undefined {
+    const o = this.view.get(kind, namespace, name);
+    return o ? waypointStatusFacts(kind, o, this.view) : undefined;
   }
 
   private table(typeUrl: XdsTypeUrl): DerivedStore {

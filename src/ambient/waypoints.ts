@@ -152,7 +152,8 @@ export function canaryRefFromLabels(
   return { namespace: nsOverride, name };
 }
 
-function attachmentAllowed(wp: Waypoint, fromNamespace: string, view: WaypointLookup): boolean {
+/** Whether the waypoint's allowedRoutes let an object of `fromNamespace` bind it. */
+export function attachmentAllowed(wp: Waypoint, fromNamespace: string, view: WaypointLookup): boolean {
   switch (wp.allowedFrom) {
     case 'All':
       return true;

@@ -85,6 +85,10 @@ describe('chart RBAC against the calls the code makes', () => {
     api.put(findObject(objects, 'ValidatingWebhookConfiguration'));
     // A drifted root ConfigMap, so root distribution both creates and updates.
     api.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ROOT_CONFIGMAP, namespace: 'default' }, data: { [ROOT_CERT_KEY]: 'stale' } });
+    // Objects that get ambient status conditions: a policy, and a Service and a ServiceEntry naming a waypoint.
+    api.put({ apiVersion: 'security.istio.io/v1', kind: 'AuthorizationPolicy', metadata: { name: 'allow', namespace: 'default' }, spec: {} });
+    api.put({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'app', namespace: 'default', labels: { 'istio.io/use-waypoint': 'wp' } }, spec: { clusterIP: '10.96.0.10', ports: [{ port: 80 }] } });
+    api.put({ apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name: 'ext', namespace: 'default', labels: { 'istio.io/use-waypoint': 'wp' } }, spec: { hosts: ['ext.example'], ports: [{ number: 443, name: 'tls', protocol: 'TLS' }], resolution: 'DNS' } });
 
     // The chart's container, with only the addresses, the cluster and two paths changed for a
     // test machine (no fixed ports, no /etc/cacerts or mesh file taken from the host).
@@ -129,6 +133,8 @@ describe('chart RBAC against the calls the code makes', () => {
       } finally {
         await controller.stop();
       }
+      const conditionTypes = (apiVersion: string, kind: string, name: string) => ((api.get(apiVersion, kind, 'default', name)?.['status'] as { conditions?: { type: string }[] } | undefined)?.conditions ?? []).map((c) => c.type);
+      await eventually('ambient status conditions are written', () => conditionTypes('security.istio.io/v1', 'AuthorizationPolicy', 'allow').includes('ZtunnelAccepted') && conditionTypes('v1', 'Service', 'app').includes('istio.io/WaypointBound') && conditionTypes('networking.istio.io/v1', 'ServiceEntry', 'ext').includes('istio.io/WaypointBound'), 20_000);
     } finally {
       // SIGTERM releases the leases, as in a rolling update.
       exitCode = (await server.stop()).code;
@@ -168,7 +174,8 @@ describe('chart RBAC against the calls the code makes', () => {
         for (const group of rule.apiGroups) {
           for (const resource of rule.resources) {
             for (const verb of rule.verbs) {
-              const used = requests.some((r) => r.group === group && r.resource === resource && r.verb === verb && (scope === 'ClusterRole' || r.namespace === NS));
+              // A rule names a subresource as "<resource>/<subresource>" (services/status).
+              const used = requests.some((r) => r.group === group && (r.subresource ? `${r.resource}/${r.subresource}` : r.resource) === resource && r.verb === verb && (scope === 'ClusterRole' || r.namespace === NS));
               if (!used) unused.push(`${scope}: ${verb} ${group || 'core'}/${resource}`);
             }
           }
