@@ -94,10 +94,12 @@ export class CertificateAuthority {
     lane?: string,
   ): Promise<IssuedCertificate> {
     const { material, signer, keyHandle } = this;
+    // setMaterial, called by the constructor, always registers a key.
+    if (keyHandle === undefined) throw new Error('the CA has no signing key registered');
     const prepared = signer.prepare(leafRequest(csr.spki, sans, ttlMs, now));
     const outcome = await this.pool.verify(
       verifyJob(csr),
-      { key: keyHandle!, hash: signer.signingHash, tbs: prepared.tbs },
+      { key: keyHandle, hash: signer.signingHash, tbs: prepared.tbs },
       lane,
     );
     checkVerified(outcome);

@@ -64,7 +64,7 @@ export async function generateCaCertificate(req: CaCertificateRequest): Promise<
   const keys = await subtle.generateKey(alg, true, ['sign', 'verify']);
   const now = req.now ?? new Date();
   const serial = crypto.randomBytes(16);
-  serial[0] = serial[0]! & 0x7f;
+  serial.writeUInt8(serial.readUInt8(0) & 0x7f, 0); // a positive INTEGER
   const extensions: x509.Extension[] = [
     new x509.BasicConstraintsExtension(true, req.pathLength, true),
     new x509.KeyUsagesExtension(

@@ -5,7 +5,20 @@
 
 import type * as crypto from 'node:crypto';
 import { CsrVerifierPool, VerifyJob, VerifyOutcome, sharedCsrVerifierPool } from './csr-verifier-pool';
-import { DerError, TAG, Tlv, checkWellFormed, children, content, decodeOid, expectTag, readTlv, whole } from './der';
+import {
+  DerError,
+  TAG,
+  Tlv,
+  byteAt,
+  checkWellFormed,
+  children,
+  childrenExactly,
+  content,
+  decodeOid,
+  expectTag,
+  readTlv,
+  whole,
+} from './der';
 
 /** Largest CSR PEM accepted, in bytes (a P-256 CSR is ~500 bytes, RSA-4096 ~1.7 KiB). */
 export const MAX_CSR_PEM_BYTES = 64 * 1024;
@@ -62,10 +75,11 @@ export function csrDerFromPem(pem: string): Buffer {
   const blocks = [...pem.matchAll(PEM_BLOCK)];
   if (blocks.length === 0) throw new CsrError('CSR is not PEM: no BEGIN/END CERTIFICATE REQUEST block');
   if (blocks.length > 1) throw new CsrError(`CSR PEM holds ${blocks.length} blocks; exactly one is allowed`);
-  const [, begin, body, end] = blocks[0]!;
-  if (begin !== end || !PEM_LABELS.includes(begin!))
+  // The pattern has three groups, none optional: a match holds all three.
+  const [, begin = '', body = '', end] = blocks[0] ?? [];
+  if (begin !== end || !PEM_LABELS.includes(begin))
     throw new CsrError(`PEM block is "${begin}", not a CERTIFICATE REQUEST`);
-  const b64 = body!.replace(/\s+/g, '');
+  const b64 = body.replace(/\s+/g, '');
   if (b64.length === 0 || b64.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(b64))
     throw new CsrError('CSR PEM body is not valid base64');
   return Buffer.from(b64, 'base64');
@@ -74,10 +88,10 @@ export function csrDerFromPem(pem: string): Buffer {
 function algorithmIdentifier(der: Buffer, tlv: Tlv, what: string): { oid: string; params: Tlv | undefined } {
   expectTag(tlv, TAG.SEQUENCE, what);
   const parts = children(der, tlv);
-  if (parts.length < 1 || parts.length > 2)
-    throw new DerError(`${what}: expected 1 or 2 elements, got ${parts.length}`);
-  expectTag(parts[0]!, TAG.OID, `${what} algorithm`);
-  return { oid: decodeOid(content(der, parts[0]!)), params: parts[1] };
+  const [algorithm, params] = parts;
+  if (!algorithm || parts.length > 2) throw new DerError(`${what}: expected 1 or 2 elements, got ${parts.length}`);
+  expectTag(algorithm, TAG.OID, `${what} algorithm`);
+  return { oid: decodeOid(content(der, algorithm)), params };
 }
 
 /** Bit length of a positive big-endian INTEGER's content. */
@@ -85,7 +99,7 @@ function bitLength(bytes: Buffer): number {
   let i = 0;
   while (i < bytes.length && bytes[i] === 0) i++;
   if (i === bytes.length) return 0;
-  return (bytes.length - i - 1) * 8 + (32 - Math.clz32(bytes[i]!));
+  return (bytes.length - i - 1) * 8 + (32 - Math.clz32(byteAt(bytes, i)));
 }
 
 /** EC point sizes (uncompressed, compressed) per curve. */
@@ -108,13 +122,18 @@ function describeKey(
   spkiTlv: Tlv,
 ): { family: 'RSA' | 'EC'; description: string; jwk?: crypto.JsonWebKey } {
   expectTag(spkiTlv, TAG.SEQUENCE, 'SubjectPublicKeyInfo');
-  const parts = children(der, spkiTlv);
-  if (parts.length !== 2) throw new DerError('SubjectPublicKeyInfo: expected 2 elements');
-  expectTag(parts[1]!, TAG.BIT_STRING, 'subjectPublicKey');
-  const bits = content(der, parts[1]!);
+  const [algTlv, keyTlv] = childrenExactly(
+    der,
+    spkiTlv,
+    2,
+    'SubjectPublicKeyInfo',
+    'SubjectPublicKeyInfo: expected 2 elements',
+  );
+  expectTag(keyTlv, TAG.BIT_STRING, 'subjectPublicKey');
+  const bits = content(der, keyTlv);
   if (bits.length < 2 || bits[0] !== 0) throw new CsrError('subjectPublicKey BIT STRING is malformed');
   const key = bits.subarray(1);
-  const alg = algorithmIdentifier(der, parts[0]!, 'SubjectPublicKeyInfo algorithm');
+  const alg = algorithmIdentifier(der, algTlv, 'SubjectPublicKeyInfo algorithm');
   if (alg.oid === OID.rsaEncryption) {
     if (!alg.params || alg.params.tag !== TAG.NULL || alg.params.end !== alg.params.contentStart) {
       throw new CsrError('RSA public key algorithm must have NULL parameters');
@@ -122,19 +141,25 @@ function describeKey(
     const seq = readTlv(key, 0);
     if (seq.end !== key.length) throw new DerError('trailing bytes after the RSA public key');
     expectTag(seq, TAG.SEQUENCE, 'RSAPublicKey');
-    const fields = children(key, seq);
-    if (fields.length !== 2) throw new DerError('RSAPublicKey: expected modulus and exponent');
-    expectTag(fields[0]!, TAG.INTEGER, 'RSA modulus');
-    expectTag(fields[1]!, TAG.INTEGER, 'RSA exponent');
-    const modulus = content(key, fields[0]!);
-    if (modulus.length === 0 || modulus[0]! & 0x80) throw new CsrError('RSA modulus is not a positive integer');
+    const [modulusTlv, exponentTlv] = childrenExactly(
+      key,
+      seq,
+      2,
+      'RSAPublicKey',
+      'RSAPublicKey: expected modulus and exponent',
+    );
+    expectTag(modulusTlv, TAG.INTEGER, 'RSA modulus');
+    expectTag(exponentTlv, TAG.INTEGER, 'RSA exponent');
+    const modulus = content(key, modulusTlv);
+    if (modulus.length === 0 || byteAt(modulus, 0) & 0x80) throw new CsrError('RSA modulus is not a positive integer');
     const size = bitLength(modulus);
     if (size < MIN_RSA_KEY_BITS)
       throw new CsrError(`RSA key of ${size} bits is too small (at least ${MIN_RSA_KEY_BITS})`);
     if (size > MAX_RSA_KEY_BITS)
       throw new CsrError(`RSA key of ${size} bits is too large (at most ${MAX_RSA_KEY_BITS})`);
-    const exponent = content(key, fields[1]!);
-    if (exponent.length === 0 || exponent[0]! & 0x80) throw new CsrError('RSA exponent is not a positive integer');
+    const exponent = content(key, exponentTlv);
+    if (exponent.length === 0 || byteAt(exponent, 0) & 0x80)
+      throw new CsrError('RSA exponent is not a positive integer');
     return {
       family: 'RSA',
       description: `RSA ${size}`,
@@ -169,13 +194,9 @@ export function parseCsrDer(der: Buffer): ParsedCsr {
     if (root.end !== der.length) throw new DerError('trailing bytes after the CSR');
     expectTag(root, TAG.SEQUENCE, 'CertificationRequest');
     checkWellFormed(der, root);
-    const top = children(der, root);
-    if (top.length !== 3) throw new DerError(`CertificationRequest: expected 3 elements, got ${top.length}`);
-    const [info, sigAlgTlv, sigTlv] = top as [Tlv, Tlv, Tlv];
+    const [info, sigAlgTlv, sigTlv] = childrenExactly(der, root, 3, 'CertificationRequest');
     expectTag(info, TAG.SEQUENCE, 'CertificationRequestInfo');
-    const fields = children(der, info);
-    if (fields.length !== 4) throw new DerError(`CertificationRequestInfo: expected 4 elements, got ${fields.length}`);
-    const [version, subject, spkiTlv, attributes] = fields as [Tlv, Tlv, Tlv, Tlv];
+    const [version, subject, spkiTlv, attributes] = childrenExactly(der, info, 4, 'CertificationRequestInfo');
     expectTag(version, TAG.INTEGER, 'version');
     const v = content(der, version);
     if (v.length !== 1 || v[0] !== 0) throw new CsrError('CSR version must be 0 (PKCS#10 v1)');

@@ -37,12 +37,19 @@ export interface Tlv {
   end: number;
 }
 
+/** The byte at `at`, or a DerError when the input ends before it. */
+export function byteAt(buf: Uint8Array, at: number): number {
+  const byte = buf[at];
+  if (byte === undefined) throw new DerError(`truncated input at byte ${at}`);
+  return byte;
+}
+
 /** Reads the element at `offset`; single-byte tags only (all X.509 needs). */
 export function readTlv(buf: Uint8Array, offset: number, limit: number = buf.length): Tlv {
   if (offset + 2 > limit) throw new DerError(`truncated element at byte ${offset}`);
-  const tag = buf[offset]!;
+  const tag = byteAt(buf, offset);
   if ((tag & 0x1f) === 0x1f) throw new DerError(`multi-byte tag at byte ${offset}`);
-  const first = buf[offset + 1]!;
+  const first = byteAt(buf, offset + 1);
   let length: number;
   let contentStart: number;
   if (first < 0x80) {
@@ -54,8 +61,8 @@ export function readTlv(buf: Uint8Array, offset: number, limit: number = buf.len
     if (count > 3) throw new DerError(`length of ${count} bytes at byte ${offset} is too long`);
     if (offset + 2 + count > limit) throw new DerError(`truncated length at byte ${offset}`);
     length = 0;
-    for (let i = 0; i < count; i++) length = length * 256 + buf[offset + 2 + i]!;
-    if (buf[offset + 2]! === 0) throw new DerError(`non-minimal length at byte ${offset}`);
+    for (let i = 0; i < count; i++) length = length * 256 + byteAt(buf, offset + 2 + i);
+    if (byteAt(buf, offset + 2) === 0) throw new DerError(`non-minimal length at byte ${offset}`);
     if (length < 0x80) throw new DerError(`non-minimal length at byte ${offset}`);
     contentStart = offset + 2 + count;
   }
@@ -75,6 +82,34 @@ export function children(buf: Uint8Array, parent: Tlv): Tlv[] {
     if (out.length > MAX_DER_ELEMENTS) throw new DerError('too many elements');
   }
   return out;
+}
+
+/** A tuple of `N` elements, so a caller that checked the count destructures without a check per element. */
+export type TlvTuple<N extends number, Acc extends Tlv[] = []> = Acc['length'] extends N
+  ? Acc
+  : TlvTuple<N, [...Acc, Tlv]>;
+
+/**
+ * The children of a constructed element when there are exactly `count` of them; otherwise a DerError
+ * with `message` (by default naming `what`, the count expected and the count found).
+ */
+export function childrenExactly<N extends number>(
+  buf: Uint8Array,
+  parent: Tlv,
+  count: N,
+  what: string,
+  message?: string,
+): TlvTuple<N> {
+  const out = children(buf, parent);
+  if (out.length !== count) throw new DerError(message ?? `${what}: expected ${count} elements, got ${out.length}`);
+  return out as TlvTuple<N>;
+}
+
+/** The element at `index` of `list`, or a DerError naming `what` when there is none. */
+export function nth(list: readonly Tlv[], index: number, what: string): Tlv {
+  const element = list[index];
+  if (!element) throw new DerError(`${what}: missing (element ${index} of ${list.length})`);
+  return element;
 }
 
 /**
@@ -109,8 +144,7 @@ export function decodeOid(bytes: Uint8Array): string {
   if (bytes.length === 0 || bytes.length > 64) throw new DerError('bad object identifier length');
   const parts: number[] = [];
   let value = 0;
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i]!;
+  for (const [i, b] of bytes.entries()) {
     if (value === 0 && b === 0x80) throw new DerError('non-minimal object identifier');
     value = value * 128 + (b & 0x7f);
     if (value > Number.MAX_SAFE_INTEGER / 128) throw new DerError('object identifier arc too large');
@@ -140,9 +174,11 @@ export function tlv(tag: number, ...parts: Uint8Array[]): Buffer {
 }
 
 export function encodeOid(dotted: string): Buffer {
-  const arcs = dotted.split('.').map(Number);
-  const bytes: number[] = [40 * arcs[0]! + arcs[1]!];
-  for (const arc of arcs.slice(2)) {
+  const [first, second, ...rest] = dotted.split('.').map(Number);
+  if (first === undefined || second === undefined)
+    throw new Error(`object identifier ${dotted} has fewer than two arcs`);
+  const bytes: number[] = [40 * first + second];
+  for (const arc of rest) {
     const chunk: number[] = [arc & 0x7f];
     for (let v = Math.floor(arc / 128); v > 0; v = Math.floor(v / 128)) chunk.unshift((v & 0x7f) | 0x80);
     bytes.push(...chunk);
@@ -155,7 +191,7 @@ export function encodeUnsignedInteger(bytes: Uint8Array): Buffer {
   let i = 0;
   while (i < bytes.length - 1 && bytes[i] === 0) i++;
   const trimmed = bytes.subarray(i);
-  return trimmed[0]! & 0x80 ? tlv(TAG.INTEGER, Buffer.from([0]), trimmed) : tlv(TAG.INTEGER, trimmed);
+  return (trimmed[0] ?? 0) & 0x80 ? tlv(TAG.INTEGER, Buffer.from([0]), trimmed) : tlv(TAG.INTEGER, trimmed);
 }
 
 /** RFC 5280 §4.1.2.5: UTCTime through 2049, GeneralizedTime from 2050. */

@@ -168,6 +168,7 @@ export class NodeFairQueue {
     try {
       p = task();
     } catch (err) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes on what the task threw, as its own rejection would
       p = Promise.reject(err);
     }
     return p.finally(() => {
@@ -180,9 +181,12 @@ export class NodeFairQueue {
   /** Gives free slots to waiting calls, one node at a time in ring order. */
   private next(): void {
     while (this.running < this.opts.slots && this.queued > 0) {
-      const node = this.ring[this.ringHead++]!; // queued > 0 means some node is in the ring
-      const s = this.nodes.get(node)!; // ring entries always have state: roll keeps waiting nodes
-      const w = s.waiting[s.head]!;
+      const node = this.ring[this.ringHead++];
+      const s = node === undefined ? undefined : this.nodes.get(node);
+      const w = s?.waiting[s.head];
+      // queued > 0 means some node with a waiting call is in the ring, and roll() keeps the state of waiting nodes.
+      if (node === undefined || s === undefined || w === undefined)
+        throw new Error('fair queue: a queued call is lost');
       s.waiting[s.head++] = undefined as never;
       this.queued--;
       if (s.head === s.waiting.length) {

@@ -30,7 +30,9 @@ export const ROOT_CERT_LEASE = LEASE_NAMES.namespaceController;
 /** What the CA needs beyond its host; Kubernetes mode needs either kubeConfig or the parts. */
 export interface CaDeps {
   /** Built by the composition root; the CA supplies the issuers a client certificate may chain to. */
-  authenticator: (meshIssuers: () => readonly crypto.X509Certificate[]) => Promise<CallAuthenticator>;
+  authenticator: (
+    meshIssuers: () => readonly crypto.X509Certificate[],
+  ) => CallAuthenticator | Promise<CallAuthenticator>;
   kubeConfig?: KubeConfig;
   /** Overrides for tests; built from kubeConfig otherwise. */
   secretStore?: CaSecretStore;
@@ -102,7 +104,7 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
     env.CA_TRUSTED_NODE_ACCOUNTS.length > 0
       ? new NodeAuthorizer(ctx.store, {
           trustedAccounts: env.CA_TRUSTED_NODE_ACCOUNTS,
-          trustDomains: () => [ctx.mesh.current().trustDomain, ...(ctx.mesh.current().trustDomainAliases ?? [])],
+          trustDomains: () => [ctx.mesh.current().trustDomain, ...ctx.mesh.current().trustDomainAliases],
         })
       : undefined;
 
@@ -134,7 +136,7 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
         namespace: env.POD_NAMESPACE,
         revision: env.REVISION,
         customHosts: env.ISTIOD_CUSTOM_HOST,
-        discoveryAddress: ctx.mesh.current().defaultConfig?.discoveryAddress,
+        discoveryAddress: ctx.mesh.current().defaultConfig.discoveryAddress,
         local,
       }),
     () => env.CITADEL_SELF_SIGNED_CA_CERT_TTL,

@@ -31,8 +31,8 @@ export function splitPemCertificates(text: string): string[] {
   return [...text.matchAll(CERT_BLOCK)].map((m) => `${m[0].trim()}\n`);
 }
 
-function parseCerts(text: string, what: string): crypto.X509Certificate[] {
-  return splitPemCertificates(text).map((pem, i) => {
+function parsePems(pems: readonly string[], what: string): crypto.X509Certificate[] {
+  return pems.map((pem, i) => {
     try {
       return new crypto.X509Certificate(pem);
     } catch (err) {
@@ -41,10 +41,16 @@ function parseCerts(text: string, what: string): crypto.X509Certificate[] {
   });
 }
 
+function parseCerts(text: string, what: string): crypto.X509Certificate[] {
+  return parsePems(splitPemCertificates(text), what);
+}
+
 /** Validates a set of CA files and turns them into usable key material. */
 export function buildKeyMaterial(files: CaFiles, source: CaKeyMaterial['source']): CaKeyMaterial {
-  const [signingCert, ...extra] = parseCerts(files.caCertPem, 'ca-cert.pem');
-  if (!signingCert) throw new Error('ca-cert.pem holds no certificate');
+  const signingPems = splitPemCertificates(files.caCertPem);
+  const [signingCert, ...extra] = parsePems(signingPems, 'ca-cert.pem');
+  const [signingCertPem] = signingPems;
+  if (!signingCert || signingCertPem === undefined) throw new Error('ca-cert.pem holds no certificate');
   if (extra.length > 0)
     throw new Error('ca-cert.pem must hold exactly one certificate (put intermediates in cert-chain.pem)');
   if (!signingCert.ca) throw new Error('ca-cert.pem is not a CA certificate (BasicConstraints CA:true is required)');
@@ -66,7 +72,7 @@ export function buildKeyMaterial(files: CaFiles, source: CaKeyMaterial['source']
   return {
     source,
     signingCert,
-    signingCertPem: splitPemCertificates(files.caCertPem)[0]!,
+    signingCertPem,
     signingKey,
     chainPems,
     rootBundlePem: splitPemCertificates(files.rootCertPem).join(''),

@@ -12,6 +12,7 @@ import {
   encodeOid,
   encodeTime,
   encodeUnsignedInteger,
+  nth,
   readTlv,
   tlv,
   whole,
@@ -83,22 +84,25 @@ export function signatureAlgorithmFor(key: crypto.KeyObject): { hash: string; al
 /** The subject Name DER and key identifier of a CA certificate, read from its DER. */
 export function issuerFields(certDer: Buffer): { subject: Buffer; keyId: Buffer } {
   const cert = readTlv(certDer, 0);
-  const tbs = children(certDer, children(certDer, cert)[0]!);
-  const offset = tbs[0]!.tag === 0xa0 ? 1 : 0;
-  const subject = whole(certDer, tbs[offset + 4]!);
-  const spki = children(certDer, tbs[offset + 5]!);
+  const tbs = children(certDer, nth(children(certDer, cert), 0, 'tbsCertificate'));
+  const offset = nth(tbs, 0, 'tbsCertificate version or serial').tag === 0xa0 ? 1 : 0;
+  const subject = whole(certDer, nth(tbs, offset + 4, 'subject'));
+  const spki = children(certDer, nth(tbs, offset + 5, 'subjectPublicKeyInfo'));
   let keyId: Buffer | undefined;
   const extsWrapper = tbs.find((t) => t.tag === 0xa3);
   if (extsWrapper) {
-    for (const ext of children(certDer, children(certDer, extsWrapper)[0]!)) {
+    for (const ext of children(certDer, nth(children(certDer, extsWrapper), 0, 'extensions'))) {
       const parts = children(certDer, ext);
-      if (decodeOid(content(certDer, parts[0]!)) !== OID.subjectKeyId) continue;
-      const octets = content(certDer, parts[parts.length - 1]!);
+      if (decodeOid(content(certDer, nth(parts, 0, 'extension id'))) !== OID.subjectKeyId) continue;
+      const octets = content(certDer, nth(parts, parts.length - 1, 'extension value'));
       keyId = Buffer.from(content(octets, readTlv(octets, 0)));
     }
   }
   // RFC 5280 §4.2.1.2 method 1 when the CA certificate carries no SubjectKeyIdentifier.
-  keyId ??= crypto.createHash('sha1').update(content(certDer, spki[1]!).subarray(1)).digest();
+  keyId ??= crypto
+    .createHash('sha1')
+    .update(content(certDer, nth(spki, 1, 'subjectPublicKey')).subarray(1))
+    .digest();
   return { subject: Buffer.from(subject), keyId };
 }
 
@@ -115,7 +119,7 @@ function ipBytes(ip: string): Buffer {
   const parse = (s: string) => (s === '' ? [] : s.split(':').map((h) => parseInt(h, 16)));
   const left = parse(head);
   const right = tail === undefined ? [] : parse(tail);
-  const groups = [...left, ...new Array(8 - left.length - right.length).fill(0), ...right];
+  const groups = [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
   const out = Buffer.alloc(16);
   groups.forEach((g, i) => out.writeUInt16BE(g, i * 2));
   return out;
@@ -183,7 +187,7 @@ export class LeafSigner {
     if (req.sans.length === 0) throw new Error('a certificate needs at least one SAN');
     const notAfter = req.notAfter > this.notAfterLimit ? this.notAfterLimit : req.notAfter;
     const serial = crypto.randomBytes(SERIAL_BYTES);
-    serial[0] = (serial[0]! & 0x7f) | 0x01; // positive and exactly SERIAL_BYTES long
+    serial.writeUInt8((serial.readUInt8(0) & 0x7f) | 0x01, 0); // positive and exactly SERIAL_BYTES long
     return { tbs: this.buildTbs({ ...req, notAfter }, serial), serial, notAfter };
   }
 
@@ -195,13 +199,9 @@ export class LeafSigner {
 
   /** Prepares and signs on the libuv thread pool. */
   sign(req: LeafRequest): Promise<IssuedLeaf> {
-    let prepared: PreparedLeaf;
-    try {
-      prepared = this.prepare(req);
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    // A throw in the executor (prepare refusing the request) rejects the returned promise.
     return new Promise((resolve, reject) => {
+      const prepared = this.prepare(req);
       crypto.sign(this.hash, prepared.tbs, this.key, (err, signature) => {
         if (err) {
           reject(new Error(`signing failed: ${err.message}`));

@@ -29,19 +29,16 @@ function readIfExists(file: string): string | undefined {
 export function loadPluggedInCa(dir: string): CaKeyMaterial | undefined {
   const contents = PLUGGED_IN_FILES.map((name) => readIfExists(path.join(dir, name)));
   if (contents.every((c) => c === undefined)) return undefined;
-  const missing = PLUGGED_IN_FILES.filter((_, i) => contents[i] === undefined);
-  if (missing.length > 0) {
+  const [caCertPem, caKeyPem, rootCertPem, certChainPem] = contents;
+  if (caCertPem === undefined || caKeyPem === undefined || rootCertPem === undefined || certChainPem === undefined) {
+    const missing = PLUGGED_IN_FILES.filter((_, i) => contents[i] === undefined);
     const present = PLUGGED_IN_FILES.filter((_, i) => contents[i] !== undefined);
     throw new Error(
       `plugged-in CA in ${dir} is incomplete: missing ${missing.join(', ')}; add them, or remove ${present.join(', ')} to use a self-signed root`,
     );
   }
-  const [caCertPem, caKeyPem, rootCertPem, certChainPem] = contents as string[];
   try {
-    return buildKeyMaterial(
-      { caCertPem: caCertPem!, caKeyPem: caKeyPem!, rootCertPem: rootCertPem!, certChainPem: certChainPem! },
-      'plugged-in',
-    );
+    return buildKeyMaterial({ caCertPem, caKeyPem, rootCertPem, certChainPem }, 'plugged-in');
   } catch (err) {
     throw new Error(`plugged-in CA in ${dir}: ${(err as Error).message}`);
   }

@@ -7,6 +7,7 @@
 
 import * as path from 'node:path';
 import { scopedLogger } from '../log/logger';
+import { statusPhase } from '../store/fields';
 import type { ObjectStore } from '../store/types';
 import { PUBLIC_FILE_MODE, writeFileAtomicSync } from '../config/atomic-file';
 import type { KubeWriter } from '../store/kube/writes';
@@ -71,7 +72,8 @@ export class KubeRootConfigMapApi implements RootConfigMapApi {
 /** Keeps istio-ca-root-cert current in every namespace while running. */
 export class RootCertPublisher {
   private syncing: Promise<void> | undefined;
-  private again = false;
+  /** Sync requests so far; a request that arrives during a run makes the run go round once more. */
+  private requests = 0;
 
   constructor(
     private readonly store: ObjectStore,
@@ -83,13 +85,14 @@ export class RootCertPublisher {
 
   /** Starts the triggers; returns the stop function (for LeaderElector.runWhileLeader). */
   start(onRootChange: (listener: () => void) => () => void): () => void {
+    // requestSync never rejects (a failed run is logged and retried), so its promise can be dropped here.
     const unsubStore = this.store.subscribe((events) => {
-      if (events.some((e) => e.kind === 'Namespace' && e.type === 'add')) this.requestSync();
+      if (events.some((e) => e.kind === 'Namespace' && e.type === 'add')) void this.requestSync();
     });
-    const unsubRoot = onRootChange(() => this.requestSync());
-    const timer = setInterval(() => this.requestSync(), this.resyncMs);
+    const unsubRoot = onRootChange(() => void this.requestSync());
+    const timer = setInterval(() => void this.requestSync(), this.resyncMs);
     timer.unref();
-    this.requestSync();
+    void this.requestSync();
     return () => {
       unsubStore();
       unsubRoot();
@@ -97,21 +100,20 @@ export class RootCertPublisher {
     };
   }
 
-  /** Runs a sync now, or once more after the running one. */
+  /** Runs a sync now, or once more after the running one; never rejects. */
   requestSync(): Promise<void> {
-    if (this.syncing) {
-      this.again = true;
-      return this.syncing;
-    }
+    this.requests++;
+    if (this.syncing) return this.syncing;
     this.syncing = (async () => {
+      let served: number;
       do {
-        this.again = false;
+        served = this.requests;
         try {
           await this.syncOnce();
         } catch (err) {
           log.warn({ err: (err as Error).message }, 'root certificate distribution failed; will retry');
         }
-      } while (this.again);
+      } while (this.requests !== served);
       this.syncing = undefined;
     })();
     return this.syncing;
@@ -123,8 +125,7 @@ export class RootCertPublisher {
     let written = 0;
     for (const ns of this.store.list('Namespace')) {
       const name = ns.metadata.name;
-      if (EXCLUDED_NAMESPACES.has(name) || ns.metadata.deletionTimestamp || ns.status?.phase === 'Terminating')
-        continue;
+      if (EXCLUDED_NAMESPACES.has(name) || ns.metadata.deletionTimestamp || statusPhase(ns) === 'Terminating') continue;
       const cm = existing.get(name);
       if (cm && cm.data[ROOT_CERT_KEY] === pem && cm.labels['istio.io/config'] === 'true') continue;
       try {

@@ -4,6 +4,7 @@
 
 import * as grpc from '@grpc/grpc-js';
 import { scopedLogger } from '../log/logger';
+import { podNodeName } from '../store/fields';
 import type { ObjectStore } from '../store/types';
 import { AuthError } from '../security/auth-error';
 import type { Authenticated } from '../security/authenticator';
@@ -94,14 +95,12 @@ export function createCertificateService(deps: CertificateServiceDeps): {
       log.warn({ peer: call.getPeer(), reason, detail: (err as Error).message }, AUTHENTICATE_FAILURE);
       throw new Refusal(grpc.status.UNAUTHENTICATED, AUTHENTICATE_FAILURE);
     }
-    const callerId = caller.identities[0]!;
+    const [callerId] = caller.identities;
     const requested = impersonationRequest(req);
     let identity = callerId;
     let node =
       caller.nodeName ??
-      (caller.podName
-        ? (deps.store.get('Pod', caller.namespace, caller.podName)?.spec?.nodeName as string | undefined)
-        : undefined);
+      (caller.podName ? podNodeName(deps.store.get('Pod', caller.namespace, caller.podName)) : undefined);
     if (requested !== undefined && requested !== callerId) {
       const decision = deps.nodeAuthorizer
         ? deps.nodeAuthorizer.authorize(caller, requested)
@@ -118,17 +117,20 @@ export function createCertificateService(deps: CertificateServiceDeps): {
       node = decision.node;
     }
     const ttlMs = requestedTtlMs(req.validity_duration, deps.defaultTtlMs(), deps.maxTtlMs());
-    let csr: ParsedCsr | undefined;
+    let csr: ParsedCsr;
     let issued;
     // A node agent's calls queue under the node it is bound to, so all of one node's ztunnel
     // traffic is one turn; anyone else's under its own identity.
     const lane = identity !== callerId && node ? node : callerId;
     const check = async () => {
-      csr = parseCsr(req.csr);
-      return deps.authority.issueForCsr(csr, [{ uri: identity }], ttlMs, Date.now(), lane);
+      const parsed = parseCsr(req.csr);
+      return {
+        csr: parsed,
+        issued: await deps.authority.issueForCsr(parsed, [{ uri: identity }], ttlMs, Date.now(), lane),
+      };
     };
     try {
-      issued = await (deps.fairQueue ? deps.fairQueue.run(lane, check) : check());
+      ({ csr, issued } = await (deps.fairQueue ? deps.fairQueue.run(lane, check) : check()));
     } catch (err) {
       if (err instanceof FairnessDenial) throw new Refusal(grpc.status.RESOURCE_EXHAUSTED, err.message);
       if (err instanceof CsrError) {
@@ -150,7 +152,7 @@ export function createCertificateService(deps: CertificateServiceDeps): {
         impersonated: identity !== callerId,
         serial: issued.serialHex,
         notAfter: issued.notAfter.toISOString(),
-        key: csr!.keyDescription, // set by check(), which issued the certificate
+        key: csr.keyDescription,
       },
       'certificate issued',
     );

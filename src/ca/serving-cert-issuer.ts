@@ -3,6 +3,7 @@
 
 import * as crypto from 'node:crypto';
 import { promisify } from 'node:util';
+import { errorMessage } from '../log/error-message';
 import { scopedLogger } from '../log/logger';
 import type { ServingCertificate, ServingCertSink } from '../contract/serving-cert';
 import type { CertificateAuthority } from './authority';
@@ -101,7 +102,7 @@ export class ServingCertRotator {
     if (onlyIfNamesChanged && JSON.stringify(this.sans()) === this.lastNames) return;
     this.running = this.running
       .then(() => this.renew(why))
-      .catch((err: Error) => log.error({ err: err.message }, 'renewing the serving certificate failed'));
+      .catch((err: unknown) => log.error({ err: errorMessage(err) }, 'renewing the serving certificate failed'));
   }
 
   stop(): void {

@@ -5,8 +5,11 @@ import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call';
 
 /** Who is calling, as decided by authentication (client certificate or bearer token). */
 export interface CallerIdentity {
-  /** SPIFFE ids, e.g. spiffe://cluster.local/ns/istio-system/sa/ztunnel. */
-  identities: string[];
+  /**
+   * SPIFFE ids, e.g. spiffe://cluster.local/ns/istio-system/sa/ztunnel: at least one, the first
+   * being the caller's own (the CA signs for it unless the caller asks to impersonate).
+   */
+  identities: [string, ...string[]];
   namespace: string;
   serviceAccount: string;
   /** From the token's pod claims (TokenReview user.extra or the local token); absent for certificates. */

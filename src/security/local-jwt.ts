@@ -103,12 +103,29 @@ export function signLocalToken(
   return `${signingInput}.${b64url(signature)}`;
 }
 
+/** The three dot-separated parts of a compact JWT, or undefined when there are not exactly three. */
+function jwtParts(token: string): [header: string, payload: string, signature: string] | undefined {
+  const [header, payload, signature, ...extra] = token.split('.');
+  if (header === undefined || payload === undefined || signature === undefined || extra.length > 0) return undefined;
+  return [header, payload, signature];
+}
+
+/** The value at `path` inside parsed JSON; undefined where a step is not an object. */
+function jsonAt(value: unknown, ...path: string[]): unknown {
+  let at = value;
+  for (const key of path) {
+    if (typeof at !== 'object' || at === null) return undefined;
+    at = (at as Record<string, unknown>)[key];
+  }
+  return at;
+}
+
 /** The payload of a JWT without verifying it (to read `exp` for caching); undefined if unreadable. */
 export function peekJwtPayload(token: string): Record<string, unknown> | undefined {
-  const parts = token.split('.');
-  if (parts.length !== 3 || token.length > MAX_TOKEN_BYTES) return undefined;
+  const parts = jwtParts(token);
+  if (!parts || token.length > MAX_TOKEN_BYTES) return undefined;
   try {
-    const payload: unknown = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8'));
+    const payload: unknown = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8'));
     return payload && typeof payload === 'object' && !Array.isArray(payload)
       ? (payload as Record<string, unknown>)
       : undefined;
@@ -128,11 +145,11 @@ export function verifyLocalToken(
 ): VerifiedToken {
   if (token.length > MAX_TOKEN_BYTES)
     throw new AuthError('malformed_token', `token is longer than ${MAX_TOKEN_BYTES} bytes`);
-  const parts = token.split('.');
-  if (parts.length !== 3) throw new AuthError('malformed_token', 'token is not a JWT (three dot-separated parts)');
+  const parts = jwtParts(token);
+  if (!parts) throw new AuthError('malformed_token', 'token is not a JWT (three dot-separated parts)');
   let header: { alg?: unknown };
   try {
-    header = JSON.parse(Buffer.from(parts[0]!, 'base64url').toString('utf8')) as { alg?: unknown };
+    header = JSON.parse(Buffer.from(parts[0], 'base64url').toString('utf8')) as { alg?: unknown };
   } catch {
     throw new AuthError('malformed_token', 'token header is not base64url JSON');
   }
@@ -142,7 +159,7 @@ export function verifyLocalToken(
     'sha256',
     Buffer.from(`${parts[0]}.${parts[1]}`),
     { key: publicKey, dsaEncoding: 'ieee-p1363' },
-    Buffer.from(parts[2]!, 'base64url'),
+    Buffer.from(parts[2], 'base64url'),
   );
   if (!ok) throw new AuthError('invalid_token', 'token signature does not verify with the local token key');
   const claims = peekJwtPayload(token) as Partial<ProjectedClaims> | undefined;
@@ -167,10 +184,10 @@ export function verifyLocalToken(
   if (!sa)
     throw new AuthError('not_a_service_account', `token subject "${String(claims.sub)}" is not a service account`);
   const k8s = claims['kubernetes.io'];
-  const podName = str(k8s?.pod?.name);
-  const podUid = str(k8s?.pod?.uid);
+  const podName = str(jsonAt(k8s, 'pod', 'name'));
+  const podUid = str(jsonAt(k8s, 'pod', 'uid'));
   if (!podName || !podUid)
     throw new AuthError('invalid_token', 'token carries no pod name and uid (kubernetes.io.pod)');
-  const nodeName = str(k8s?.node?.name);
+  const nodeName = str(jsonAt(k8s, 'node', 'name'));
   return { ...sa, podName, podUid, ...(nodeName ? { nodeName } : {}), audiences: tokenAud, exp: claims.exp };
 }

@@ -2,6 +2,7 @@
 // identity only when a pod of that identity runs on the agent's own node. The last check is one
 // lookup in a store index keyed by (node, namespace/service account).
 
+import { podNodeName, podServiceAccountName, statusPhase } from '../store/fields';
 import type { ObjectStore, KubeObject } from '../store/types';
 import type { CallerIdentity } from './identity';
 import { parseSpiffeId } from './spiffe';
@@ -27,13 +28,14 @@ export function nodeServiceAccountKey(node: string, namespace: string, serviceAc
 }
 
 function serviceAccountOf(pod: KubeObject): string {
-  return (pod.spec?.serviceAccountName as string | undefined) || 'default';
+  return podServiceAccountName(pod) || 'default';
 }
 
 /** Index function: a scheduled, non-terminal pod is filed under its (node, ns/sa). */
 export function podNodeServiceAccountKeys(pod: KubeObject): string[] {
-  const node = pod.spec?.nodeName as string | undefined;
-  if (!node || TERMINAL_PHASES.has(pod.status?.phase as string)) return [];
+  const node = podNodeName(pod);
+  const phase = statusPhase(pod);
+  if (!node || (phase !== undefined && TERMINAL_PHASES.has(phase))) return [];
   return [nodeServiceAccountKey(node, pod.metadata.namespace ?? '', serviceAccountOf(pod))];
 }
 
@@ -109,7 +111,7 @@ export class NodeAuthorizer {
         detail: `caller pod ${caller.namespace}/${caller.podName} runs as ${serviceAccountOf(pod)}, token says ${caller.serviceAccount}`,
       };
     }
-    const node = pod.spec?.nodeName as string | undefined;
+    const node = podNodeName(pod);
     if (!node)
       return {
         allowed: false,

@@ -44,8 +44,9 @@ export function serviceAccountUsername(namespace: string, serviceAccount: string
 export function parseServiceAccountUsername(
   username: string,
 ): { namespace: string; serviceAccount: string } | undefined {
-  const parts = username.split(':');
-  if (parts.length !== 4 || parts[0] !== 'system' || parts[1] !== 'serviceaccount') return undefined;
-  if (!SEGMENT.test(parts[2]!) || !SEGMENT.test(parts[3]!)) return undefined;
-  return { namespace: parts[2]!, serviceAccount: parts[3]! };
+  const [system, kind, namespace, serviceAccount, ...extra] = username.split(':');
+  if (system !== 'system' || kind !== 'serviceaccount' || extra.length > 0) return undefined;
+  if (namespace === undefined || serviceAccount === undefined) return undefined;
+  if (!SEGMENT.test(namespace) || !SEGMENT.test(serviceAccount)) return undefined;
+  return { namespace, serviceAccount };
 }
