@@ -8,11 +8,12 @@ import { AmbientIndex } from '../ambient/ambient-index';
 import { registerAmbientDebug } from '../ambient/debug';
 import { startXdsServer } from '../xds/server';
 import { startWebhookConfigController } from '../webhook';
-import { startAmbientStatus } from '../controllers/status';
-import { KubeWriter } from '../store/kube/writes';
 import { startNodeUntaintController } from '../controllers/untaint';
 import type { ServerContext } from './context';
 import { callAuthenticatorFactory } from './authenticator';
+import { startIpAutoallocate } from '../controllers/ipallocate';
+import { MemoryStore } from '../store/memory-store';
+import { KubeWriter } from '../store/kube/writes';
 
 export async function startComponents(ctx: ServerContext, kube: KubeClient | undefined): Promise<void> {
   const sources = kube ? { kubeConfig: kube.kubeConfig } : {};
@@ -29,14 +30,23 @@ export async function startComponents(ctx: ServerContext, kube: KubeClient | und
   });
   registerAmbientDebug(ctx.debug, index);
   ctx.onShutdown(() => index.close());
-  // AMBIENT_ENABLE_STATUS: ZtunnelAccepted / istio.io/WaypointBound conditions, written on the
-  // leader of istio-status-leader (Kubernetes) or kept for /debug/status (local mode).
-  startAmbientStatus(ctx, index, kube ? new KubeWriter(kube) : undefined);
   // The CA and the xDS server register their own shutdown hooks.
   startXdsServer(ctx, index, ca.authenticator);
   // Kubernetes mode only, and only in the replica that leads: keeps the webhook configurations'
   // caBundle current and flips failurePolicy to Fail once validation is known to work.
   if (kube) startWebhookConfigController(ctx, kube);
+  // ServiceEntry VIPs in status.addresses, on the leader of istio-ip-autoallocate. Local mode keeps
+  // them on the store's copy (the server's store is a MemoryStore), so ztunnel sees what istiod gives.
+  startIpAutoallocate({
+    env: ctx.options.env,
+    store: ctx.store,
+    leader: ctx.leader,
+    ...(kube
+      ? { kubeWriter: new KubeWriter(kube) }
+      : ctx.store instanceof MemoryStore
+        ? { localStore: ctx.store }
+        : {}),
+  });
   // Kubernetes mode, PILOT_ENABLE_NODE_UNTAINT_CONTROLLERS on, leader of istio-node-untaint only:
   // removes the istio-cni readiness taint from nodes whose istio-cni pod is Ready.
   if (kube) startNodeUntaintController(ctx, kube);

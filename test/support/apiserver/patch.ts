@@ -36,6 +36,17 @@ interface JsonPatchOp {
   from?: string;
 }
 
+function sameJson(a: Json, b: Json): boolean {
+  if (Array.isArray(a) || Array.isArray(b))
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => sameJson(v, b[i]));
+  if (isObject(a) || isObject(b)) {
+    if (!isObject(a) || !isObject(b)) return false;
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => k in b && sameJson(a[k], b[k]));
+  }
+  return a === b;
+}
+
 export function jsonPatch(target: Json, ops: Json): Json {
   if (!Array.isArray(ops)) throw new PatchError('a JSON patch must be an array of operations');
   let doc: Json = structuredClone(target);
@@ -58,8 +69,9 @@ export function jsonPatch(target: Json, ops: Json): Json {
         else container[last] = raw.value;
         break;
       case 'replace':
-        if (Array.isArray(container)) container[Number(last)] = raw.value;
-        else if (last in container) container[last] = raw.value;
+        // As the API server's json-patch (v4): a missing key of an object is set, a missing index is an error.
+        if (!Array.isArray(container)) container[last] = raw.value;
+        else if (Number(last) < container.length) container[Number(last)] = raw.value;
         else throw new PatchError(`replace: path ${raw.path} does not exist`);
         break;
       case 'remove':
@@ -68,8 +80,10 @@ export function jsonPatch(target: Json, ops: Json): Json {
         else throw new PatchError(`remove: path ${raw.path} does not exist`);
         break;
       case 'test': {
+        // As the API server's json-patch (v4): a missing key reads as null, and values compare as
+        // JSON (key order does not matter).
         const actual = Array.isArray(container) ? container[Number(last)] : container[last];
-        if (JSON.stringify(actual) !== JSON.stringify(raw.value)) throw new PatchError(`test failed at ${raw.path}`);
+        if (!sameJson(actual ?? null, raw.value ?? null)) throw new PatchError(`test failed at ${raw.path}`);
         break;
       }
       default:
