@@ -108,9 +108,15 @@ class SlimmingWatch extends Watch {
 
 /** An object without a name cannot be keyed; it is skipped (and logged) rather than crash the informer. */
 function wellFormed(o: unknown): o is KubeObject {
-  const name = typeof o === 'object' && o !== null ? (o as KubeObject).metadata?.name : undefined;
+  // Untrusted JSON: metadata itself may be missing, whatever KubeObject's type says.
+  const name =
+    typeof o === 'object' && o !== null ? (o as { metadata?: { name?: unknown } }).metadata?.name : undefined;
   const ok = typeof name === 'string' && name !== '';
-  if (!ok) log.warn({ object: JSON.stringify(o)?.slice(0, 200) }, 'skipping an object without metadata.name');
+  if (!ok)
+    log.warn(
+      { object: (JSON.stringify(o) as string | undefined)?.slice(0, 200) },
+      'skipping an object without metadata.name',
+    );
   return ok;
 }
 
@@ -279,8 +285,10 @@ export class KindWatcher {
     this.failures++;
     const delay = backoffDelay(this.failures, this.timing.backoff);
     const level = this.failures === 1 ? 'warn' : 'debug';
+    // Watch errors are not always Errors (client-node passes some as plain objects).
+    const message = (err as { message?: unknown } | null | undefined)?.message;
     log[level](
-      { kind, attempt: this.failures, retryInMs: delay, err: (err as Error)?.message ?? String(err) },
+      { kind, attempt: this.failures, retryInMs: delay, err: typeof message === 'string' ? message : String(err) },
       'list/watch failed; retrying',
     );
     this.retryTimer = setTimeout(() => {
