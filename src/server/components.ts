@@ -8,6 +8,7 @@ import { AmbientIndex } from '../ambient/ambient-index';
 import { registerAmbientDebug } from '../ambient/debug';
 import { startXdsServer } from '../xds/server';
 import { startWebhookConfigController } from '../webhook';
+import { startAmbientStatus } from '../controllers/status';
 import { startNodeUntaintController } from '../controllers/untaint';
 import type { ServerContext } from './context';
 import { callAuthenticatorFactory } from './authenticator';
@@ -30,6 +31,9 @@ export async function startComponents(ctx: ServerContext, kube: KubeClient | und
   });
   registerAmbientDebug(ctx.debug, index);
   ctx.onShutdown(() => index.close());
+  // AMBIENT_ENABLE_STATUS: ZtunnelAccepted / istio.io/WaypointBound conditions, written on the
+  // leader of istio-status-leader (Kubernetes) or kept for /debug/status (local mode).
+  startAmbientStatus(ctx, index, kube ? new KubeWriter(kube) : undefined);
   // The CA and the xDS server register their own shutdown hooks.
   startXdsServer(ctx, index, ca.authenticator);
   // Kubernetes mode only, and only in the replica that leads: keeps the webhook configurations'
