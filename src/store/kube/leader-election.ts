@@ -11,6 +11,7 @@ import { scopedLogger } from '../../log/logger';
 import type { DefaultRevisionSource } from './leader-default-revision';
 import type { LockState, ResourceLock } from './leader-lock';
 import { claimRecord, decide, keyEvicts, LeaderRecordError, releaseRecord, type LockDecision } from './leader-record';
+import { isTransient } from './api-errors';
 import type { WriteOptions } from './writes';
 
 const log = scopedLogger('leader');
@@ -89,19 +90,24 @@ export class Election {
     this.schedule(this.p.timing.retryPeriodMs * jitter);
   }
 
-  /** A malformed record is an operator's problem worth one warning; a failed call is routine. */
+  /**
+   * A malformed record or a refusal (403, 422) is an operator's problem worth one warning per
+   * distinct message; an overloaded or unreachable API server is routine and retried quietly.
+   */
   private report(err: unknown): void {
     const message = (err as Error).message;
-    if (err instanceof LeaderRecordError) {
-      if (message !== this.lastProblem)
-        log.warn(
-          { lock: this.p.lock.describe, problem: message },
-          'the lock holds a leader-election record that cannot be read; not taking it',
-        );
-      this.lastProblem = message;
+    if (!(err instanceof LeaderRecordError) && isTransient(err)) {
+      log.debug({ lock: this.p.lock.describe, err: message }, 'lock acquire/renew failed');
       return;
     }
-    log.debug({ lock: this.p.lock.describe, err: message }, 'lock acquire/renew failed');
+    if (message !== this.lastProblem)
+      log.warn(
+        { lock: this.p.lock.describe, problem: message },
+        err instanceof LeaderRecordError
+          ? 'the lock holds a leader-election record that cannot be read; not taking it'
+          : 'the API server refused a lock read or write',
+      );
+    this.lastProblem = message;
   }
 
   /** Restarted on every renewal: firing means no renewal for the renew deadline. */
