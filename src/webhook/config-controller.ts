@@ -25,6 +25,11 @@ const WEBHOOKS = { group: 'admissionregistration.k8s.io', version: 'v1', plural:
 /** The relist and per-configuration backoffs are this controller's retry loops. */
 const ONE_TRY: WriteOptions = { maxAttempts: 1 };
 
+/** What a watch event hands over: JSON from the API server, so not even metadata is promised. */
+interface WatchedObject {
+  metadata?: { name?: string };
+}
+
 interface Webhook {
   clientConfig?: { caBundle?: string };
   failurePolicy?: string;
@@ -113,12 +118,13 @@ export class WebhookConfigController {
     void this.listAndWatch();
   }
 
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
     this.stopped = true;
     this.unsubscribe?.();
     this.watchAbort?.abort();
     clearTimeout(this.relistTimer);
     for (const s of this.items.values()) clearTimeout(s.timer);
+    return Promise.resolve();
   }
 
   /** True once the dry-run probe has shown the webhook rejecting invalid config. */
@@ -139,7 +145,7 @@ export class WebhookConfigController {
       this.watchAbort = await watch.watch(
         resourcePath(WEBHOOKS),
         { labelSelector: this.selector, resourceVersion: list.resourceVersion, allowWatchBookmarks: true },
-        (phase: string, obj: KubeObject) => {
+        (phase: string, obj: WatchedObject | null | undefined) => {
           if ((phase === 'ADDED' || phase === 'MODIFIED') && obj?.metadata?.name)
             this.schedule(obj.metadata.name, false);
         },
@@ -208,7 +214,8 @@ export class WebhookConfigController {
 
   /** One pass over a configuration; returns true when it must be retried later. */
   private async reconcile(name: string, s: ItemState): Promise<boolean> {
-    const roots = this.opts.certs.current().rootsPem;
+    const cert = this.opts.certs.current();
+    const roots = cert.servingCaPem ?? cert.rootsPem;
     const bundleError = caBundleError(roots);
     if (bundleError) {
       // A bad bundle will not fix itself by retrying; a new root triggers a new pass.

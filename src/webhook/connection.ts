@@ -46,7 +46,9 @@ export class WebhookConnection {
   private ending = false;
   /** performance.now() at which check() acts. */
   private deadline: number;
-  private readonly flushed = () => void this.unflushed--;
+  private readonly flushed = () => {
+    this.unflushed--;
+  };
 
   constructor(
     readonly socket: TLSSocket,
@@ -59,7 +61,7 @@ export class WebhookConnection {
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     // One listener for the connection's life, however many answers wait for it.
     socket.on('drain', () => this.onDrain());
-    socket.on('error', (err) =>
+    socket.on('error', (err: Error) =>
       host.log.debug({ err: err.message, peer: socket.remoteAddress }, 'webhook connection failed'),
     );
   }

@@ -48,8 +48,9 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 // Origin-form targets only ("/validate?timeout=10s"): the API server sends nothing else, and
 // llhttp refuses many absolute- and authority-form spellings.
 const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\/[\x21-\x7e]*) HTTP\/1\.([01])$/;
-// Control characters other than HTAB, and DEL, in a header value (llhttp refuses them too).
-const BAD_VALUE_CHAR = /[\x00-\x08\x0a-\x1f\x7f]/;
+// Control characters other than HTAB, and DEL, in a header value (llhttp refuses them too): anything
+// but what RFC 9110 allows there, HTAB, SP, visible ASCII and obs-text (the head is read as latin1).
+const BAD_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 const OWS_EDGES = /^[ \t]+|[ \t]+$/g;
 /** Methods served; others are 501 (RFC 9110 §9.1), as llhttp refuses names it does not know. */
 const METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH']);
@@ -92,8 +93,9 @@ export class RequestReader {
 
   private join(): void {
     if (this.parts.length === 0) return;
+    const [only] = this.parts;
     this.buf =
-      this.buf.length === 0 && this.parts.length === 1 ? this.parts[0]! : Buffer.concat([this.buf, ...this.parts]);
+      this.buf.length === 0 && this.parts.length === 1 && only ? only : Buffer.concat([this.buf, ...this.parts]);
     this.parts = [];
     this.partsLength = 0;
   }
@@ -138,14 +140,16 @@ export class RequestReader {
     if (end - start > MAX_HEADER_BYTES) return fail(431, `request headers are larger than ${MAX_HEADER_BYTES} bytes`);
     const text = this.buf.toString('latin1', start, end);
     if (BAD_LINE_BREAK.test(text)) return fail(400, 'malformed request: a bare CR or LF, or a NUL byte, in the head');
-    const lines = text.split('\r\n');
-    const requestLine = REQUEST_LINE.exec(lines[0]!);
+    const [firstLine = '', ...headerLines] = text.split('\r\n');
+    const requestLine = REQUEST_LINE.exec(firstLine);
     if (!requestLine) return fail(400, 'malformed request line: expected "METHOD /path HTTP/1.1"');
-    if (lines.length - 1 > MAX_HEADER_LINES) return fail(431, `more than ${MAX_HEADER_LINES} header lines`);
+    // Every group takes part in a match, so the defaults are never used.
+    const [, method = '', target = '', minorVersion] = requestLine;
+    if (headerLines.length > MAX_HEADER_LINES) return fail(431, `more than ${MAX_HEADER_LINES} header lines`);
     const headers = new Map<string, string>();
     let contentLength: string | undefined;
-    for (let i = 1; i < lines.length; i++) {
-      const line = lines[i]!;
+    for (const [index, line] of headerLines.entries()) {
+      const i = index + 1; // the line number in the head, the request line being 0
       if (line[0] === ' ' || line[0] === '\t')
         return fail(400, 'malformed header: obsolete line folding is not accepted');
       const colon = line.indexOf(':');
@@ -178,7 +182,6 @@ export class RequestReader {
     }
     if (headers.has('transfer-encoding'))
       return fail(411, 'a request body must be sent with Content-Length; Transfer-Encoding is not accepted');
-    const method = requestLine[1]!;
     if (!METHODS.has(method)) return fail(501, `the method ${JSON.stringify(method.slice(0, 20))} is not implemented`);
     // An upgrade leaves HTTP/1.1 (llhttp hands the socket over); a review never asks for one.
     if (headers.has('upgrade')) return fail(400, 'protocol upgrades are not accepted');
@@ -194,8 +197,8 @@ export class RequestReader {
       .toLowerCase()
       .split(',')
       .map((t) => t.replace(OWS_EDGES, ''));
-    const keepAlive = requestLine[3] === '1' ? !connection.includes('close') : connection.includes('keep-alive');
-    return { method, target: requestLine[2]!, headers, keepAlive, length: end + 4, bodyLength };
+    const keepAlive = minorVersion === '1' ? !connection.includes('close') : connection.includes('keep-alive');
+    return { method, target, headers, keepAlive, length: end + 4, bodyLength };
   }
 }
 

@@ -14,7 +14,7 @@ export interface WebhookMetrics {
 /** Reuses counters already in the registry, so two servers on one registry share them. */
 function counter<L extends string>(registry: Registry, name: string, help: string, labelNames: L[]): Counter<L> {
   const existing = registry.getSingleMetric(name);
-  if (existing) return existing as Counter<L>;
+  if (existing instanceof Counter) return existing;
   return new Counter({ name, help, labelNames, registers: [registry] });
 }
 

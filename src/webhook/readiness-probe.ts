@@ -35,7 +35,8 @@ export function probeGateway(namespace: string, revision: string): KubeObject {
 export function probeOutcomeReady(err: unknown): boolean {
   if (err === undefined) return false;
   if (err instanceof KubeApiError && err.status === 404) return true;
-  const text = err instanceof Error ? err.message : String(err);
+  // Every failure of the write path is an Error; a bare string is read as its text.
+  const text = err instanceof Error ? err.message : typeof err === 'string' ? err : '';
   return READY_ERROR_TEXTS.some((t) => text.includes(t));
 }
 

@@ -140,7 +140,7 @@ export async function startWebhookServer(
   const addr = ctx.options.flags.httpsAddr;
   if (!addr) {
     log.info('httpsAddr is empty: the validating webhook is disabled');
-    return { enabled: false, close: async () => undefined, forceClose: () => undefined };
+    return { enabled: false, close: () => Promise.resolve(), forceClose: () => undefined };
   }
   const limits = webhookLimits(overrides);
   const ready = ctx.readiness.register(READINESS_CONDITION);

@@ -276,10 +276,8 @@ function checkOperation(r: Report, op: JsonObject, path: string): boolean {
 }
 
 function checkRule(r: Report, rule: JsonObject, path: string, action: AuthzAction): void {
-  let tcpFrom = false;
-  let tcpTo = false;
-  let fromExists = false;
-  let toExists = false;
+  // Set inside the callbacks below; an object, so the checks after them are not narrowed to the initial false.
+  const seen = { tcpFrom: false, tcpTo: false, fromExists: false, toExists: false };
   list(r, rule['from'], at(path, 'from'))?.forEach((from, i) => {
     const p = idx(at(path, 'from'), i);
     const f = obj(r, from, p);
@@ -292,8 +290,8 @@ function checkRule(r: Report, rule: JsonObject, path: string, action: AuthzActio
       r.error(at(p, 'source'), 'must not be null');
       return;
     }
-    fromExists = true;
-    if (checkSource(r, src, at(p, 'source'))) tcpFrom = true;
+    seen.fromExists = true;
+    if (checkSource(r, src, at(p, 'source'))) seen.tcpFrom = true;
     if (action === 'CUSTOM') {
       for (const field of CUSTOM_UNSUPPORTED_SOURCE) {
         if (Array.isArray(src[field]) && (src[field] as unknown[]).length > 0)
@@ -313,8 +311,8 @@ function checkRule(r: Report, rule: JsonObject, path: string, action: AuthzActio
       r.error(at(p, 'operation'), 'must not be null');
       return;
     }
-    toExists = true;
-    if (checkOperation(r, op, at(p, 'operation'))) tcpTo = true;
+    seen.toExists = true;
+    if (checkOperation(r, op, at(p, 'operation'))) seen.tcpTo = true;
   });
   list(r, rule['when'], at(path, 'when'))?.forEach((when, i) => {
     const p = idx(at(path, 'when'), i);
@@ -340,6 +338,7 @@ function checkRule(r: Report, rule: JsonObject, path: string, action: AuthzActio
     checkWhenValues(r, key, values ?? [], at(p, 'values'));
     checkWhenValues(r, key, notValues ?? [], at(p, 'notValues'));
   });
+  const { tcpFrom, tcpTo, fromExists, toExists } = seen;
   if (action === 'DENY' && ((fromExists && !toExists && !tcpFrom) || (toExists && !tcpTo))) {
     r.warn(
       path,

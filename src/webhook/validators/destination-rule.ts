@@ -18,7 +18,8 @@ export const validateDestinationRule: SpecValidator = (r, spec, meta) => {
   list(r, spec['subsets'], 'spec.subsets')?.forEach((s, i) => {
     const p = idx('spec.subsets', i);
     if (!isObject(s)) {
-      s === null ? r.error(p, 'subset may not be null') : void obj(r, s, p);
+      if (s === null) r.error(p, 'subset may not be null');
+      else obj(r, s, p);
       return;
     }
     const name = str(r, s['name'], at(p, 'name')) ?? '';

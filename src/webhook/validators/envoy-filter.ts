@@ -45,9 +45,9 @@ function checkTypeUrls(r: Report, value: unknown, path: string): void {
     else if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) todo.push({ v: v[i], path: idx(item.path, i), typeUrl: false });
     } else if (isObject(v)) {
-      const keys = Object.keys(v);
-      for (let i = keys.length - 1; i >= 0; i--)
-        todo.push({ v: v[keys[i]!], path: at(item.path, keys[i]!), typeUrl: keys[i] === '@type' });
+      // Last key first, so the first pops first.
+      for (const key of Object.keys(v).reverse())
+        todo.push({ v: v[key], path: at(item.path, key), typeUrl: key === '@type' });
     }
   }
 }

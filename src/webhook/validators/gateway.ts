@@ -78,7 +78,8 @@ export const validateGateway: SpecValidator = (r, spec, meta) => {
   servers.forEach((s, i) => {
     const p = idx('spec.servers', i);
     if (!isObject(s)) {
-      s === null ? r.error(p, 'server may not be nil') : void obj(r, s, p);
+      if (s === null) r.error(p, 'server may not be nil');
+      else obj(r, s, p);
       return;
     }
     checkServer(r, s, p);

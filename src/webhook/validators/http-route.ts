@@ -108,7 +108,8 @@ function checkMatches(r: Report, matches: unknown[] | undefined, path: string): 
     for (const [name, sm] of Object.entries(obj(r, match['queryParams'], at(p, 'queryParams')) ?? {}))
       checkStringMatch(r, sm, key(at(p, 'queryParams'), name));
     const port = int(r, match['port'], at(p, 'port'), UINT32) ?? 0;
-    if (port !== 0 && portError(port)) r.error(at(p, 'port'), portError(port)!);
+    const portProblem = port !== 0 && portError(port);
+    if (portProblem) r.error(at(p, 'port'), portProblem);
     for (const err of labelErrors(strMap(r, match['sourceLabels'], at(p, 'sourceLabels')) ?? {}))
       r.error(at(p, 'sourceLabels'), err);
     checkGatewayNames(r, strList(r, match['gateways'], at(p, 'gateways')) ?? [], at(p, 'gateways'));
@@ -241,7 +242,8 @@ function checkRedirect(r: Report, redirect: JsonObject, matches: unknown[] | und
     return;
   }
   const port = int(r, redirect['port'], at(path, 'port'), UINT32) ?? 0;
-  if (port > 0 && portError(port)) r.error(at(path, 'port'), portError(port)!);
+  const portProblem = port > 0 && portError(port);
+  if (portProblem) r.error(at(path, 'port'), portProblem);
 }
 
 function checkRetries(r: Report, v: unknown, path: string): void {

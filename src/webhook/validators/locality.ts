@@ -17,7 +17,7 @@ export function localitiesError(localities: string[]): string | undefined {
       return `locality ${locality} wildcard '*' number can not exceed 1 and must be in the end`;
     if (tree.has('*')) return `locality ${locality} overlap with previous specified ones`;
     const parts = locality.split('/');
-    const items = parts.length > 3 ? [parts[0]!, parts[1]!, parts.slice(2).join('/')] : parts;
+    const items = parts.length > 3 ? [...parts.slice(0, 2), parts.slice(2).join('/')] : parts;
     if (items.some((p) => p === '')) return `locality ${locality} must not contain empty region/zone/subzone info`;
     const [region, zone, subzone] = items as [string, string?, string?];
     const overlap = `locality ${locality} overlap with previous specified ones`;

@@ -142,7 +142,7 @@ export function validateConfig(object: unknown): ConfigVerdict {
   let decodeError = false;
   if (r.ok) {
     checkEnumFields(r, schema.kind, spec);
-    decodeError = !r.ok;
+    decodeError = r.errorCount > 0;
   }
   if (r.ok && checkMetadata(r, schema.kind, meta, spec)) schema.validate(r, spec, meta);
   // istiod drops warnings when there is an error.

@@ -58,7 +58,7 @@ export function headerValueError(value: string): string | undefined {
   const fail = (why: string) => `header value configuration: invalid header configuration. ${why}`;
   let state: FormatState = 'literal';
   for (let i = 0; i < value.length; i++) {
-    const c = value[i]!;
+    const c = value.charAt(i);
     switch (state) {
       case 'literal':
         if (c !== '%') break;
@@ -141,8 +141,7 @@ export function checkDestination(r: Report, v: unknown, path: string): void {
 
 /** Gateway references: `ns/name`, or the legacy `name.ns`/`name` form (warned). */
 export function checkGatewayNames(r: Report, names: string[], path: string): void {
-  for (let i = 0; i < names.length; i++) {
-    const name = names[i]!;
+  for (const [i, name] of names.entries()) {
     const p = `${path}[${i}]`;
     const slash = name.indexOf('/');
     if (slash < 0) {

@@ -86,7 +86,8 @@ export const validateServiceEntry: SpecValidator = (r, spec, meta) => {
     if (repeatedNumbers.isNewRepeat(sp.number))
       r.error(at(p, 'number'), `service entry port ${sp.number} already defined`);
     const target = int(r, port['targetPort'], at(p, 'targetPort'), UINT32) ?? 0;
-    if (target !== 0 && portError(target)) r.error(at(p, 'targetPort'), portError(target)!);
+    const targetProblem = target !== 0 && portError(target);
+    if (targetProblem) r.error(at(p, 'targetPort'), targetProblem);
     if (addresses.length === 0 && !autoAllocate && (sp.protocol === '' || sp.protocol === 'TCP')) {
       r.warn(
         p,

@@ -40,7 +40,8 @@ function report(r: Report, path: string, ...errs: (string | undefined)[]): void 
 function splitHostPort(text: string): { host: string; port: string } | undefined {
   if (text.startsWith('[')) {
     const m = /^\[([^\]]*)\]:([^:]*)$/.exec(text);
-    return m ? { host: m[1]!, port: m[2]! } : undefined;
+    // Neither group is optional: the '' are never used.
+    return m ? { host: m[1] ?? '', port: m[2] ?? '' } : undefined;
   }
   const colon = text.lastIndexOf(':');
   if (colon < 0 || text.slice(0, colon).includes(':')) return undefined;
@@ -192,7 +193,8 @@ export const validateSidecar: SpecValidator = (r, spec, meta) => {
   ingress?.forEach((ing, i) => {
     const p = idx('spec.ingress', i);
     if (!isObject(ing)) {
-      ing === null ? r.error(p, 'sidecar: ingress may not be null') : void obj(r, ing, p);
+      if (ing === null) r.error(p, 'sidecar: ingress may not be null');
+      else obj(r, ing, p);
       return;
     }
     checkIngress(r, ing, p, ingressPorts);
@@ -204,7 +206,8 @@ export const validateSidecar: SpecValidator = (r, spec, meta) => {
   egress?.forEach((eg, i) => {
     const p = idx('spec.egress', i);
     if (!isObject(eg)) {
-      eg === null ? r.error(p, 'egress listener may not be null') : void obj(r, eg, p);
+      if (eg === null) r.error(p, 'egress listener may not be null');
+      else obj(r, eg, p);
       return;
     }
     const rawPort = obj(r, eg['port'], at(p, 'port'));

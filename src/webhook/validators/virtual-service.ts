@@ -20,7 +20,8 @@ function gatewayHostError(sni: boolean, host: string): string | undefined {
   if (sni && host.startsWith('outbound_')) {
     if (host.length > 255) return `domain name "${host}" too long (max 255)`;
     const m = OUTBOUND_SNI.exec(host);
-    if (!m || !/[a-zA-Z]/.test(m[2]!))
+    // Group 2 is not optional: the '' is never used.
+    if (!m || !/[a-zA-Z]/.test(m[2] ?? ''))
       return `domain name "${host}" invalid. should follow outbound_.<PORT>_._.<HOSTNAME> format`;
     return undefined;
   }
@@ -33,7 +34,8 @@ function checkL4Match(r: Report, m: JsonObject, path: string): void {
     if (err) r.error(idx(at(path, 'destinationSubnets'), i), err);
   });
   const port = int(r, m['port'], at(path, 'port'), UINT32) ?? 0;
-  if (port !== 0 && portError(port)) r.error(at(path, 'port'), portError(port)!);
+  const portProblem = port !== 0 && portError(port);
+  if (portProblem) r.error(at(path, 'port'), portProblem);
   for (const err of labelErrors(strMap(r, m['sourceLabels'], at(path, 'sourceLabels')) ?? {}))
     r.error(at(path, 'sourceLabels'), err);
   checkGatewayNames(r, strList(r, m['gateways'], at(path, 'gateways')) ?? [], at(path, 'gateways'));
@@ -62,7 +64,8 @@ class SniChecker {
           for (const s of m['sniHosts']) if (typeof s === 'string') snis.add(s);
     }
     const values = [...snis];
-    subsetOfSome(values, hosts).forEach((ok, i) => this.covered.set(values[i]!, ok));
+    const covered = subsetOfSome(values, hosts);
+    values.forEach((v, i) => this.covered.set(v, covered[i] ?? false));
   }
 
   check(r: Report, sni: string, path: string): void {
@@ -87,10 +90,12 @@ class SniChecker {
  */
 function checkDuplicateHosts(r: Report, hosts: string[]): void {
   const reported = new Set<string>();
-  lowestOverlapping(hosts).forEach((earlier, i) => {
-    if (earlier < 0 || earlier > i || reported.has(hosts[i]!)) return;
-    reported.add(hosts[i]!);
-    r.error('spec.hosts', `duplicate hosts in virtual service: ${hosts[earlier]} & ${hosts[i]}`);
+  const lowest = lowestOverlapping(hosts);
+  hosts.forEach((host, i) => {
+    const earlier = lowest[i] ?? -1; // -1: overlaps no other host
+    if (earlier < 0 || earlier > i || reported.has(host)) return;
+    reported.add(host);
+    r.error('spec.hosts', `duplicate hosts in virtual service: ${hosts[earlier]} & ${host}`);
   });
 }
 
@@ -173,7 +178,7 @@ export const validateVirtualService: SpecValidator = (r, spec, meta) => {
       t['match'].some((m) => isObject(m) && Array.isArray(m['sniHosts']) && m['sniHosts'].length > 0),
   );
   let allHostsValid = true;
-  hosts.forEach((h, i) => {
+  for (const [i, h] of hosts.entries()) {
     const err = appliesToGateway ? gatewayHostError(sni, h) : wildcardDomainError(h);
     if (err) {
       if (!isIPAddress(h)) {
@@ -184,7 +189,7 @@ export const validateVirtualService: SpecValidator = (r, spec, meta) => {
       r.error(idx('spec.hosts', i), 'wildcard host * is not allowed for virtual services bound to the mesh gateway');
       allHostsValid = false;
     }
-  });
+  }
   if (allHostsValid) checkDuplicateHosts(r, hosts);
   if (!http && !tcp && !tls) r.error('spec', 'http, tcp or tls must be provided in virtual service');
   http?.forEach((route, i) => {

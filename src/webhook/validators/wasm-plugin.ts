@@ -17,7 +17,7 @@ export function wasmUrlError(url: string): string | undefined {
   // Like Go's url.ParseRequestURI: "scheme:/..." keeps its scheme; anything else (a bare image
   // reference such as "ghcr.io/org/plugin:1" or "host:5000/x") is retried as "http://...".
   const m = /^([a-zA-Z][a-zA-Z0-9+.-]*):\//.exec(url);
-  const scheme = m ? m[1]!.toLowerCase() : '';
+  const scheme = (m?.[1] ?? '').toLowerCase(); // no match: no scheme
   if (/\s/.test(url)) return `failed to parse url: invalid character in "${url}"`;
   return URL_SCHEMES.includes(scheme) ? undefined : `url contains unsupported scheme: ${scheme}`;
 }
@@ -26,8 +26,7 @@ function checkVmConfig(r: Report, v: unknown, path: string): void {
   const vm = obj(r, v, path);
   const envs = vm ? list(r, vm['env'], at(path, 'env')) : undefined;
   const names = new Set<string>();
-  for (let i = 0; i < (envs?.length ?? 0); i++) {
-    const env = envs![i];
+  for (const [i, env] of (envs ?? []).entries()) {
     if (!isObject(env)) continue;
     const p = idx(at(path, 'env'), i);
     const name = str(r, env['name'], at(p, 'name')) ?? '';

@@ -24,15 +24,18 @@ export function canonicalJson(value: unknown): string {
       }
       pending.push({ text: '[' });
     } else if (isObject(v)) {
-      const keys = Object.keys(v).sort();
+      // Last key first, so the first pops first.
+      const keys = Object.keys(v).sort().reverse();
       pending.push({ text: '}' });
-      for (let i = keys.length - 1; i >= 0; i--) {
-        pending.push({ value: v[keys[i]!] });
-        pending.push({ text: `${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:` });
-      }
+      keys.forEach((key, i) => {
+        pending.push({ value: v[key] });
+        pending.push({ text: `${i < keys.length - 1 ? ',' : ''}${JSON.stringify(key)}:` });
+      });
       pending.push({ text: '{' });
     } else {
-      out.push(JSON.stringify(v) ?? 'null');
+      // undefined (and anything else JSON has no form for) stringifies to undefined, whatever the lib types say.
+      const text = JSON.stringify(v) as string | undefined;
+      out.push(text ?? 'null');
     }
   }
   return out.join('');

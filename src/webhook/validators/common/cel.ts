@@ -11,7 +11,7 @@ export function celSyntaxError(expression: string): string | undefined {
   const stack: string[] = [];
   let i = 0;
   while (i < expression.length) {
-    const c = expression[i]!;
+    const c = expression.charAt(i);
     if (c === '"' || c === "'") {
       const triple = expression.startsWith(c.repeat(3), i);
       const quote = triple ? c.repeat(3) : c;

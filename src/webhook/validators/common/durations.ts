@@ -43,7 +43,9 @@ export function parseGoDuration(text: string): bigint | undefined {
     PART.lastIndex = pos;
     const m = PART.exec(text);
     if (!m || (m[1] === '' && (m[2] ?? '') === '')) return undefined;
-    const unit = UNIT_NANOS[m[3]!]!;
+    // PART only matches a unit UNIT_NANOS names.
+    const unit = UNIT_NANOS[m[3] ?? ''];
+    if (unit === undefined) return undefined;
     const digits = (m[1] ?? '').replace(/^0+/, '');
     if (digits.length > WHOLE_DIGITS) return undefined;
     const whole = BigInt(digits || '0') * unit;

@@ -221,8 +221,8 @@ export function checkEnumFields(r: Report, kind: string, spec: JsonObject): void
   const root = KIND_MESSAGES[kind];
   if (root === undefined) return;
   const queue: { value: unknown; message: string; path: string }[] = [{ value: spec, message: root, path: 'spec' }];
-  for (let head = 0; head < queue.length; head++) {
-    const { value, message, path } = queue[head]!;
+  // for...of over an array also visits what is pushed to it during the walk.
+  for (const { value, message, path } of queue) {
     if (!isObject(value)) continue;
     const visit = (type: FieldType, v: unknown, p: string): void => {
       if (v === undefined || v === null) return;

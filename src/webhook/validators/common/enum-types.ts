@@ -3,13 +3,16 @@
 // decoder check (enum-fields.ts) and the validators read enum values from here. Source:
 // istio/api b8f8791d9653b2edc77a071d48887e582cfe84bf (2026-07-21).
 
-/** A protobuf enum: its full name (as istiod's decoder names it in errors) and its value names by number. */
+/**
+ * A protobuf enum: its full name (as istiod's decoder names it in errors) and its value names by
+ * number. Every proto3 enum has a value 0, the one an unset field reads as, so there is at least one.
+ */
 export interface EnumType<T extends string = string> {
   readonly fullName: string;
-  readonly values: readonly T[];
+  readonly values: readonly [T, ...T[]];
 }
 
-function protoEnum<const T extends string>(fullName: string, values: readonly T[]): EnumType<T> {
+function protoEnum<const T extends string>(fullName: string, values: readonly [T, ...T[]]): EnumType<T> {
   return { fullName, values };
 }
 

@@ -105,11 +105,12 @@ export const wrappedBool = bool;
  */
 export function enumOf<T extends string>(r: Report, v: unknown, path: string, type: EnumType<T>): T {
   const values = type.values;
-  if (v === undefined || v === null) return values[0]!;
-  if (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < values.length) return values[v]!;
+  if (v === undefined || v === null) return values[0];
+  const named = typeof v === 'number' && Number.isInteger(v) && v >= 0 ? values[v] : undefined;
+  if (named !== undefined) return named;
   if (typeof v === 'string' && (values as readonly string[]).includes(v)) return v as T;
   r.error(path, `unknown value ${quote(v)} for enum ${type.fullName}`);
-  return values[0]!;
+  return values[0];
 }
 
 /** A map<string,string>; empty decodes to unset. */
@@ -140,5 +141,6 @@ export function describe(v: unknown): string {
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'an object';
   if (typeof v === 'string') return `string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
-  return `${typeof v} ${String(v)}`;
+  // A number, boolean or undefined here, which quote() writes as String() does.
+  return `${typeof v} ${quote(v)}`;
 }

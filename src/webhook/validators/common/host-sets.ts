@@ -38,6 +38,8 @@ function keyOf(host: string): string {
 /** The hosts sharing one key, by index (lowest first). */
 interface Group {
   indexes: number[];
+  /** The indexes of the wildcards among them. */
+  wildcards: number[];
   /** The lowest index of a wildcard in the group, or Infinity. */
   wildcardMin: number;
 }
@@ -51,9 +53,12 @@ function groupByKey(hosts: readonly string[]): { groups: Map<string, Group>; key
   hosts.forEach((h, i) => {
     const key = keyOf(h);
     let g = groups.get(key);
-    if (!g) groups.set(key, (g = { indexes: [], wildcardMin: Infinity }));
+    if (!g) groups.set(key, (g = { indexes: [], wildcards: [], wildcardMin: Infinity }));
     g.indexes.push(i);
-    if (isWildcard(h)) g.wildcardMin = Math.min(g.wildcardMin, i);
+    if (isWildcard(h)) {
+      g.wildcards.push(i);
+      g.wildcardMin = Math.min(g.wildcardMin, i);
+    }
   });
   return { groups, keys: [...groups.keys()].sort() };
 }
@@ -75,23 +80,30 @@ interface Frame {
 export function lowestOverlapping(hosts: readonly string[]): number[] {
   if (!hosts.some(isWildcard)) return lowestEqual(hosts);
   const { groups, keys } = groupByKey(hosts);
+  // Infinity: no overlapping host found yet.
   const partner = new Array<number>(hosts.length).fill(Infinity);
   const stack: Frame[] = [];
   const pop = () => {
-    const f = stack.pop()!;
+    const f = stack.pop();
+    if (!f) return;
     // Wildcards at this key overlap every host whose key extends it.
-    for (const i of f.group.indexes) if (isWildcard(hosts[i]!)) partner[i] = Math.min(partner[i]!, f.extensionMin);
-    const below = stack[stack.length - 1];
+    for (const i of f.group.wildcards) partner[i] = Math.min(partner[i] ?? Infinity, f.extensionMin);
+    const below = stack.at(-1);
     if (below) below.extensionMin = Math.min(below.extensionMin, f.extensionMin);
   };
   for (const key of keys) {
-    const group = groups.get(key)!;
-    while (stack.length > 0 && !key.startsWith(stack[stack.length - 1]!.key)) pop();
-    const top = stack[stack.length - 1];
-    const [lowest, second = Infinity] = group.indexes;
+    const group = groups.get(key);
+    if (!group) continue; // keys are the map's own
+    let top = stack.at(-1);
+    while (top && !key.startsWith(top.key)) {
+      pop();
+      top = stack.at(-1);
+    }
+    // A group holds at least one host; an empty one (Infinity) would overlap nothing.
+    const [lowest = Infinity, second = Infinity] = group.indexes;
     // Equal keys always overlap; wildcards on the stack match every key extending theirs.
-    for (const i of group.indexes) partner[i] = Math.min(i === lowest ? second : lowest!, top?.wildcardMin ?? Infinity);
-    if (top) top.extensionMin = Math.min(top.extensionMin, lowest!);
+    for (const i of group.indexes) partner[i] = Math.min(i === lowest ? second : lowest, top?.wildcardMin ?? Infinity);
+    if (top) top.extensionMin = Math.min(top.extensionMin, lowest);
     if (group.wildcardMin < Infinity)
       stack.push({
         key,
@@ -104,15 +116,22 @@ export function lowestOverlapping(hosts: readonly string[]): number[] {
   return partner.map((p) => (p === Infinity ? -1 : p));
 }
 
-/** Without wildcards, overlapping is equality: the first two indexes of each name. */
+/**
+ * Without wildcards, overlapping is equality: a repeat points at the first of its name, the first
+ * at the second.
+ */
 function lowestEqual(hosts: readonly string[]): number[] {
+  const out = new Array<number>(hosts.length).fill(-1);
   const first = new Map<string, number>();
-  const second = new Map<string, number>();
   hosts.forEach((h, i) => {
-    if (!first.has(h)) first.set(h, i);
-    else if (!second.has(h)) second.set(h, i);
+    const f = first.get(h);
+    if (f === undefined) first.set(h, i);
+    else {
+      out[i] = f;
+      if (out[f] === -1) out[f] = i;
+    }
   });
-  return hosts.map((h, i) => (first.get(h) === i ? (second.get(h) ?? -1) : first.get(h)!));
+  return out;
 }
 
 /**
@@ -136,7 +155,7 @@ export function subsetOfSome(candidates: readonly string[], hosts: readonly stri
   // The wildcard suffixes (backwards) that prefix the current key, shortest at the bottom.
   const stack: string[] = [];
   for (const key of keys) {
-    while (stack.length > 0 && !key.startsWith(stack[stack.length - 1]!)) stack.pop();
+    for (let top = stack.at(-1); top !== undefined && !key.startsWith(top); top = stack.at(-1)) stack.pop();
     if (patterns.has(key)) stack.push(key);
     if (stack.length > 0) for (const i of byKey.get(key) ?? []) covered[i] = true;
   }

@@ -31,11 +31,10 @@ function domainPreconditions(name: string): string | undefined {
 /** Dot-separated DNS-1123 labels; the top-level label may not be all digits; a trailing dot is allowed. */
 export function dns1123LabelsError(domain: string): string | undefined {
   const parts = domain.split('.');
-  const tld = parts[parts.length - 1]!;
+  const tld = parts.at(-1) ?? ''; // split() always returns at least one part
   if (/^[+-]?\d+$/.test(tld))
     return `domain name "${domain}" invalid (top level domain "${tld}" cannot be all-numeric)`;
-  for (let i = 0; i < parts.length; i++) {
-    const label = parts[i]!;
+  for (const [i, label] of parts.entries()) {
     if (i === parts.length - 1 && label === '') return undefined;
     if (!isDNS1123Label(label)) return `domain name "${domain}" invalid (label "${label}" invalid)`;
   }
@@ -109,7 +108,8 @@ export function labelErrors(labels: Record<string, string>): string[] {
     if (!m) errs.push(`invalid tag key: "${k}"`);
     else if (m[1] && m[1].length - 1 > DNS_PREFIX_MAX_LENGTH)
       errs.push(`invalid tag key: "${k}" (DNS prefix is too long)`);
-    else if (m[2]!.length > DNS1123_LABEL_MAX_LENGTH) errs.push(`invalid tag key: "${k}" (name is too long)`);
+    // Group 2, the name, is not optional: the '' is never used.
+    else if ((m[2] ?? '').length > DNS1123_LABEL_MAX_LENGTH) errs.push(`invalid tag key: "${k}" (name is too long)`);
     if (!labelValueRe.test(v)) errs.push(`invalid tag value: "${v}"`);
   }
   return errs;

@@ -15,8 +15,7 @@ function pathOf(level: Level): string {
   const keys: (string | number)[] = [];
   for (let l: Level | undefined = level; l?.key !== undefined; l = l.parent) keys.push(l.key);
   let path = '';
-  for (let i = keys.length - 1; i >= 0; i--) {
-    const k = keys[i]!;
+  for (const k of keys.reverse()) {
     path = typeof k === 'number' ? idx(path, k) : at(path, k);
   }
   return clip(path);

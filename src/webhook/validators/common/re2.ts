@@ -44,15 +44,17 @@ const HINTS: readonly [RegExp, string][] = [
  * One pass over the pattern; syntax errors are left to the RE2 parser.
  */
 export function regexProgramSize(re: string): number {
-  const stack: { total: number; last: number }[] = [{ total: 0, last: 0 }];
-  let top = stack[0]!;
+  const root = { total: 0, last: 0 };
+  // Groups opened and not yet closed, innermost last; `top` is the innermost, or the root.
+  const open: (typeof root)[] = [];
+  let top = root;
   const atom = (size: number): void => {
     top.total += size;
     top.last = size;
   };
   let i = 0;
   while (i < re.length) {
-    const c = re[i]!;
+    const c = re.charAt(i);
     if (c === '\\') {
       const next = re[i + 1];
       if (next === 'Q') {
@@ -86,14 +88,14 @@ export function regexProgramSize(re: string): number {
         continue;
       }
       top = { total: 0, last: 0 };
-      stack.push(top);
+      open.push(top);
       // The group's own syntax, (?P<name>, (?<name> or (?flags:, is not part of the program.
       const opener = /^\(\?(?:P?<[^>]*>|[imsU-]*:)/.exec(re.slice(i, i + MAX_REGEX_LENGTH));
       i += opener ? opener[0].length : 1;
     } else if (c === ')') {
-      if (stack.length > 1) {
-        const inner = stack.pop()!;
-        top = stack[stack.length - 1]!;
+      const inner = open.pop();
+      if (inner) {
+        top = open.at(-1) ?? root;
         atom(inner.total + 2);
       }
       i++;
@@ -121,11 +123,8 @@ export function regexProgramSize(re: string): number {
       i++;
     }
   }
-  while (stack.length > 1) {
-    const inner = stack.pop()!;
-    stack[stack.length - 1]!.total += inner.total;
-  }
-  return stack[0]!.total;
+  for (let inner = open.pop(); inner; inner = open.pop()) (open.at(-1) ?? root).total += inner.total;
+  return root.total;
 }
 
 /**
