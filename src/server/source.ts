@@ -6,6 +6,7 @@ import type { ServeOptions } from '../config/options';
 import { LocalSource } from '../store/local/local-source';
 import { connectKubernetes, KubeClient } from '../store/kube';
 import type { MemoryStore } from '../store/memory-store';
+import type { IgnoredObjects } from '../store/ignored';
 import type { ConfigSource } from '../store/types';
 import type { MeshConfigSource } from '../mesh/types';
 import type { DebugRegistry } from '../contract/host';
@@ -24,6 +25,8 @@ export interface SourceDeps {
   mesh: MeshConfigSource;
   metrics: Registry;
   debug: DebugRegistry;
+  /** Objects the server does not act on; local mode reports the kinds it does not use here. */
+  ignored?: IgnoredObjects;
 }
 
 function localSource(options: ServeOptions, deps: SourceDeps): SourceAndLeader {
@@ -46,6 +49,7 @@ function localSource(options: ServeOptions, deps: SourceDeps): SourceAndLeader {
   const source = new LocalSource({
     dir: options.flags.configDir,
     writer: deps.store,
+    ...(deps.ignored ? { ignored: deps.ignored } : {}),
     onReload: (stats) => {
       errors.set(stats.errors);
       objects.set(stats.objects);

@@ -13,6 +13,8 @@ import { FolderWatcher } from './folder-watcher';
 import type { FileIssue } from './ownership';
 import { ManifestParser, type ParseOutcome } from './parser-thread';
 import { Publisher, Slicer } from './publisher';
+import type { IgnoredObjects } from '../ignored';
+import { UnusedKindsReporter } from './unused-kinds';
 
 const log = scopedLogger('local');
 
@@ -50,6 +52,8 @@ export interface LocalSourceOptions {
   onReload?: (stats: ReloadStats) => void;
   /** The parser thread; tests of its limits pass one with short ones. */
   parser?: ManifestParser;
+  /** Where objects of kinds the server does not use are reported (unused-kinds.ts). */
+  ignored?: IgnoredObjects;
 }
 
 interface FileState {
@@ -67,6 +71,7 @@ export class LocalSource implements ConfigSource {
   private readonly publisher: Publisher;
   private readonly parser: ManifestParser;
   private readonly reported = new Set<string>();
+  private readonly unused: UnusedKindsReporter | undefined;
   private skipped = 0;
   private nextOrder = 0;
   private watcher: FolderWatcher | undefined;
@@ -83,6 +88,7 @@ export class LocalSource implements ConfigSource {
   constructor(private readonly opts: LocalSourceOptions) {
     this.publisher = new Publisher(opts.writer, opts.now ?? (() => new Date()));
     this.parser = opts.parser ?? new ManifestParser();
+    this.unused = opts.ignored ? new UnusedKindsReporter(opts.ignored) : undefined;
   }
 
   async start(): Promise<void> {
@@ -166,7 +172,7 @@ export class LocalSource implements ConfigSource {
         do {
           this.again = false;
           await this.reloadOnce();
-        } while (this.again && !this.stopped);
+        } while (this.runAgain());
       } catch (err) {
         log.error({ err, dir: this.opts.dir }, 'reloading the config folder failed');
       } finally {
@@ -174,6 +180,11 @@ export class LocalSource implements ConfigSource {
       }
     })();
     return this.running;
+  }
+
+  /** Whether a reload was asked for while one ran (reload() sets `again` during the await). */
+  private runAgain(): boolean {
+    return this.again && !this.stopped;
   }
 
   private async reloadOnce(): Promise<void> {
@@ -263,11 +274,13 @@ export class LocalSource implements ConfigSource {
           (o) => o.fingerprint,
           () => slicer.pause(),
         );
-        for (const s of outcome.skipped)
-          log.debug(
-            { file: f.rel, line: s.line, apiVersion: s.apiVersion, kind: s.kind },
-            'skipping a kind the store does not hold',
-          );
+        if (this.unused) this.unused.fileParsed(f.rel, outcome.skipped, outcome.objects);
+        else
+          for (const s of outcome.skipped)
+            log.debug(
+              { file: f.rel, line: s.line, apiVersion: s.apiVersion, kind: s.kind },
+              'skipping a kind the store does not hold',
+            );
         if (this.failed.delete(f.rel)) log.info({ file: f.rel }, 'manifest file loads again');
         return;
       }
@@ -297,6 +310,7 @@ export class LocalSource implements ConfigSource {
     if (!state) return;
     this.files.delete(rel);
     this.failed.delete(rel);
+    this.unused?.fileGone(rel);
     this.skipped -= state.skipped;
     this.publisher.index.setFile(rel, state.order, []);
   }

@@ -29,10 +29,20 @@ export interface ParsedObject {
   line: number;
 }
 
+/** A document of a kind the store does not hold. */
+export interface SkippedDocument {
+  apiVersion: string;
+  kind: string;
+  line: number;
+  /** metadata.name and metadata.namespace when the document has them, to name it in reports. */
+  name?: string;
+  namespace?: string;
+}
+
 export interface ParsedManifest {
   objects: ParsedObject[];
   /** Documents of kinds the store does not hold. */
-  skipped: { apiVersion: string; kind: string; line: number }[];
+  skipped: SkippedDocument[];
 }
 
 type Json = Record<string, unknown>;
@@ -45,7 +55,7 @@ export function deterministicUid(kind: string, namespace: string | undefined, na
     .update(`${kind}/${namespace ?? ''}/${name}`)
     .digest('hex');
   // Shaped like an RFC 4122 version-5 UUID so tools that check the format accept it.
-  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
+  const variant = ((parseInt(h.charAt(16), 16) & 0x3) | 0x8).toString(16);
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
@@ -92,7 +102,10 @@ function collect(
   }
   const info = kindOf(apiVersion, kind);
   if (!info) {
-    out.skipped.push({ apiVersion, kind, line });
+    const meta = isMap(doc['metadata']) ? doc['metadata'] : {};
+    const name = typeof meta['name'] === 'string' && meta['name'] !== '' ? meta['name'] : undefined;
+    const namespace = typeof meta['namespace'] === 'string' && meta['namespace'] !== '' ? meta['namespace'] : undefined;
+    out.skipped.push({ apiVersion, kind, line, ...(name ? { name } : {}), ...(namespace ? { namespace } : {}) });
     return;
   }
   out.objects.push({ kind: info.id, object: normalize(doc, info, file, line), line });

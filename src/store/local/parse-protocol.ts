@@ -1,6 +1,6 @@
 // Messages between the local source's event loop and its parser thread. Types only.
 
-import type { ParsedObject } from './manifest';
+import type { ParsedObject, SkippedDocument } from './manifest';
 
 export interface ParseRequest {
   id: number;
@@ -16,11 +16,7 @@ export interface FingerprintedObject extends ParsedObject {
   fingerprint: string;
 }
 
-export interface SkippedDocument {
-  apiVersion: string;
-  kind: string;
-  line: number;
-}
+export type { SkippedDocument };
 
 export type ParseResult =
   | { type: 'missing' }
