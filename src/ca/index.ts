@@ -19,6 +19,7 @@ import { loadPluggedInCa, watchPluggedInCa } from './plugged-in';
 import { KubeRootConfigMapApi, RootCertPublisher, RootConfigMapApi, writeRootCertFile } from './root-cert-publisher';
 import { ensureSelfSignedCa } from './self-signed';
 import { ServingCertRotator, servingSans } from './serving-cert-issuer';
+import { ServingCertFiles } from './serving-cert-files';
 import { createCertificateService } from './service';
 import { registerCaDebug } from './debug';
 import { createNodeFairness } from './node-fairness';
@@ -128,23 +129,35 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
     ctx.grpc.addService(service.definition, service.implementation, ctx.grpc.secureEnabled ? 'secure' : 'plaintext');
   }
 
-  const rotator = new ServingCertRotator(
-    authority,
-    ctx.servingCerts,
-    () =>
-      servingSans({
-        namespace: env.POD_NAMESPACE,
-        revision: env.REVISION,
-        customHosts: env.ISTIOD_CUSTOM_HOST,
-        discoveryAddress: ctx.mesh.current().defaultConfig.discoveryAddress,
-        local,
-      }),
-    () => env.CITADEL_SELF_SIGNED_CA_CERT_TTL,
-  );
-  await rotator.start();
-  stops.push(() => rotator.stop());
-  stops.push(authority.onChange(() => rotator.trigger('CA changed')));
-  stops.push(ctx.mesh.subscribe(() => rotator.trigger('meshConfig changed', true)));
+  if (flags.tlsCertFile !== '') {
+    // istiod's --tlsCertFile: the operator's certificate serves the listeners; the CA keeps the roots.
+    const files = new ServingCertFiles(
+      { certFile: flags.tlsCertFile, keyFile: flags.tlsKeyFile, caFile: flags.caCertFile },
+      ctx.servingCerts,
+      () => authority.rootBundlePem(),
+    );
+    files.watch();
+    stops.push(() => files.stop());
+    stops.push(authority.onChange(() => files.rootsChanged()));
+  } else {
+    const rotator = new ServingCertRotator(
+      authority,
+      ctx.servingCerts,
+      () =>
+        servingSans({
+          namespace: env.POD_NAMESPACE,
+          revision: env.REVISION,
+          customHosts: env.ISTIOD_CUSTOM_HOST,
+          discoveryAddress: ctx.mesh.current().defaultConfig.discoveryAddress,
+          local,
+        }),
+      () => env.CITADEL_SELF_SIGNED_CA_CERT_TTL,
+    );
+    await rotator.start();
+    stops.push(() => rotator.stop());
+    stops.push(authority.onChange(() => rotator.trigger('CA changed')));
+    stops.push(ctx.mesh.subscribe(() => rotator.trigger('meshConfig changed', true)));
+  }
 
   let rootCertFile: string | undefined;
   if (local) {

@@ -4,6 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseLogLevels } from '../log/logger';
+import { readTlsFiles } from './tls-files';
 import { describe, parseEnv, parseFlags, SettingSpec, SettingValues, UsageError } from './settings';
 import { namespaceNameProblem, taintKeyProblem } from './kube-names';
 import { prefixProblem } from './cidr';
@@ -365,6 +366,13 @@ export function parseServeOptions(argv: string[], env: Record<string, string | u
     throw new UsageError('--tlsCertFile and --tlsKeyFile go together: give both or neither');
   if (values.caCertFile !== '' && values.tlsCertFile === '')
     throw new UsageError('--caCertFile is the CA of --tlsCertFile: give --tlsCertFile and --tlsKeyFile too');
+  if (values.tlsCertFile !== '') {
+    try {
+      readTlsFiles({ certFile: values.tlsCertFile, keyFile: values.tlsKeyFile, caFile: values.caCertFile });
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+  }
   if (values.configDir !== '') {
     const problem = stateDirProblem(values.stateDir);
     if (problem) throw new UsageError(`invalid value for --stateDir: ${problem}`);

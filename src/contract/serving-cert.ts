@@ -7,6 +7,11 @@ export interface ServingCertificate {
   privateKeyPem: string;
   /** Roots that client certificates must chain to (the mesh roots). */
   rootsPem: string;
+  /**
+   * What clients of istiod must trust to reach it (the webhooks' caBundle), when that is not the
+   * mesh roots: the CA of a certificate read from --tlsCertFile.
+   */
+  servingCaPem?: string;
 }
 
 /**
