@@ -93,7 +93,8 @@ metadata: {name: web-1}
 `;
     const parsed = parseManifest(text, 'x.yaml');
     expect(parsed.objects.map((o) => o.object.metadata.name)).toEqual(['web-1']);
-    expect(parsed.skipped).toEqual([{ apiVersion: 'apps/v1', kind: 'Deployment', line: 1 }]);
+    // The name comes along, so the report of ignored objects can say which object it is.
+    expect(parsed.skipped).toEqual([{ apiVersion: 'apps/v1', kind: 'Deployment', line: 1, name: 'web' }]);
   });
 
   test('a served version other than the watched one is accepted (security.istio.io/v1beta1)', () => {
