@@ -29,7 +29,8 @@ test('the limits are the documented ones', () => {
   });
   expect(REQUEST_TIMEOUT_MS).toBe(10_000);
   expect(MAX_RESPONSE_BYTES).toBe(64 * 1024 * 1024);
-  expect(DEFAULT_LEADER_TIMING).toEqual({ leaseDurationMs: 30_000, renewDeadlineMs: 15_000, retryPeriodMs: 5_000 });
+  // istiod's retry period is a quarter of its 30 s lease (client-go's own default would be 5 s).
+  expect(DEFAULT_LEADER_TIMING).toEqual({ leaseDurationMs: 30_000, renewDeadlineMs: 15_000, retryPeriodMs: 7_500 });
 });
 
 test('leader timings must leave the renew deadline below the lease and above the jittered retry', () => {
