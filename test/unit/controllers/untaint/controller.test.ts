@@ -5,14 +5,14 @@ import {
   NodeUntaintController,
   UNTAINT_BACKOFF,
   UNTAINT_CONCURRENCY,
-} from '../../../src/controllers/untaint/controller';
-import { CNI_PODS_BY_NODE, podNodeName } from '../../../src/controllers/untaint/cni-pods';
-import { BACKOFF_JITTER } from '../../../src/store/kube/backoff';
-import { KubeApiError } from '../../../src/store/kube/client';
-import type { KubeWriter } from '../../../src/store/kube/writes';
-import { MemoryStore } from '../../../src/store/memory-store';
-import type { KubeObject } from '../../../src/store/types';
-import { logs } from '../../../src/log/logger';
+} from '../../../../src/controllers/untaint/controller';
+import { CNI_PODS_BY_NODE, podNodeName } from '../../../../src/controllers/untaint/cni-pods';
+import { BACKOFF_JITTER } from '../../../../src/store/kube/backoff';
+import { KubeApiError } from '../../../../src/store/kube/client';
+import type { KubeWriter } from '../../../../src/store/kube/writes';
+import { MemoryStore } from '../../../../src/store/memory-store';
+import type { KubeObject } from '../../../../src/store/types';
+import { logs } from '../../../../src/log/logger';
 
 logs.configure('untaint:error');
 

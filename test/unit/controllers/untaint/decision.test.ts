@@ -5,8 +5,8 @@ import {
   taintRemovalPatch,
   untaintDecision,
   type Taint,
-} from '../../../src/controllers/untaint/decision';
-import type { KubeObject } from '../../../src/store/types';
+} from '../../../../src/controllers/untaint/decision';
+import type { KubeObject } from '../../../../src/store/types';
 
 const KEY = 'cni.istio.io/not-ready';
 const RULE = { taintKey: KEY, cniNamespace: 'istio-system' };
