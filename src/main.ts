@@ -2,7 +2,7 @@
 // (2 for usage errors, 1 for failures).
 
 import { parseServeOptions, serveHelp } from './config/options';
-import { UsageError } from './config/settings';
+import { describe, parseFlags, UsageError, type SettingSpec } from './config/settings';
 import { scopedLogger } from './log/logger';
 import { ListenError } from './net/listen-error';
 import { versionInfo } from './server/version';
@@ -25,9 +25,19 @@ const COMMANDS: Record<string, { description: string; run: Command }> = {
   version: { description: 'print the version', run: printVersion },
 };
 
-async function printVersion(): Promise<number> {
-  process.stdout.write(JSON.stringify(versionInfo()) + '\n');
-  return 0;
+const VERSION_FLAGS = {
+  help: { kind: 'bool', default: 'false', help: 'print this help and exit' },
+} as const satisfies Record<string, SettingSpec>;
+
+function printVersion(argv: string[]): Promise<number> {
+  const { values, positional } = parseFlags(VERSION_FLAGS, argv);
+  if (positional.length > 0) throw new UsageError(`unexpected argument: ${positional[0] ?? ''}`);
+  process.stdout.write(
+    values.help
+      ? `Usage: istiod-ts version\n\nPrints name, version, Node.js version and platform as one JSON line.\n\nFlags:\n${describe(VERSION_FLAGS, '--')}\n`
+      : JSON.stringify(versionInfo()) + '\n',
+  );
+  return Promise.resolve(0);
 }
 
 async function serve(argv: string[]): Promise<number> {
@@ -43,7 +53,7 @@ async function serve(argv: string[]): Promise<number> {
       () => {
         for (const name of ['secure-grpc', 'webhook']) {
           const l = server.listeners.get(name);
-          if (l) process.stdout.write(`  ${LISTENER_LABELS[name]!.padEnd(24)} ${l.address}\n`);
+          if (l) process.stdout.write(`${listenerLine(name, l.address)}\n`);
         }
       },
       (err: unknown) => {
@@ -98,13 +108,16 @@ const LISTENER_LABELS: Record<string, string> = {
   http: 'ready + debug (/debug/)',
 };
 
+function listenerLine(name: string, address: string): string {
+  return `  ${(LISTENER_LABELS[name] ?? name).padEnd(24)} ${address}`;
+}
+
 function printListeners(listeners: Map<string, { address: string }>, mode: string, dir: string): void {
   const lines = [
     `istiod-ts ${versionInfo().version} started in ${mode} mode${mode === 'local' ? ` (config from ${dir})` : ''}`,
   ];
   for (const [name, l] of listeners)
-    if (name !== 'secure-grpc' && name !== 'webhook')
-      lines.push(`  ${(LISTENER_LABELS[name] ?? name).padEnd(24)} ${l.address}`);
+    if (name !== 'secure-grpc' && name !== 'webhook') lines.push(listenerLine(name, l.address));
   process.stdout.write(lines.join('\n') + '\n');
 }
 
