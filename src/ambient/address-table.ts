@@ -32,8 +32,9 @@ export class AddressTable {
     if (aliases.length) extra.aliases = aliases.join(KEY_SEPARATOR);
     if (w.node) extra.node = this.intern(w.node);
     const services = Object.keys(w.services ?? {});
-    if (services.length)
-      extra.services = services.length === 1 ? this.intern(services[0]!) : services.join(KEY_SEPARATOR);
+    const [only] = services;
+    if (services.length === 1 && only !== undefined) extra.services = this.intern(only);
+    else if (services.length) extra.services = services.join(KEY_SEPARATOR);
     this.resources.set(uid, encodeAddress({ workload: w }), extra);
   }
 

@@ -26,6 +26,7 @@ import { policyStatusFacts, type PolicyStatusFacts } from './policy-status';
 import { kubeServiceHostname, servicesOfHostname } from './services';
 import type { AmbientSettings } from './settings';
 import { StoreView, registerIndexes } from './store-view';
+import { namespaceOf, serviceEntrySpec } from './specs';
 import { endpointSliceWorkloads, serviceEntryWorkloads } from './workload-sources';
 import { waypointStatusFacts, type WaypointStatusFacts } from './waypoint-status';
 import { podUid, podWorkload, workloadEntryUid, workloadEntryWorkload } from './workloads';
@@ -281,11 +282,11 @@ export class AmbientIndex implements ResourceCache {
     for (const w of this.store.list('WorkloadEntry')) d.workloadEntries.add(keyOf(w));
     for (const se of this.store.list('ServiceEntry')) {
       d.serviceEntries.add(keyOf(se));
-      for (const h of (se.spec?.hosts ?? []) as string[]) d.hostnames.add(h);
+      for (const h of serviceEntrySpec(se).hosts ?? []) d.hostnames.add(h);
     }
     for (const slice of this.store.list('EndpointSlice')) d.slices.add(keyOf(slice));
     for (const svc of this.store.list('Service'))
-      d.hostnames.add(kubeServiceHostname(svc.metadata.name, svc.metadata.namespace!, s.domain));
+      d.hostnames.add(kubeServiceHostname(svc.metadata.name, namespaceOf(svc), s.domain));
     for (const ap of this.store.list('AuthorizationPolicy')) d.policies.add(keyOf(ap));
     d.peerAuthentications = true;
     this.bySource.clear();

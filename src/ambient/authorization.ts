@@ -17,6 +17,7 @@ import {
   Rule,
   setIf,
 } from './messages';
+import { authorizationPolicySpec, namespaceOf } from './specs';
 
 /** Why a policy is not sent to ztunnel, or 'sent'. */
 export type PolicyDisposition = 'sent' | 'targetRef' | 'dryRun' | 'unsupportedAction';
@@ -73,7 +74,7 @@ export const L4_WHEN_KEYS = [
 ] as const;
 
 export function policyDisposition(ap: KubeObject, enableDryRun = false): PolicyDisposition {
-  const spec = ap.spec ?? {};
+  const spec = authorizationPolicySpec(ap);
   if (spec.targetRef || (Array.isArray(spec.targetRefs) && spec.targetRefs.length > 0)) return 'targetRef';
   const action = spec.action ?? 'ALLOW';
   if (action !== 'ALLOW' && action !== 'DENY') return 'unsupportedAction';
@@ -195,8 +196,8 @@ export function convertAuthorizationPolicy(
   enableDryRun = false,
 ): Authorization | undefined {
   if (policyDisposition(ap, enableDryRun) !== 'sent') return undefined;
-  const spec = ap.spec ?? {};
-  const namespace = ap.metadata.namespace!;
+  const spec = authorizationPolicySpec(ap);
+  const namespace = namespaceOf(ap);
   const action = spec.action === 'DENY' ? AuthzAction.DENY : AuthzAction.ALLOW;
   const scope = spec.selector
     ? AuthzScope.WORKLOAD_SELECTOR
@@ -204,7 +205,8 @@ export function convertAuthorizationPolicy(
       ? AuthzScope.GLOBAL
       : AuthzScope.NAMESPACE;
   const rules: Rule[] = [];
-  for (const rule of (spec.rules ?? []) as ApRule[]) {
+  // A rule written as a bare `-` in YAML arrives as null, and converts as an empty rule.
+  for (const rule of (spec.rules ?? []) as (ApRule | null)[]) {
     const converted = convertRule(action, rule ?? {}, namespace);
     if (!converted) continue;
     const r: Rule = {};

@@ -41,6 +41,15 @@ import { keyOf } from '../store/types';
 import { matchLabels } from '../store/selector';
 import { INDEX, anyNsPairKey, pairKey } from './store-view';
 import { kubeServiceHostname } from './services';
+import {
+  authorizationPolicySpec,
+  gatewaySpec,
+  gatewayStatus,
+  peerAuthenticationSpec,
+  serviceEntrySpec,
+  serviceSpec,
+  sliceEndpoints,
+} from './specs';
 import { workloadEntryLabels } from './workloads';
 
 export class DirtySet {
@@ -73,8 +82,9 @@ function markSelected(
   emptySelectsAll: boolean,
 ): void {
   if (!selector) return;
-  const entries = Object.entries(selector);
-  if (entries.length === 0) {
+  // Any one pair finds every candidate through the label index; matchLabels then checks them all.
+  const [first] = Object.entries(selector);
+  if (!first) {
     if (!emptySelectsAll) return;
     const list = (kind: 'Pod' | 'WorkloadEntry') =>
       namespace === '*' ? ctx.store.list(kind) : ctx.store.list(kind, namespace);
@@ -82,7 +92,7 @@ function markSelected(
     for (const w of list('WorkloadEntry')) d.workloadEntries.add(keyOf(w));
     return;
   }
-  const [k, v] = entries[0]!;
+  const [k, v] = first;
   const key = namespace === '*' ? anyNsPairKey(k, v) : pairKey(namespace, k, v);
   for (const p of ctx.store.byIndex('Pod', INDEX.labels, key))
     if (matchLabels(p.metadata.labels, selector)) d.pods.add(keyOf(p));
@@ -104,7 +114,7 @@ function markNamespace(ctx: DirtyContext, d: DirtySet, namespace: string): void 
     d.hostnames.add(kubeServiceHostname(s.metadata.name, namespace, ctx.domain));
   for (const se of ctx.store.list('ServiceEntry', namespace)) {
     d.serviceEntries.add(keyOf(se));
-    for (const h of (se.spec?.hosts ?? []) as string[]) d.hostnames.add(h);
+    for (const h of serviceEntrySpec(se).hosts ?? []) d.hostnames.add(h);
   }
 }
 
@@ -117,23 +127,22 @@ function markWaypoint(ctx: DirtyContext, d: DirtySet, key: string): void {
     d.hostnames.add(kubeServiceHostname(s.metadata.name, ns(s), ctx.domain));
   for (const se of ctx.store.byIndex('ServiceEntry', INDEX.waypointRef, key)) {
     d.serviceEntries.add(keyOf(se));
-    for (const h of (se.spec?.hosts ?? []) as string[]) d.hostnames.add(h);
+    for (const h of serviceEntrySpec(se).hosts ?? []) d.hostnames.add(h);
   }
   for (const n of ctx.store.byIndex('Namespace', INDEX.waypointRef, key)) markNamespace(ctx, d, n.metadata.name);
 }
 
 function markSlicePods(d: DirtySet, slice: KubeObject): void {
-  for (const e of (slice.endpoints ?? []) as { targetRef?: { kind?: string; namespace?: string; name?: string } }[]) {
-    if (e.targetRef?.kind === 'Pod' && e.targetRef.name)
-      d.pods.add(`${e.targetRef.namespace ?? ns(slice)}/${e.targetRef.name}`);
+  for (const { targetRef: ref } of sliceEndpoints(slice)) {
+    if (ref?.kind === 'Pod' && ref.name) d.pods.add(`${ref.namespace ?? ns(slice)}/${ref.name}`);
   }
 }
 
 function markPeerAuthentication(ctx: DirtyContext, d: DirtySet, pa: KubeObject): void {
   d.peerAuthentications = true;
   const namespace = ns(pa);
-  const selector = pa.spec?.selector;
-  const matchLabelsOf: Record<string, string> = selector?.matchLabels ?? {};
+  const selector = peerAuthenticationSpec(pa).selector;
+  const matchLabelsOf = selector?.matchLabels ?? {};
   if (namespace === ctx.rootNamespace && !selector) {
     d.all = true;
     return;
@@ -152,9 +161,9 @@ const FAN_OUT_PROJECTIONS: Partial<Record<StoreEvent['kind'], (o: KubeObject) =>
   Gateway: (o) => [
     o.metadata.labels,
     o.metadata.annotations,
-    o.spec?.gatewayClassName,
-    o.spec?.listeners,
-    o.status?.addresses,
+    gatewaySpec(o).gatewayClassName,
+    gatewaySpec(o).listeners,
+    gatewayStatus(o).addresses,
   ],
   GatewayClass: (o) => [o.metadata.labels, o.metadata.annotations],
 };
@@ -179,7 +188,7 @@ export function markEvent(ctx: DirtyContext, d: DirtySet, event: StoreEvent): vo
         break;
       case 'Service': {
         d.hostnames.add(kubeServiceHostname(o.metadata.name, ns(o), ctx.domain));
-        markSelected(ctx, d, ns(o), o.spec?.selector, false);
+        markSelected(ctx, d, ns(o), serviceSpec(o).selector, false);
         for (const slice of ctx.store.byIndex('EndpointSlice', INDEX.sliceService, key)) {
           d.slices.add(keyOf(slice));
           markSlicePods(d, slice);
@@ -188,8 +197,8 @@ export function markEvent(ctx: DirtyContext, d: DirtySet, event: StoreEvent): vo
       }
       case 'ServiceEntry':
         d.serviceEntries.add(key);
-        for (const h of (o.spec?.hosts ?? []) as string[]) d.hostnames.add(h);
-        markSelected(ctx, d, ns(o), o.spec?.workloadSelector?.labels, false);
+        for (const h of serviceEntrySpec(o).hosts ?? []) d.hostnames.add(h);
+        markSelected(ctx, d, ns(o), serviceEntrySpec(o).workloadSelector?.labels, false);
         break;
       case 'EndpointSlice':
         d.slices.add(key);
@@ -210,7 +219,7 @@ export function markEvent(ctx: DirtyContext, d: DirtySet, event: StoreEvent): vo
         break;
       case 'AuthorizationPolicy': {
         d.policies.add(key);
-        const ml = o.spec?.selector?.matchLabels;
+        const ml = authorizationPolicySpec(o).selector?.matchLabels;
         if (ml !== undefined && ml !== null) {
           markSelected(ctx, d, ns(o) === ctx.rootNamespace ? '*' : ns(o), ml, true);
           markServiceEntries(ctx, d, ns(o));
@@ -234,7 +243,7 @@ export function expandHostnames(ctx: DirtyContext, d: DirtySet): void {
   for (const h of d.hostnames) {
     for (const se of ctx.store.byIndex('ServiceEntry', INDEX.host, h)) {
       d.serviceEntries.add(keyOf(se));
-      markSelected(ctx, d, ns(se), se.spec?.workloadSelector?.labels, false);
+      markSelected(ctx, d, ns(se), serviceEntrySpec(se).workloadSelector?.labels, false);
     }
   }
 }

@@ -10,6 +10,9 @@ export function parseIp(text: string | undefined): Uint8Array | undefined {
   return undefined;
 }
 
+/** The 16-bit group at byte `i`, big-endian; `?? 0` is what << and | already do with a missing byte. */
+const group16 = (bytes: Uint8Array, i: number): number => ((bytes[i] ?? 0) << 8) | (bytes[i + 1] ?? 0);
+
 function ipv6Bytes(text: string): Uint8Array | undefined {
   let s = text;
   const zone = s.indexOf('%');
@@ -20,7 +23,7 @@ function ipv6Bytes(text: string): Uint8Array | undefined {
   if (tail.includes('.')) {
     const v4 = parseIp(tail);
     if (!v4) return undefined;
-    s = `${s.slice(0, lastColon + 1)}${((v4[0]! << 8) | v4[1]!).toString(16)}:${((v4[2]! << 8) | v4[3]!).toString(16)}`;
+    s = `${s.slice(0, lastColon + 1)}${group16(v4, 0).toString(16)}:${group16(v4, 2).toString(16)}`;
   }
   const [head, rest] = s.split('::') as [string, string | undefined];
   const a = head ? head.split(':') : [];
@@ -40,7 +43,7 @@ export function ipToText(bytes: Uint8Array): string {
   if (bytes.length === 4) return Array.from(bytes).join('.');
   if (bytes.length === 16) {
     const groups: string[] = [];
-    for (let i = 0; i < 16; i += 2) groups.push(((bytes[i]! << 8) | bytes[i + 1]!).toString(16));
+    for (let i = 0; i < 16; i += 2) groups.push(group16(bytes, i).toString(16));
     // Compress the longest run of zero groups, as RFC 5952 asks.
     let best = -1;
     let bestLen = 0;

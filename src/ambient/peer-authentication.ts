@@ -6,6 +6,7 @@ import { matchLabels } from '../store/selector';
 import type { KubeObject } from '../store/types';
 import { CONVERTED_PA_PREFIX, STATIC_STRICT_POLICY } from './constants';
 import { Authorization, AuthzAction, AuthzScope, Clause, Rule } from './messages';
+import { PeerAuthenticationMtls, namespaceOf, peerAuthenticationSpec as paSpec } from './specs';
 
 export type MtlsMode = 'UNSET' | 'DISABLE' | 'PERMISSIVE' | 'STRICT';
 const MODES: readonly MtlsMode[] = ['UNSET', 'DISABLE', 'PERMISSIVE', 'STRICT'];
@@ -50,8 +51,11 @@ export function oldest(objects: readonly KubeObject[]): KubeObject | undefined {
   return best;
 }
 
-const hasSelector = (pa: KubeObject) => pa.spec?.selector !== undefined && pa.spec?.selector !== null;
-const hasMatchLabels = (pa: KubeObject) => Object.keys(pa.spec?.selector?.matchLabels ?? {}).length > 0;
+const hasSelector = (pa: KubeObject) => {
+  const selector = paSpec(pa).selector;
+  return selector !== undefined && selector !== null;
+};
+const hasMatchLabels = (pa: KubeObject) => Object.keys(paSpec(pa).selector?.matchLabels ?? {}).length > 0;
 
 /** The oldest PeerAuthentication without any selector in a namespace (istiod's PeerAuthByNamespace). */
 export function namespacePolicy(pas: readonly KubeObject[]): KubeObject | undefined {
@@ -59,9 +63,9 @@ export function namespacePolicy(pas: readonly KubeObject[]): KubeObject | undefi
 }
 
 /** Port-level modes in ascending port order; keys that are not ports are ignored. */
-function portModes(pa: KubeObject): [number, { mode?: string }][] {
-  const out: [number, { mode?: string }][] = [];
-  for (const [k, v] of Object.entries((pa.spec?.portLevelMtls ?? {}) as Record<string, { mode?: string }>)) {
+function portModes(pa: KubeObject): [number, PeerAuthenticationMtls][] {
+  const out: [number, PeerAuthenticationMtls][] = [];
+  for (const [k, v] of Object.entries(paSpec(pa).portLevelMtls ?? {})) {
     if (/^\d+$/.test(k) && Number(k) <= 0xffffffff) out.push([Number(k), v ?? {}]);
   }
   return out.sort((a, b) => a[0] - b[0]);
@@ -83,13 +87,13 @@ export function convertPeerAuthentication(
   if (
     pa.metadata.namespace === rootNamespace ||
     !hasSelector(pa) ||
-    Object.keys(pa.spec?.portLevelMtls ?? {}).length === 0
+    Object.keys(paSpec(pa).portLevelMtls ?? {}).length === 0
   )
     return undefined;
-  const mtls = pa.spec?.mtls;
+  const mtls = paSpec(pa).mtls;
   const mode = modeOf(mtls);
-  const nsMtls = nsCfg?.spec?.mtls;
-  const rootMtls = rootCfg?.spec?.mtls;
+  const nsMtls = nsCfg && paSpec(nsCfg).mtls;
+  const rootMtls = rootCfg && paSpec(rootCfg).mtls;
   const clauses: Clause[] = [];
   const rules: Rule[] = [];
   if (mode === 'STRICT') clauses.push(denyWithoutIdentity());
@@ -131,7 +135,7 @@ export function convertPeerAuthentication(
   if (clauses.length > 0) rules.push({ clauses });
   return {
     name: convertedPolicyName(pa),
-    namespace: pa.metadata.namespace!,
+    namespace: namespaceOf(pa),
     scope: AuthzScope.WORKLOAD_SELECTOR,
     action: AuthzAction.DENY,
     rules,
@@ -150,7 +154,7 @@ export function candidatePeerAuthentications(
   const consider = (p: KubeObject) => {
     if (p.metadata.namespace === rootNamespace && !hasSelector(p)) return out.push(p);
     if (p.metadata.namespace !== workloadNamespace) return;
-    if (!hasSelector(p) || matchLabels(labels ?? {}, p.spec.selector.matchLabels)) out.push(p);
+    if (!hasSelector(p) || matchLabels(labels ?? {}, paSpec(p).selector?.matchLabels ?? undefined)) out.push(p);
   };
   inNamespace.forEach(consider);
   if (workloadNamespace !== rootNamespace) inRoot.forEach(consider);
@@ -162,15 +166,15 @@ export function peerAuthenticationKeys(rootNamespace: string, configs: readonly 
   const mesh = oldest(configs.filter((c) => !hasMatchLabels(c) && c.metadata.namespace === rootNamespace));
   const ns = oldest(configs.filter((c) => !hasMatchLabels(c) && c.metadata.namespace !== rootNamespace));
   const workload = oldest(configs.filter((c) => hasMatchLabels(c) && c.metadata.namespace !== rootNamespace));
-  let strict = mesh ? isStrict(mesh.spec?.mtls) : false;
-  if (ns && !isUnset(ns.spec?.mtls)) strict = isStrict(ns.spec?.mtls);
+  let strict = mesh ? isStrict(paSpec(mesh).mtls) : false;
+  if (ns && !isUnset(paSpec(ns).mtls)) strict = isStrict(paSpec(ns).mtls);
   let portKey = '';
   if (workload) {
-    const spec = workload.spec ?? {};
+    const spec = paSpec(workload);
     if (isStrict(spec.mtls)) strict = true;
     if (isPermissive(spec.mtls) || isDisable(spec.mtls)) strict = false;
     if (spec.portLevelMtls) {
-      const portList = Object.values(spec.portLevelMtls as Record<string, { mode?: string }>);
+      const portList = Object.values(spec.portLevelMtls);
       const key = `${workload.metadata.namespace}/${convertedPolicyName(workload)}`;
       const mode = modeOf(spec.mtls);
       if (mode === 'STRICT') {

@@ -3,20 +3,9 @@
 
 import type { KubeObject } from '../store/types';
 import { Port, PortList } from './messages';
+import { ContainerPort, KubeServicePort, ServiceEntryPort, podSpec, serviceEntrySpec, serviceSpec } from './specs';
 
-export interface KubeServicePort {
-  name?: string;
-  protocol?: string;
-  appProtocol?: string;
-  port: number;
-  targetPort?: number | string;
-}
-
-export interface ContainerPort {
-  name?: string;
-  containerPort: number;
-  protocol?: string;
-}
+export type { ContainerPort, KubeServicePort, ServiceEntryPort };
 
 /** The number a Service port's targetPort resolves to before any pod is known (0 for a name). */
 export function numericTargetPort(p: KubeServicePort): number {
@@ -32,9 +21,10 @@ export function namedTargetPort(p: KubeServicePort): string | undefined {
 
 /** TCP container ports, of containers and of sidecar-style init containers (restartPolicy Always). */
 export function podTcpPorts(pod: KubeObject): ContainerPort[] {
-  const containers: { ports?: ContainerPort[]; restartPolicy?: string }[] = [
-    ...(pod.spec?.containers ?? []),
-    ...((pod.spec?.initContainers ?? []) as { restartPolicy?: string }[]).filter((c) => c.restartPolicy === 'Always'),
+  const spec = podSpec(pod);
+  const containers = [
+    ...(spec.containers ?? []),
+    ...(spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always'),
   ];
   const out: ContainerPort[] = [];
   for (const c of containers) for (const p of c.ports ?? []) if ((p.protocol ?? 'TCP') === 'TCP') out.push(p);
@@ -56,7 +46,7 @@ function port(servicePort: number, targetPort: number): Port {
 /** A Kubernetes Service's ports for one pod: a named targetPort missing on the pod omits that port. */
 export function kubeServicePortsForPod(service: KubeObject, podPorts: readonly ContainerPort[]): PortList {
   const ports: Port[] = [];
-  for (const p of (service.spec?.ports ?? []) as KubeServicePort[]) {
+  for (const p of serviceSpec(service).ports ?? []) {
     const named = namedTargetPort(p);
     if (named === undefined) {
       ports.push(port(p.port, numericTargetPort(p)));
@@ -68,17 +58,10 @@ export function kubeServicePortsForPod(service: KubeObject, podPorts: readonly C
   return ports.length ? { ports } : {};
 }
 
-export interface ServiceEntryPort {
-  number: number;
-  name?: string;
-  protocol?: string;
-  targetPort?: number;
-}
-
 /** A ServiceEntry's ports for one pod: a container port named like the SE port wins, else targetPort. */
 export function serviceEntryPortsForPod(se: KubeObject, podPorts: readonly ContainerPort[]): PortList {
   const ports: Port[] = [];
-  for (const p of (se.spec?.ports ?? []) as ServiceEntryPort[]) {
+  for (const p of serviceEntrySpec(se).ports ?? []) {
     const found = p.name ? podPorts.find((c) => c.name === p.name) : undefined;
     ports.push(port(p.number, found ? found.containerPort : p.targetPort || p.number));
   }
@@ -98,12 +81,12 @@ export function servicePortsForEntry(
   const ports: Port[] = [];
   const map = entryPorts ?? {};
   if (isServiceEntry) {
-    for (const p of (service.spec?.ports ?? []) as ServiceEntryPort[]) {
+    for (const p of serviceEntrySpec(service).ports ?? []) {
       const override = own(map, p.name ?? '');
       ports.push(port(p.number, override ?? (p.targetPort || p.number)));
     }
   } else {
-    for (const p of (service.spec?.ports ?? []) as KubeServicePort[]) {
+    for (const p of serviceSpec(service).ports ?? []) {
       const named = namedTargetPort(p);
       if (named === undefined) {
         const byName = own(map, p.name ?? '');

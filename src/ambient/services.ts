@@ -21,7 +21,8 @@ import {
 } from './messages';
 import { oldest } from './peer-authentication';
 import { kubePortAppProtocol, serviceEntryAppProtocol } from './protocols';
-import { KubeServicePort, ServiceEntryPort, numericTargetPort } from './service-ports';
+import { numericTargetPort } from './service-ports';
+import { namespaceOf, serviceEntrySpec, serviceEntryStatus, serviceSpec } from './specs';
 import type { MeshView } from './view';
 import { visibilityFor } from './visibility';
 import { Waypoint, boundCanary, serviceWaypoint } from './waypoints';
@@ -75,13 +76,14 @@ export function trafficDistribution(
 }
 
 export function kubeLoadBalancing(svc: KubeObject, namespace: KubeObject | undefined): LoadBalancing | undefined {
+  const spec = serviceSpec(svc);
   let lb: LoadBalancing | undefined =
-    svc.spec?.internalTrafficPolicy === 'Local'
+    spec.internalTrafficPolicy === 'Local'
       ? { routingPreference: [LbScope.NODE], mode: LbMode.STRICT }
       : preset(
-          trafficDistribution(svc.spec?.trafficDistribution, svc.metadata.annotations, namespace?.metadata.annotations),
+          trafficDistribution(spec.trafficDistribution, svc.metadata.annotations, namespace?.metadata.annotations),
         );
-  if (svc.spec?.publishNotReadyAddresses === true) lb = { ...(lb ?? {}), healthPolicy: HealthPolicy.ALLOW_ALL };
+  if (spec.publishNotReadyAddresses === true) lb = { ...(lb ?? {}), healthPolicy: HealthPolicy.ALLOW_ALL };
   return lb;
 }
 
@@ -128,14 +130,16 @@ function weightedWaypoints(
 
 /** A Service's cluster IPs (clusterIPs, else clusterIP), without "" and None (headless). */
 export function serviceClusterIps(svc: KubeObject): string[] {
-  const ips: string[] = svc.spec?.clusterIPs?.length ? svc.spec.clusterIPs : [svc.spec?.clusterIP ?? ''];
+  const { clusterIPs, clusterIP } = serviceSpec(svc);
+  const ips = clusterIPs?.length ? clusterIPs : [clusterIP ?? ''];
   return ips.filter((ip) => ip !== '' && ip !== 'None');
 }
 
 /** ExternalName Services are not sent, nor Services with an unparsable cluster IP; headless ones are, with no addresses. */
 export function kubeService(svc: KubeObject, view: MeshView): Service | undefined {
-  if (svc.spec?.type === 'ExternalName') return undefined;
-  const ns = svc.metadata.namespace!;
+  const spec = serviceSpec(svc);
+  if (spec.type === 'ExternalName') return undefined;
+  const ns = namespaceOf(svc);
   const s = view.settings;
   const addresses: NetworkAddress[] = [];
   for (const text of serviceClusterIps(svc)) {
@@ -148,7 +152,7 @@ export function kubeService(svc: KubeObject, view: MeshView): Service | undefine
   setIf(out, 'name', svc.metadata.name);
   setIf(out, 'namespace', ns);
   setIf(out, 'addresses', addresses);
-  const ports: Port[] = ((svc.spec?.ports ?? []) as KubeServicePort[]).map((p) => {
+  const ports: Port[] = (spec.ports ?? []).map((p) => {
     const port: Port = {};
     setIf(port, 'servicePort', p.port);
     setIf(port, 'targetPort', numericTargetPort(p));
@@ -159,7 +163,7 @@ export function kubeService(svc: KubeObject, view: MeshView): Service | undefine
   const wp = serviceWaypoint(ns, svc.metadata.labels, view);
   setIf(out, 'waypoint', wp?.address);
   setIf(out, 'loadBalancing', kubeLoadBalancing(svc, namespace));
-  setIf(out, 'ipFamilies', ipFamilies(svc.spec?.ipFamilies));
+  setIf(out, 'ipFamilies', ipFamilies(spec.ipFamilies));
   // A Kubernetes Service is always canonical for its hostname.
   out.canonical = true;
   if (wp) setIf(out, 'ingressUseWaypoint', ingressUseWaypoint(svc, namespace));
@@ -170,14 +174,15 @@ export function kubeService(svc: KubeObject, view: MeshView): Service | undefine
 /** Addresses of one host: the spec's (IP or masked CIDR), else auto-allocated ones from status. */
 function serviceEntryAddresses(se: KubeObject, host: string, network: string): NetworkAddress[] | undefined {
   const out: NetworkAddress[] = [];
-  for (const text of (se.spec?.addresses ?? []) as string[]) {
+  const spec = serviceEntrySpec(se);
+  for (const text of spec.addresses ?? []) {
     const cidr = parseCidr(text);
     if (!cidr) return undefined;
     const masked = maskCidr(cidr);
     const isHost = masked.length === masked.address.length * 8;
     out.push(networkAddress(network, masked.address, isHost ? undefined : masked.length));
   }
-  const resolution = se.spec?.resolution ?? 'NONE';
+  const resolution = spec.resolution ?? 'NONE';
   const optedOut = (se.metadata.labels?.[LABEL.enableAutoallocateIp] ?? '').toLowerCase() === 'false';
   if (
     out.length === 0 &&
@@ -185,7 +190,7 @@ function serviceEntryAddresses(se: KubeObject, host: string, network: string): N
     !optedOut &&
     (!host.startsWith('*') || resolution === 'DYNAMIC_DNS')
   ) {
-    for (const a of (se.status?.addresses ?? []) as { value?: string; host?: string }[]) {
+    for (const a of serviceEntryStatus(se).addresses ?? []) {
       const ip = a.host === host ? parseIp(a.value) : undefined;
       if (ip) out.push(networkAddress(network, ip));
     }
@@ -197,7 +202,7 @@ export function serviceEntryLoadBalancing(
   se: KubeObject,
   namespace: KubeObject | undefined,
 ): LoadBalancing | undefined {
-  if ((se.spec?.resolution ?? 'NONE') === 'NONE')
+  if ((serviceEntrySpec(se).resolution ?? 'NONE') === 'NONE')
     return { mode: LbMode.PASSTHROUGH, healthPolicy: HealthPolicy.ALLOW_ALL };
   return preset(trafficDistribution(undefined, se.metadata.annotations, namespace?.metadata.annotations));
 }
@@ -207,7 +212,7 @@ export function serviceEntryLoadBalancing(
  * None when meshConfig.serviceEntryVisibility hides the entry or an address does not parse.
  */
 export function serviceEntryService(se: KubeObject, host: string, view: MeshView): Service | undefined {
-  const ns = se.metadata.namespace!;
+  const ns = namespaceOf(se);
   const namespace = view.get('Namespace', undefined, ns);
   const visibility = visibilityFor(view.settings.serviceEntryVisibility, namespace?.metadata.labels);
   if (visibility === 'NONE') return undefined;
@@ -217,7 +222,8 @@ export function serviceEntryService(se: KubeObject, host: string, view: MeshView
   setIf(out, 'name', se.metadata.name);
   setIf(out, 'namespace', ns);
   setIf(out, 'addresses', addresses);
-  const ports: Port[] = ((se.spec?.ports ?? []) as ServiceEntryPort[]).map((p) => {
+  const spec = serviceEntrySpec(se);
+  const ports: Port[] = (spec.ports ?? []).map((p) => {
     const port: Port = {};
     setIf(port, 'servicePort', p.number);
     setIf(port, 'targetPort', p.targetPort || p.number);
@@ -225,7 +231,7 @@ export function serviceEntryService(se: KubeObject, host: string, view: MeshView
     return port;
   });
   setIf(out, 'ports', ports);
-  setIf(out, 'subjectAltNames', se.spec?.subjectAltNames);
+  setIf(out, 'subjectAltNames', spec.subjectAltNames);
   let wp = serviceWaypoint(ns, se.metadata.labels, view);
   // A namespace-private ServiceEntry may not bind a waypoint of another namespace.
   if (wp && visibility === 'NAMESPACE' && wp.namespace !== ns) wp = undefined;
@@ -266,18 +272,19 @@ export function hostnameWinners(hostname: string, view: MeshView): Map<string, H
   const ref = kubeServiceOfHostname(hostname, view.settings.domain);
   const kubeSvc = ref ? view.get('Service', ref.namespace, ref.name) : undefined;
   const kube = kubeSvc ? kubeService(kubeSvc, view) : undefined;
-  if (kube && kubeSvc) winners.set(kubeSvc.metadata.namespace!, { service: kube, source: kubeSvc, kube: true });
+  if (kube && kubeSvc) winners.set(namespaceOf(kubeSvc), { service: kube, source: kubeSvc, kube: true });
   const byNamespace = new Map<string, { se: KubeObject; service: Service }[]>();
   for (const se of view.serviceEntriesWithHost(hostname)) {
-    const ns = se.metadata.namespace!;
+    const ns = namespaceOf(se);
     if (winners.has(ns)) continue;
     const service = serviceEntryService(se, hostname, view);
     if (!service) continue;
     byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), { se, service }]);
   }
   for (const [ns, entries] of byNamespace) {
-    const first = oldest(entries.map((e) => e.se))!;
-    winners.set(ns, { service: entries.find((e) => e.se === first)!.service, source: first, kube: false });
+    const first = oldest(entries.map((e) => e.se));
+    const winner = entries.find((e) => e.se === first);
+    if (winner) winners.set(ns, { service: winner.service, source: winner.se, kube: false });
   }
   if (!kube) {
     const eligible = [...winners.values()].filter((w) => w.service.visibility !== Visibility.NAMESPACE);
@@ -285,7 +292,9 @@ export function hostnameWinners(hostname: string, view: MeshView): Map<string, H
     for (const w of winners.values()) if (w.source === first) w.service.canonical = true;
   }
   const out = new Map<string, HostnameWinner>();
-  for (const ns of [...winners.keys()].sort()) out.set(`${ns}/${hostname}`, winners.get(ns)!);
+  // Namespaces in code-unit order, as sort() orders strings.
+  const byName = [...winners].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [ns, winner] of byName) out.set(`${ns}/${hostname}`, winner);
   return out;
 }
 
@@ -295,8 +304,8 @@ export function servicesOfHostname(hostname: string, view: MeshView): Map<string
 
 /** The hosts a ServiceEntry won in its namespace: only these reach ztunnel and its workloads. */
 export function serviceEntryWinningHosts(se: KubeObject, view: MeshView): string[] {
-  const ns = se.metadata.namespace!;
-  return [...new Set<string>(se.spec?.hosts ?? [])].filter(
+  const ns = namespaceOf(se);
+  return [...new Set(serviceEntrySpec(se).hosts ?? [])].filter(
     (h) => hostnameWinners(h, view).get(`${ns}/${h}`)?.source === se,
   );
 }

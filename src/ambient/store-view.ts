@@ -6,6 +6,7 @@ import { matchLabels } from '../store/selector';
 import type { KubeObject, ObjectStore } from '../store/types';
 import { LABEL } from './constants';
 import { AmbientSettings, inRevision } from './settings';
+import { authorizationPolicySpec, gatewaySpec, podSpec, serviceEntrySpec, serviceSpec, sliceEndpoints } from './specs';
 
 /** The Istio kinds istiod filters by istio.io/rev. */
 const REVISIONED: ReadonlySet<KindId> = new Set<KindId>([
@@ -66,7 +67,10 @@ export function registerIndexes(store: ObjectStore): void {
     // Not registered yet.
   }
   store.addIndex('Pod', INDEX.labels, (o) => labelKeys(ns(o), o.metadata.labels));
-  store.addIndex('Pod', INDEX.node, (o) => (o.spec?.nodeName ? [o.spec.nodeName] : []));
+  store.addIndex('Pod', INDEX.node, (o) => {
+    const node = podSpec(o).nodeName;
+    return node ? [node] : [];
+  });
   store.addIndex('Pod', INDEX.waypointRef, (o) => waypointRefKeys(o.metadata.labels, ns(o)));
   store.addIndex('Pod', INDEX.gatewayName, (o) =>
     o.metadata.labels?.[LABEL.gatewayName] ? [`${ns(o)}/${o.metadata.labels[LABEL.gatewayName]}`] : [],
@@ -77,14 +81,14 @@ export function registerIndexes(store: ObjectStore): void {
     const gw = workloadEntryLabels(o)[LABEL.gatewayName];
     return gw ? [`${ns(o)}/${gw}`] : [];
   });
-  store.addIndex('Service', INDEX.selector, (o) => pairKeys(ns(o), o.spec?.selector));
+  store.addIndex('Service', INDEX.selector, (o) => pairKeys(ns(o), serviceSpec(o).selector));
   store.addIndex('Service', INDEX.waypointRef, (o) => waypointRefKeys(o.metadata.labels, ns(o)));
-  store.addIndex('ServiceEntry', INDEX.selector, (o) => pairKeys(ns(o), o.spec?.workloadSelector?.labels));
-  store.addIndex('ServiceEntry', INDEX.host, (o) => [...new Set<string>(o.spec?.hosts ?? [])]);
+  store.addIndex('ServiceEntry', INDEX.selector, (o) => pairKeys(ns(o), serviceEntrySpec(o).workloadSelector?.labels));
+  store.addIndex('ServiceEntry', INDEX.host, (o) => [...new Set(serviceEntrySpec(o).hosts ?? [])]);
   store.addIndex('ServiceEntry', INDEX.waypointRef, (o) => [
     ...new Set([
       ...waypointRefKeys(o.metadata.labels, ns(o)),
-      ...((o.spec?.endpoints ?? []) as { labels?: Record<string, string> }[]).flatMap((e) => [
+      ...(serviceEntrySpec(o).endpoints ?? []).flatMap((e) => [
         ...waypointRefKeys(e.labels, ns(o)),
         ...(e.labels?.[LABEL.gatewayName] ? [`${ns(o)}/${e.labels[LABEL.gatewayName]}`] : []),
       ]),
@@ -93,21 +97,24 @@ export function registerIndexes(store: ObjectStore): void {
   store.addIndex('Namespace', INDEX.waypointRef, (o) => waypointRefKeys(o.metadata.labels, o.metadata.name));
   store.addIndex('EndpointSlice', INDEX.targetPod, (o) => [
     ...new Set(
-      ((o.endpoints ?? []) as { targetRef?: { kind?: string; namespace?: string; name?: string } }[])
-        .filter((e) => e.targetRef?.kind === 'Pod' && e.targetRef.name)
-        .map((e) => `${e.targetRef!.namespace ?? ns(o)}/${e.targetRef!.name}`),
+      sliceEndpoints(o).flatMap(({ targetRef: ref }) =>
+        ref?.kind === 'Pod' && ref.name ? [`${ref.namespace ?? ns(o)}/${ref.name}`] : [],
+      ),
     ),
   ]);
   store.addIndex('EndpointSlice', INDEX.sliceService, (o) =>
     o.metadata.labels?.[LABEL.serviceName] ? [`${ns(o)}/${o.metadata.labels[LABEL.serviceName]}`] : [],
   );
   store.addIndex('AuthorizationPolicy', INDEX.selector, (o) => {
-    const ml = o.spec?.selector?.matchLabels;
+    const ml = authorizationPolicySpec(o).selector?.matchLabels;
     if (ml === undefined || ml === null) return [];
     const keys = pairKeys(ns(o), ml);
     return keys.length ? keys : [allKey(ns(o))];
   });
-  store.addIndex('Gateway', INDEX.gatewayClass, (o) => (o.spec?.gatewayClassName ? [o.spec.gatewayClassName] : []));
+  store.addIndex('Gateway', INDEX.gatewayClass, (o) => {
+    const cls = gatewaySpec(o).gatewayClassName;
+    return cls ? [cls] : [];
+  });
 }
 
 /** Objects of `kind` whose selector index holds a pair of `labels`, de-duplicated. */
@@ -142,12 +149,14 @@ export class StoreView implements MeshView {
   }
 
   servicesSelecting(namespace: string, labels: Record<string, string>): KubeObject[] {
-    return candidates(this.store, 'Service', namespace, labels).filter((s) => matchLabels(labels, s.spec?.selector));
+    return candidates(this.store, 'Service', namespace, labels).filter((s) =>
+      matchLabels(labels, serviceSpec(s).selector),
+    );
   }
 
   serviceEntriesSelecting(namespace: string, labels: Record<string, string>): KubeObject[] {
     return candidates(this.store, 'ServiceEntry', namespace, labels).filter(
-      (s) => this.inRev(s) && matchLabels(labels, s.spec?.workloadSelector?.labels),
+      (s) => this.inRev(s) && matchLabels(labels, serviceEntrySpec(s).workloadSelector?.labels),
     );
   }
 
@@ -159,7 +168,10 @@ export class StoreView implements MeshView {
     const root = this.settings.rootNamespace;
     const out = candidates(this.store, 'AuthorizationPolicy', namespace, labels, [allKey(namespace)]);
     if (root !== namespace) out.push(...candidates(this.store, 'AuthorizationPolicy', root, labels, [allKey(root)]));
-    return out.filter((p) => this.inRev(p) && matchLabels(labels, p.spec.selector.matchLabels));
+    // Only policies with a selector are filed under the selector index.
+    return out.filter(
+      (p) => this.inRev(p) && matchLabels(labels, authorizationPolicySpec(p).selector?.matchLabels ?? undefined),
+    );
   }
 
   peerAuthentications(namespace: string): KubeObject[] {
@@ -169,9 +181,8 @@ export class StoreView implements MeshView {
   waypoint(namespace: string, name: string): Waypoint | undefined {
     const gw = this.store.get('Gateway', namespace, name);
     if (!gw) return undefined;
-    const cls = gw.spec?.gatewayClassName
-      ? this.store.get('GatewayClass', undefined, gw.spec.gatewayClassName)
-      : undefined;
+    const className = gatewaySpec(gw).gatewayClassName;
+    const cls = className ? this.store.get('GatewayClass', undefined, className) : undefined;
     return waypointFromGateway(gw, cls, this.settings.network);
   }
 

@@ -8,7 +8,8 @@ export type SeVisibility = 'PUBLIC' | 'NAMESPACE' | 'NONE';
 
 export interface ServiceEntryVisibilityConfig {
   defaultVisibility?: string;
-  policies?: { visibility?: string; matchingRules?: { namespaceSelector?: LabelSelector }[] }[];
+  /** From meshConfig YAML, where `namespaceSelector:` with no value reads as null. */
+  policies?: { visibility?: string; matchingRules?: { namespaceSelector?: LabelSelector | null }[] }[];
 }
 
 /** UNSPECIFIED and unknown values are PUBLIC, the legacy default. */

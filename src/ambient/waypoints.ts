@@ -7,6 +7,7 @@ import type { KubeObject } from '../store/types';
 import { ANNOTATION, DEFAULT_TRAFFIC_TYPE, HBONE_PORT, LABEL, MAX_CANARY_WEIGHT, WAYPOINT_NONE } from './constants';
 import { parseIp } from './ip';
 import { AppTunnelProtocol, ApplicationTunnel, GatewayAddress } from './messages';
+import { GatewayListener, gatewaySpec, gatewayStatus, namespaceOf, ownValue } from './specs';
 
 /** The listener protocol a PROXY inbound binding attaches to. */
 export const PROXY_LISTENER_PROTOCOL = 'istio.io/PROXY';
@@ -26,12 +27,6 @@ export interface Waypoint {
   inboundBinding?: ApplicationTunnel;
 }
 
-interface GatewayListener {
-  protocol?: string;
-  port?: number;
-  allowedRoutes?: { namespaces?: { from?: string; selector?: LabelSelector } };
-}
-
 /** `<protocol>` or `<protocol>/<port>` with protocol NONE or PROXY; a bad port reads as 0, as in istiod. */
 export function parseInboundBinding(value: string | undefined): ApplicationTunnel | undefined {
   if (value === undefined) return undefined;
@@ -42,18 +37,19 @@ export function parseInboundBinding(value: string | undefined): ApplicationTunne
   if (protocol === undefined) return undefined;
   const out: ApplicationTunnel = {};
   if (protocol) out.protocol = protocol;
-  if (parts.length === 2 && /^\d+$/.test(parts[1]!) && Number(parts[1]) <= 0xffffffff && Number(parts[1]) > 0)
-    out.port = Number(parts[1]);
+  const portText = parts[1]; // present only in `<protocol>/<port>`
+  if (portText !== undefined && /^\d+$/.test(portText) && Number(portText) <= 0xffffffff && Number(portText) > 0)
+    out.port = Number(portText);
   return out;
 }
 
 /** A Hostname status address first (istiod's waypoints publish one), else the first valid IPAddress. */
 function gatewayAddress(gateway: KubeObject, network: string): GatewayAddress | undefined {
-  const addresses: { type?: string; value?: string }[] = gateway.status?.addresses ?? [];
+  const addresses = gatewayStatus(gateway).addresses ?? [];
   const host = addresses.find((a) => a.type === 'Hostname');
   if (host)
     return {
-      hostname: { namespace: gateway.metadata.namespace!, ...(host.value ? { hostname: host.value } : {}) },
+      hostname: { namespace: namespaceOf(gateway), ...(host.value ? { hostname: host.value } : {}) },
       hboneMtlsPort: HBONE_PORT,
     };
   for (const a of addresses) {
@@ -87,7 +83,8 @@ export function waypointFromGateway(
   gatewayClass: KubeObject | undefined,
   network: string,
 ): Waypoint | undefined {
-  if (!Array.isArray(gateway.status?.addresses) || gateway.status.addresses.length === 0) return undefined;
+  const addresses = gatewayStatus(gateway).addresses;
+  if (!Array.isArray(addresses) || addresses.length === 0) return undefined;
   let trafficType: string = DEFAULT_TRAFFIC_TYPE;
   const classType = gatewayClass?.metadata.labels?.[LABEL.waypointFor];
   if (classType !== undefined) trafficType = classType;
@@ -97,10 +94,10 @@ export function waypointFromGateway(
     gateway.metadata.annotations?.[ANNOTATION.waypointInboundBinding] ??
     gatewayClass?.metadata.annotations?.[ANNOTATION.waypointInboundBinding];
   const binding = parseInboundBinding(bindingText);
-  const listener = attachmentListener(gateway.spec?.listeners ?? [], binding);
+  const listener = attachmentListener(gatewaySpec(gateway).listeners ?? [], binding);
   const namespaces = listener?.allowedRoutes?.namespaces;
   const wp: Waypoint = {
-    namespace: gateway.metadata.namespace!,
+    namespace: namespaceOf(gateway),
     name: gateway.metadata.name,
     trafficType,
     allowedFrom: namespaces?.from ?? 'Same',
@@ -130,12 +127,10 @@ export function waypointRefFromLabels(
   labels: Record<string, string> | undefined,
   defaultNamespace: string,
 ): WaypointRef | null | undefined {
-  if (!labels || !Object.prototype.hasOwnProperty.call(labels, LABEL.useWaypoint)) return undefined;
-  const name = labels[LABEL.useWaypoint]!;
+  const name = ownValue(labels, LABEL.useWaypoint);
+  if (name === undefined) return undefined;
   if (name === WAYPOINT_NONE) return null;
-  const nsOverride = Object.prototype.hasOwnProperty.call(labels, LABEL.useWaypointNamespace)
-    ? labels[LABEL.useWaypointNamespace]!
-    : defaultNamespace;
+  const nsOverride = ownValue(labels, LABEL.useWaypointNamespace) ?? defaultNamespace;
   return { namespace: nsOverride, name };
 }
 
@@ -146,9 +141,7 @@ export function canaryRefFromLabels(
 ): WaypointRef | undefined {
   const name = labels?.[LABEL.useWaypointCanary];
   if (!name || name === WAYPOINT_NONE) return undefined;
-  const nsOverride = Object.prototype.hasOwnProperty.call(labels, LABEL.useWaypointCanaryNamespace)
-    ? labels[LABEL.useWaypointCanaryNamespace]!
-    : defaultNamespace;
+  const nsOverride = ownValue(labels, LABEL.useWaypointCanaryNamespace) ?? defaultNamespace;
   return { namespace: nsOverride, name };
 }
 
@@ -249,15 +242,16 @@ export interface CanaryBinding {
  * canary equal to the primary, missing, denying attachment or not carrying service traffic.
  */
 export function boundCanary(o: KubeObject, primary: Waypoint, view: WaypointLookup): CanaryBinding | undefined {
-  const namespace = o.metadata.namespace!;
+  const namespace = namespaceOf(o);
   const labels = o.metadata.labels;
   const nsMeta = waypointRefFromLabels(labels, namespace)
     ? undefined
     : view.get('Namespace', undefined, namespace)?.metadata;
   const has = (m: Record<string, string> | undefined, k: string) =>
     m !== undefined && Object.prototype.hasOwnProperty.call(m, k);
+  const nsLabels = nsMeta?.labels;
   const canaryLabels =
-    !has(labels, LABEL.useWaypointCanary) && has(nsMeta?.labels, LABEL.useWaypointCanary) ? nsMeta!.labels : labels;
+    !has(labels, LABEL.useWaypointCanary) && has(nsLabels, LABEL.useWaypointCanary) ? nsLabels : labels;
   const ref = canaryRefFromLabels(canaryLabels, namespace);
   if (!ref) return undefined;
   if (ref.namespace === primary.namespace && ref.name === primary.name) return undefined;

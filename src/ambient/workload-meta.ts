@@ -3,6 +3,7 @@
 import type { KubeObject } from '../store/types';
 import { ANNOTATION, LABEL, REDIRECTION_ENABLED } from './constants';
 import { Locality, TunnelProtocol } from './messages';
+import { ownValue, podStatus } from './specs';
 
 /** Jobs created by a CronJob are named `<cronjob>-<8 to 10 digits>`. */
 const CRONJOB_JOB_NAME = /(.+)-\d{8,10}$/;
@@ -10,19 +11,20 @@ const CRONJOB_JOB_NAME = /(.+)-\d{8,10}$/;
 /** istiod's GetWorkloadMetaFromPod: the name of the controller that owns the pod. */
 export function podWorkloadName(pod: KubeObject): string {
   const labels = pod.metadata.labels ?? {};
-  if (Object.prototype.hasOwnProperty.call(labels, LABEL.workloadName)) return labels[LABEL.workloadName]!;
+  const named = ownValue(labels, LABEL.workloadName);
+  if (named !== undefined) return named;
   const owner = pod.metadata.ownerReferences?.find((o) => o.controller === true);
   if (!pod.metadata.generateName || !owner) return pod.metadata.name;
   let name = owner.name;
   const hash = labels[LABEL.podTemplateHash] ?? '';
   const rolloutHash = labels[LABEL.rolloutsPodTemplateHash] ?? '';
+  const deploymentConfig = labels[LABEL.deploymentConfig] ?? '';
   // Suffix checks without the dash, trimming with it, exactly as istiod's heuristics.
   const trim = (h: string) => (owner.name.endsWith(`-${h}`) ? owner.name.slice(0, -(h.length + 1)) : owner.name);
   if (owner.kind === 'ReplicaSet' && hash !== '' && owner.name.endsWith(hash)) name = trim(hash);
   else if (owner.kind === 'ReplicaSet' && rolloutHash !== '' && owner.name.endsWith(rolloutHash))
     name = trim(rolloutHash);
-  else if (owner.kind === 'ReplicationController' && (labels[LABEL.deploymentConfig] ?? '') !== '')
-    name = labels[LABEL.deploymentConfig]!;
+  else if (owner.kind === 'ReplicationController' && deploymentConfig !== '') name = deploymentConfig;
   else if (owner.kind === 'Job') name = CRONJOB_JOB_NAME.exec(owner.name)?.[1] ?? owner.name;
   return name === '' ? pod.metadata.name : name;
 }
@@ -34,7 +36,10 @@ export function canonicalService(
 ): { name: string; revision: string } {
   // A label that is present counts, even when empty (istiod's lookupLabelValue).
   const first = (keys: readonly string[]) => {
-    for (const k of keys) if (labels && Object.prototype.hasOwnProperty.call(labels, k)) return labels[k]!;
+    for (const k of keys) {
+      const v = ownValue(labels, k);
+      if (v !== undefined) return v;
+    }
     return undefined;
   };
   return { name: first(LABEL.canonicalName) ?? workloadName, revision: first(LABEL.canonicalRevision) ?? 'latest' };
@@ -84,19 +89,19 @@ function compactLocality(region: string, zone: string, subzone: string): Localit
 
 /** Running or pending pods only; Failed and Succeeded pods are terminal. */
 export function podIsTerminal(pod: KubeObject): boolean {
-  const phase = pod.status?.phase;
+  const phase = podStatus(pod).phase;
   return phase === 'Failed' || phase === 'Succeeded';
 }
 
 export function podIsReady(pod: KubeObject): boolean {
-  const conditions: { type?: string; status?: string }[] = pod.status?.conditions ?? [];
+  const conditions = podStatus(pod).conditions ?? [];
   return conditions.find((c) => c.type === 'Ready')?.status === 'True';
 }
 
 /** status.podIPs, falling back to status.podIP. */
 export function podIpTexts(pod: KubeObject): string[] {
-  const ips: { ip?: string }[] = pod.status?.podIPs ?? [];
-  const list = ips.map((i) => i.ip ?? '').filter((s) => s !== '');
+  const { podIPs, podIP } = podStatus(pod);
+  const list = (podIPs ?? []).map((i) => i.ip ?? '').filter((s) => s !== '');
   if (list.length > 0) return list;
-  return pod.status?.podIP ? [pod.status.podIP as string] : [];
+  return podIP ? [podIP] : [];
 }

@@ -7,21 +7,12 @@ import { parseIp } from './ip';
 import { NetworkMode, Port, PortList, Workload, WorkloadStatus, WorkloadType, setIf } from './messages';
 import { servicePortsForEntry } from './service-ports';
 import { workloadTrustDomain } from './settings';
+import { WorkloadEntrySpec, namespaceOf, serviceEntrySpec, serviceSpec, sliceEndpoints, slicePorts } from './specs';
 import type { MeshView } from './view';
 import { kubeServiceHostname, serviceEntryWinningHosts } from './services';
 import { computeWorkloadWaypoint } from './waypoints';
 import { canonicalService, localityOfText, tunnelOf } from './workload-meta';
 import { isServedKubeService, workloadPolicies } from './workloads';
-
-interface EntryEndpoint {
-  address?: string;
-  labels?: Record<string, string>;
-  ports?: Record<string, number>;
-  network?: string;
-  locality?: string;
-  serviceAccount?: string;
-  weight?: number;
-}
 
 /** Resolutions whose hosts are endpoints themselves when no endpoints are listed. */
 const DNS_RESOLUTIONS = new Set(['DNS', 'DNS_ROUND_ROBIN', 'DYNAMIC_DNS']);
@@ -36,10 +27,10 @@ export function serviceEntryWorkloadUid(clusterId: string, namespace: string, na
  */
 export function serviceEntryWorkloads(se: KubeObject, view: MeshView): Workload[] {
   const s = view.settings;
-  const spec = se.spec ?? {};
-  const ns = se.metadata.namespace!;
-  let endpoints: EntryEndpoint[] = spec.endpoints ?? [];
-  const implicit = endpoints.length === 0 && DNS_RESOLUTIONS.has(spec.resolution) && !spec.workloadSelector;
+  const spec = serviceEntrySpec(se);
+  const ns = namespaceOf(se);
+  let endpoints: WorkloadEntrySpec[] = spec.endpoints ?? [];
+  const implicit = endpoints.length === 0 && DNS_RESOLUTIONS.has(spec.resolution ?? '') && !spec.workloadSelector;
   if (endpoints.length === 0 && !implicit) return [];
   const hosts = serviceEntryWinningHosts(se, view);
   if (hosts.length === 0) return [];
@@ -80,7 +71,9 @@ export function serviceEntryWorkloads(se: KubeObject, view: MeshView): Workload[
     setIf(w, 'workloadName', se.metadata.name);
     const ports = servicePortsForEntry(se, true, ep.ports);
     const services: Record<string, PortList> = {};
-    for (const host of [...(implicit ? [hosts[i]!] : hosts)].sort()) services[`${ns}/${host}`] = ports;
+    // An implicit endpoint is one host, the i-th: endpoints were made from hosts one to one.
+    const own = implicit ? hosts.slice(i, i + 1) : [...hosts];
+    for (const host of own.sort()) services[`${ns}/${host}`] = ports;
     setIf(w, 'services', services);
     setIf(w, 'authorizationPolicies', policies);
     setIf(w, 'clusterId', s.clusterId);
@@ -91,17 +84,6 @@ export function serviceEntryWorkloads(se: KubeObject, view: MeshView): Workload[
   return out;
 }
 
-interface SlicePort {
-  name?: string;
-  port?: number;
-  protocol?: string;
-}
-interface SliceEndpoint {
-  addresses?: string[];
-  conditions?: { ready?: boolean };
-  targetRef?: { kind?: string };
-}
-
 export function endpointSliceWorkloadUid(clusterId: string, namespace: string, slice: string, address: string): string {
   return `${clusterId}/discovery.k8s.io/EndpointSlice/${namespace}/${slice}/${address}`;
 }
@@ -110,16 +92,16 @@ export function endpointSliceWorkloadUid(clusterId: string, namespace: string, s
 export function endpointSliceWorkloads(slice: KubeObject, view: MeshView): Workload[] {
   const svcName = slice.metadata.labels?.[LABEL.serviceName];
   if (svcName === undefined || slice.addressType === 'FQDN') return [];
-  const ns = slice.metadata.namespace!;
+  const ns = namespaceOf(slice);
   const svc = view.get('Service', ns, svcName);
   if (!svc || !isServedKubeService(svc)) return [];
   const s = view.settings;
   const serviceKey = `${ns}/${kubeServiceHostname(svcName, ns, s.domain)}`;
   const ports: Port[] = [];
-  for (const p of (slice.ports ?? []) as SlicePort[]) {
+  for (const p of slicePorts(slice)) {
     // istiod skips slice ports without a name, a number, or protocol TCP (an absent protocol included).
     if (p.name === undefined || p.port === undefined || p.protocol !== 'TCP') continue;
-    const sp = ((svc.spec?.ports ?? []) as { name?: string; port: number }[]).find((x) => (x.name ?? '') === p.name);
+    const sp = (serviceSpec(svc).ports ?? []).find((x) => (x.name ?? '') === p.name);
     if (!sp) continue;
     const port: Port = {};
     setIf(port, 'servicePort', sp.port);
@@ -128,7 +110,7 @@ export function endpointSliceWorkloads(slice: KubeObject, view: MeshView): Workl
   }
   const out: Workload[] = [];
   const seen = new Set<string>();
-  for (const ep of (slice.endpoints ?? []) as SliceEndpoint[]) {
+  for (const ep of sliceEndpoints(slice)) {
     if (ep.targetRef?.kind === 'Pod') continue;
     const key = ep.addresses?.[0];
     if (key === undefined || seen.has(key)) continue;

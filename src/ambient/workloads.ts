@@ -9,6 +9,7 @@ import { candidatePeerAuthentications, peerAuthenticationKeys } from './peer-aut
 import { workloadPolicyName } from './authorization';
 import { kubeServicePortsForPod, podTcpPorts, serviceEntryPortsForPod, servicePortsForEntry } from './service-ports';
 import { workloadTrustDomain } from './settings';
+import { namespaceOf, podSpec, serviceSpec, sliceEndpoints, workloadEntrySpec } from './specs';
 import type { MeshView } from './view';
 import { kubeServiceHostname, serviceClusterIps, serviceEntryWinningHosts } from './services';
 import { computeWorkloadWaypoint } from './waypoints';
@@ -72,25 +73,19 @@ export function workloadPolicies(
 function sortedMap(entries: Map<string, PortList>): Record<string, PortList> | undefined {
   if (entries.size === 0) return undefined;
   const out: Record<string, PortList> = {};
-  for (const k of [...entries.keys()].sort()) out[k] = entries.get(k)!;
+  // Keys in code-unit order, as sort() orders strings.
+  for (const [k, v] of [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) out[k] = v;
   return out;
 }
 
 /** A Kubernetes Service that yields a Service resource (not ExternalName, every cluster IP parses). */
 export function isServedKubeService(svc: KubeObject): boolean {
-  if (svc.spec?.type === 'ExternalName') return false;
+  if (serviceSpec(svc).type === 'ExternalName') return false;
   return serviceClusterIps(svc).every((ip) => parseIp(ip) !== undefined);
 }
 
-interface SliceTargetRef {
-  kind?: string;
-  namespace?: string;
-  name?: string;
-  uid?: string;
-}
-
 function podServices(pod: KubeObject, view: MeshView): Record<string, PortList> | undefined {
-  const ns = pod.metadata.namespace!;
+  const ns = namespaceOf(pod);
   const labels = pod.metadata.labels ?? {};
   const containerPorts = podTcpPorts(pod);
   const out = new Map<string, PortList>();
@@ -109,14 +104,14 @@ function podServices(pod: KubeObject, view: MeshView): Record<string, PortList> 
   for (const slice of view.slicesTargetingPod(ns, pod.metadata.name)) {
     const svcName = slice.metadata.labels?.[LABEL.serviceName];
     if (svcName === undefined || slice.addressType === 'FQDN') continue;
-    const targets = ((slice.endpoints ?? []) as { targetRef?: SliceTargetRef }[]).some(
+    const targets = sliceEndpoints(slice).some(
       (e) =>
         e.targetRef?.kind === 'Pod' &&
         (e.targetRef.namespace ?? '') === ns &&
         e.targetRef.name === pod.metadata.name &&
         (e.targetRef.uid ?? '') === (pod.metadata.uid ?? ''),
     );
-    const sliceNs = slice.metadata.namespace!;
+    const sliceNs = namespaceOf(slice);
     const hostname = kubeServiceHostname(svcName, sliceNs, domain);
     if (!targets || matched.has(hostname)) continue;
     const svc = view.get('Service', sliceNs, svcName);
@@ -139,8 +134,9 @@ export function podWorkload(pod: KubeObject, view: MeshView): Workload | undefin
     addresses.push(ip);
   }
   const s = view.settings;
-  const ns = pod.metadata.namespace!;
+  const ns = namespaceOf(pod);
   const labels = pod.metadata.labels;
+  const spec = podSpec(pod);
   const w: Workload = { uid: podUid(s.clusterId, ns, pod.metadata.name) };
   setIf(w, 'name', pod.metadata.name);
   setIf(w, 'namespace', ns);
@@ -150,11 +146,11 @@ export function podWorkload(pod: KubeObject, view: MeshView): Workload | undefin
   setIf(w, 'tunnelProtocol', tunnel.tunnelProtocol);
   setIf(w, 'nativeTunnel', tunnel.nativeTunnel);
   setIf(w, 'trustDomain', workloadTrustDomain(s));
-  setIf(w, 'serviceAccount', pod.spec?.serviceAccountName);
+  setIf(w, 'serviceAccount', spec.serviceAccountName);
   const waypoint = computeWorkloadWaypoint(ns, labels, view);
   setIf(w, 'waypoint', waypoint.waypoint);
   setIf(w, 'applicationTunnel', waypoint.applicationTunnel);
-  setIf(w, 'node', pod.spec?.nodeName);
+  setIf(w, 'node', spec.nodeName);
   const workloadName = podWorkloadName(pod);
   const canonical = canonicalService(labels, workloadName);
   setIf(w, 'canonicalName', canonical.name);
@@ -166,20 +162,20 @@ export function podWorkload(pod: KubeObject, view: MeshView): Workload | undefin
   const healthy = podIsReady(pod) && !pod.metadata.deletionTimestamp;
   setIf(w, 'status', healthy ? WorkloadStatus.HEALTHY : WorkloadStatus.UNHEALTHY);
   setIf(w, 'clusterId', s.clusterId);
-  setIf(w, 'locality', pod.spec?.nodeName ? localityOfNode(view.get('Node', undefined, pod.spec.nodeName)) : undefined);
-  setIf(w, 'networkMode', pod.spec?.hostNetwork ? NetworkMode.HOST_NETWORK : NetworkMode.STANDARD);
+  setIf(w, 'locality', spec.nodeName ? localityOfNode(view.get('Node', undefined, spec.nodeName)) : undefined);
+  setIf(w, 'networkMode', spec.hostNetwork ? NetworkMode.HOST_NETWORK : NetworkMode.STANDARD);
   return w;
 }
 
 /** A WorkloadEntry's labels: spec.labels overlaid by metadata.labels. */
 export function workloadEntryLabels(we: KubeObject): Record<string, string> {
-  return { ...(we.spec?.labels ?? {}), ...(we.metadata.labels ?? {}) };
+  return { ...(workloadEntrySpec(we).labels ?? {}), ...(we.metadata.labels ?? {}) };
 }
 
 export function workloadEntryWorkload(we: KubeObject, view: MeshView): Workload {
   const s = view.settings;
-  const ns = we.metadata.namespace!;
-  const spec = we.spec ?? {};
+  const ns = namespaceOf(we);
+  const spec = workloadEntrySpec(we);
   const labels = workloadEntryLabels(we);
   const w: Workload = { uid: workloadEntryUid(s.clusterId, ns, we.metadata.name) };
   setIf(w, 'name', we.metadata.name);
