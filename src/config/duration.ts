@@ -34,7 +34,10 @@ export function parseDuration(text: string): number {
         `invalid duration "${text}": expected a number and a unit (ns, us, ms, s, m, h), e.g. "10s" or "1h30m"`,
       );
     }
-    total += Number(m[1]) * UNIT_MS[m[2]!]!;
+    const unitMs = UNIT_MS[m[2] ?? ''];
+    // PART matches only the units UNIT_MS lists.
+    if (unitMs === undefined) throw new Error(`invalid duration "${text}": unknown unit`);
+    total += Number(m[1]) * unitMs;
     pos = PART.lastIndex;
     parts++;
   }

@@ -110,10 +110,12 @@ export function parseFlags<T extends Record<string, SettingSpec>>(table: T, argv
   const values = defaults(table) as Record<string, unknown>;
   const given = new Set<keyof T>();
   const positional: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
+  let at = 0;
+  /** The next word of argv, consumed; undefined past the end. */
+  const take = (): string | undefined => argv[at++];
+  for (let arg = take(); arg !== undefined; arg = take()) {
     if (arg === '--') {
-      positional.push(...argv.slice(i + 1));
+      positional.push(...argv.slice(at));
       break;
     }
     if (!arg.startsWith('-') || arg === '-') {
@@ -131,10 +133,9 @@ export function parseFlags<T extends Record<string, SettingSpec>>(table: T, argv
     } else if (spec.kind === 'bool') {
       text = 'true';
     } else {
-      const next = argv[i + 1];
+      const next = take();
       if (next === undefined) throw new UsageError(`flag --${name} needs a value`);
       text = next;
-      i++;
     }
     values[name] = convert(spec, `--${name}`, text);
     given.add(name);

@@ -83,8 +83,8 @@ export interface BoundListener {
    * connection is closed. Calling it again returns the same promise; a shorter deadline wins.
    */
   close(deadlineMs?: number): Promise<void>;
-  /** Destroys every connection now; a pending close() then resolves. */
-  forceClose?(): void;
+  /** Destroys every connection now; a pending close() then resolves. A closure, so it may be passed on alone. */
+  forceClose?: () => void;
 }
 
 export interface ListenOptions {
@@ -98,6 +98,11 @@ export interface ListenOptions {
   maxConnections?: number;
   /** node:http servers only: overrides of HTTP_LIMITS. */
   http?: Partial<HttpLimits>;
+}
+
+/** Whether `server` is a node:http server (which gets HTTP_LIMITS and the graceful close). */
+function isHttpServer(server: net.Server): server is http.Server {
+  return server instanceof http.Server;
 }
 
 /** Applies deadlines, keep-alive and the per-socket bound to a node:http server (Node 20 semantics). */
@@ -119,7 +124,8 @@ function applyHttpLimits(server: http.Server, limits: HttpLimits): void {
 
 function rejectedCounter(registry: Registry): Counter<'listener'> {
   const existing = registry.getSingleMetric(METRIC_CONNECTIONS_REJECTED);
-  if (existing) return existing as Counter<'listener'>;
+  // A second listen() on the same registry shares the counter the first one registered.
+  if (existing instanceof Counter) return existing;
   return new Counter({
     name: METRIC_CONNECTIONS_REJECTED,
     help: 'Connections closed at accept because the listener held its maximum',
@@ -138,7 +144,10 @@ function reportDrops(server: net.Server, name: string, logger: Logger, registry:
   let since = 0;
   let timer: NodeJS.Timeout | undefined;
   const report = () => {
-    if (since === 0) return void (timer = undefined);
+    if (since === 0) {
+      timer = undefined;
+      return;
+    }
     logger.warn(
       {
         listener: name,
@@ -153,7 +162,10 @@ function reportDrops(server: net.Server, name: string, logger: Logger, registry:
   };
   server.on('drop', () => {
     counter?.inc({ listener: name });
-    if (timer) return void since++;
+    if (timer) {
+      since++;
+      return;
+    }
     logger.warn(
       { listener: name, maxConnections: server.maxConnections },
       'connection limit reached: new connections are closed at accept',
@@ -223,7 +235,7 @@ export function listen(
 ): Promise<BoundListener> {
   const opts: ListenOptions = isLogger(loggerOrOptions) ? { logger: loggerOrOptions } : (loggerOrOptions ?? {});
   const logger = opts.logger ?? log;
-  const isHttp = server instanceof http.Server;
+  const isHttp = isHttpServer(server);
   if (isHttp)
     applyHttpLimits(server, {
       ...HTTP_LIMITS,
@@ -234,7 +246,15 @@ export function listen(
   const stopReporting = server.maxConnections > 0 ? reportDrops(server, name, logger, opts.metrics) : () => undefined;
   const closer: Pick<BoundListener, 'close' | 'forceClose'> = isHttp
     ? httpCloser(server, stopReporting)
-    : { close: () => new Promise<void>((done) => server.close(() => (stopReporting(), done()))) };
+    : {
+        close: () =>
+          new Promise<void>((done) =>
+            server.close(() => {
+              stopReporting();
+              done();
+            }),
+          ),
+      };
   return new Promise((resolve, reject) => {
     const failed = (err: Error) =>
       reject(

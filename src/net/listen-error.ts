@@ -24,5 +24,6 @@ export class ListenError extends Error {
 export function bindErrorCode(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | undefined)?.code;
   if (typeof code === 'string') return code;
-  return /\b(E[A-Z]{3,})\b/.exec(String((err as Error | undefined)?.message ?? ''))?.[1];
+  const message = (err as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' ? /\b(E[A-Z]{3,})\b/.exec(message)?.[1] : undefined;
 }

@@ -5,6 +5,7 @@ import type * as http from 'node:http';
 import { isIP } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { DebugRequest } from '../contract/host';
+import { errorMessage } from '../log/error-message';
 import type { DebugRouter } from './debug';
 import type { ReadinessTracker } from './readiness';
 import { versionInfo } from './version';
@@ -76,7 +77,7 @@ export function httpHandler(h: HttpHandlers): http.RequestListener {
           return h.debug.handle(name, dreq);
         })
         .then((out) => send(res, out.status ?? 200, out.body, out.contentType))
-        .catch((err: Error) => send(res, 400, { error: err.message }));
+        .catch((err: unknown) => send(res, 400, { error: errorMessage(err) }));
       return;
     }
     send(res, 404, 'not found; try /ready or /debug/\n');
@@ -91,7 +92,7 @@ export function monitoringHandler(registry: Registry): http.RequestListener {
       registry
         .metrics()
         .then((text) => send(res, 200, text, registry.contentType))
-        .catch((err: Error) => send(res, 500, `metrics failed: ${err.message}\n`));
+        .catch((err: unknown) => send(res, 500, `metrics failed: ${errorMessage(err)}\n`));
       return;
     }
     if (url.pathname === '/version') {

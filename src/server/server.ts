@@ -4,6 +4,7 @@
 
 import * as http from 'node:http';
 import type { ServeOptions } from '../config/options';
+import { errorMessage } from '../log/error-message';
 import { logs, scopedLogger } from '../log/logger';
 import { MemoryStore } from '../store/memory-store';
 import { IgnoredObjects, registerIgnoredDebug } from '../store/ignored';
@@ -110,10 +111,13 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   await startComponents(ctx, kube);
 
   await source.start();
-  store.whenSynced().then(() => {
-    storeReady(true);
-    log.info('store synced');
-  });
+  void store
+    .whenSynced()
+    .then(() => {
+      storeReady(true);
+      log.info('store synced');
+    })
+    .catch((err: unknown) => log.error({ err: errorMessage(err) }, 'marking the store synced failed'));
 
   const plain = await grpcServers.startPlaintext();
   if (plain) listeners.set('grpc', plain);
@@ -126,19 +130,24 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     secureReady?.(true);
   })();
   // A port that cannot bind is the caller's to report (one line naming the flag); anything else is logged here.
-  secureStarted.catch((err) => err instanceof ListenError || log.error({ err }, 'secure gRPC listener failed'));
+  secureStarted.catch((err: unknown) => {
+    if (!(err instanceof ListenError)) log.error({ err }, 'secure gRPC listener failed');
+  });
   // The webhook listens once the CA has issued the serving certificate.
   const webhookStarted = startWebhookServer(ctx).then((h) => {
-    if (h.enabled)
+    // An enabled webhook has its bound address and port; a disabled one has neither.
+    if (h.enabled && h.address !== undefined && h.port !== undefined)
       listeners.set('webhook', {
         name: 'webhook',
-        address: h.address!,
-        port: h.port!,
-        close: h.close,
-        forceClose: h.forceClose,
+        address: h.address,
+        port: h.port,
+        close: (deadlineMs) => h.close(deadlineMs),
+        forceClose: () => h.forceClose(),
       });
   });
-  webhookStarted.catch((err) => err instanceof ListenError || log.error({ err }, 'webhook listener failed'));
+  webhookStarted.catch((err: unknown) => {
+    if (!(err instanceof ListenError)) log.error({ err }, 'webhook listener failed');
+  });
 
   let stopping: Promise<void> | undefined;
   const stop = () =>

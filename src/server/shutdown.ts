@@ -10,8 +10,11 @@ import type { Logger } from '../log/logger';
 export interface ShutdownPart {
   /** For logs: which parts were still open at the deadline. */
   name: string;
-  /** Starts stopping gracefully; resolves once nothing of this part is left. */
-  drain(): void | Promise<unknown>;
+  /**
+   * Starts stopping gracefully. A part that stops at once returns nothing; one that takes time
+   * returns a promise that settles once nothing of it is left.
+   */
+  drain(): unknown;
   /** Closes what is left at once; called only when drain has not finished by the deadline. */
   force?(): void;
 }

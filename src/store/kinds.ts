@@ -36,11 +36,11 @@ export type KindId = (typeof KIND_IDS)[number];
 const k = (
   id: KindId,
   group: string,
-  versions: readonly string[],
+  versions: readonly [string, ...string[]],
   plural: string,
   namespaced: boolean,
   crd: boolean,
-): KindInfo => ({ id, group, kind: id, version: versions[0]!, versions, plural, namespaced, crd });
+): KindInfo => ({ id, group, kind: id, version: versions[0], versions, plural, namespaced, crd });
 
 export const KINDS: Readonly<Record<KindId, KindInfo>> = {
   Namespace: k('Namespace', '', ['v1'], 'namespaces', false, false),

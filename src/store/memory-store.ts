@@ -36,7 +36,7 @@ class KindTable {
     const ns = object.metadata.namespace ?? '';
     this.objects.set(key, object);
     let inNs = this.byNamespace.get(ns);
-    if (!inNs) this.byNamespace.set(ns, (inNs = new Map()));
+    if (!inNs) this.byNamespace.set(ns, (inNs = new Map<string, KubeObject>()));
     inNs.set(key, object);
     for (const index of this.indexes.values()) fileInIndex(index, key, object);
   }
@@ -67,7 +67,7 @@ function fileInIndex(index: Index, key: string, object: KubeObject): void {
   index.keysOf.set(key, keys);
   for (const k of keys) {
     let bucket = index.entries.get(k);
-    if (!bucket) index.entries.set(k, (bucket = new Map()));
+    if (!bucket) index.entries.set(k, (bucket = new Map<string, KubeObject>()));
     bucket.set(key, object);
   }
 }

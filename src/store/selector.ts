@@ -32,10 +32,10 @@ export function matchesSelector(labels: Record<string, string> | undefined, sele
     const value = has ? labels[req.key] : undefined;
     switch (req.operator) {
       case 'In':
-        if (!has || !(req.values ?? []).includes(value!)) return false;
+        if (value === undefined || !(req.values ?? []).includes(value)) return false;
         break;
       case 'NotIn':
-        if (has && (req.values ?? []).includes(value!)) return false;
+        if (value !== undefined && (req.values ?? []).includes(value)) return false;
         break;
       case 'Exists':
         if (!has) return false;

@@ -41,9 +41,9 @@ export function internTableSize(): number {
 
 function internValues(map: Record<string, string>, skip?: string): Record<string, string> | undefined {
   let out: Record<string, string> | undefined;
-  for (const k of Object.keys(map)) {
+  for (const [k, v] of Object.entries(map)) {
     if (k === skip) continue;
-    (out ??= {})[k] = intern(map[k]!);
+    (out ??= {})[k] = intern(v);
   }
   return out;
 }
@@ -147,7 +147,8 @@ export function slimObject(kind: KindId, o: KubeObject): KubeObject {
   const out: KubeObject = { apiVersion, kind: info.kind, metadata };
   if (kind === 'Node') {
     // A Node's status carries its image list and conditions; only its addresses are of use.
-    if (o.spec !== undefined) out.spec = o.spec;
+    const spec: unknown = o.spec;
+    if (spec !== undefined) out.spec = spec;
     const addresses = (o.status as Json | undefined)?.['addresses'];
     out.status = addresses !== undefined ? { addresses } : {};
     return out;

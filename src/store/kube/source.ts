@@ -40,7 +40,15 @@ export class KubeSource implements ConfigSource {
     this.filter = new NamespaceFilter(options.mesh?.current().discoverySelectors);
   }
 
-  async start(): Promise<void> {
+  /** Starts the watches (synchronously); rejects when another source already watches in this process. */
+  start(): Promise<void> {
+    return new Promise((resolve) => {
+      this.startWatches();
+      resolve();
+    });
+  }
+
+  private startWatches(): void {
     if (this.started) return;
     if (watchingSources > 0) {
       throw new Error('a Kubernetes source is already watching in this process; components must share its store');
@@ -49,24 +57,26 @@ export class KubeSource implements ConfigSource {
     this.started = true;
     const { writer, systemNamespace, mesh } = this.options;
     const timing: WatchTiming = { ...DEFAULT_WATCH_TIMING, ...this.options.timing };
-    const kinds = new Set<KindId>(['Namespace', ...(this.options.kinds ?? KIND_IDS)]);
-    for (const kind of kinds) {
+    const watch = (kind: KindId): KindWatcher => {
       writer.expectSync(syncPart(kind));
       // Only POD_NAMESPACE's ConfigMaps matter (istio[-<rev>] and the SHARED_MESH_CONFIG layer);
       // a cluster-wide ConfigMap watch would hold every application's config in memory.
       const scoped = kind === 'ConfigMap' ? { namespace: systemNamespace } : {};
-      this.watchers.set(
+      const watcher = new KindWatcher({
+        client: this.options.client,
         kind,
-        new KindWatcher({
-          client: this.options.client,
-          kind,
-          ...scoped,
-          timing,
-          onChanges: (changes) => this.changed(kind, changes),
-          onSynced: () => this.kindSynced(kind),
-        }),
-      );
-    }
+        ...scoped,
+        timing,
+        onChanges: (changes) => this.changed(kind, changes),
+        onSynced: () => this.kindSynced(kind),
+      });
+      this.watchers.set(kind, watcher);
+      return watcher;
+    };
+    // Namespaces are always watched, and first: the other kinds start once they are in (kindSynced).
+    const namespaces = watch('Namespace');
+    for (const kind of this.options.kinds ?? KIND_IDS)
+      if (kind !== 'Namespace' && !this.watchers.has(kind)) watch(kind);
     if (mesh) {
       let selectors = JSON.stringify(mesh.current().discoverySelectors ?? []);
       this.unsubscribeMesh = mesh.subscribe((next) => {
@@ -81,7 +91,7 @@ export class KubeSource implements ConfigSource {
         this.refilterAll();
       });
     }
-    this.watchers.get('Namespace')!.start();
+    namespaces.start();
   }
 
   async stop(): Promise<void> {

@@ -75,7 +75,7 @@ const PATCH_CONTENT_TYPES = {
 
 function sameStrings(a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean {
   const ka = Object.keys(a ?? {});
-  return ka.length === Object.keys(b ?? {}).length && ka.every((k) => a![k] === b?.[k]);
+  return ka.length === Object.keys(b ?? {}).length && ka.every((k) => a?.[k] === b?.[k]);
 }
 
 function describe(ref: CollectionRef & { name?: string }): string {
@@ -128,6 +128,7 @@ export class KubeWriter {
   }
 
   /** One page of a collection (a read the writers need: what to repair). */
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the shape it expects of the API server's JSON, as with get and create
   async list<T = KubeObject>(
     ref: CollectionRef,
     query: Record<string, string>,
@@ -184,6 +185,7 @@ export class KubeWriter {
   }
 
   /** Creates unless it exists; either way returns the object that won (another replica's, if it was first). */
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the shape it expects of the API server's JSON, as with get and create
   async createIfAbsent<T = KubeObject>(
     ref: ObjectRef,
     body: unknown,
@@ -203,6 +205,7 @@ export class KubeWriter {
    * Creates, or replaces what exists without a resourceVersion (last writer wins): for objects
    * whose whole content is ours, written without a read (the caller may hold no get permission).
    */
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the shape it expects of the API server's JSON, as with get and create
   async createOrReplace<T = KubeObject>(
     ref: ObjectRef,
     body: unknown,

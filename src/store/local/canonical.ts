@@ -12,7 +12,9 @@ export function canonicalJson(value: unknown): string {
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
-  return JSON.stringify(value) ?? 'null';
+  // JSON has no undefined, functions or symbols (JSON.stringify would give undefined, whatever its type says).
+  if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return 'null';
+  return JSON.stringify(value);
 }
 
 /** A short digest of canonicalJson(value): equal for equal objects, kept instead of the text. */

@@ -69,7 +69,7 @@ export function yamlDocuments(text: string, file: string): RawDocument[] {
     if (err) throw new ManifestError(file, lines.linePos(err.pos[0]).line, err.message);
     const bad = firstKeyProblem(doc.contents);
     if (bad) throw new ManifestError(file, lines.linePos(bad.offset).line, bad.message);
-    const start = doc.contents?.range?.[0] ?? doc.range[0];
+    const start = doc.contents?.range[0] ?? doc.range[0];
     let value: unknown;
     try {
       value = doc.toJS({ maxAliasCount: MAX_YAML_ALIAS_COUNT });
@@ -126,7 +126,7 @@ export function jsonDocuments(text: string, file: string): RawDocument[] {
   try {
     return [{ value: JSON.parse(text), line: 1 }];
   } catch (e) {
-    const message = (e as Error).message.split('\n')[0]!;
+    const [message = ''] = (e as Error).message.split('\n');
     const at = /at position (\d+)/.exec((e as Error).message);
     const line = at ? text.slice(0, Number(at[1])).split('\n').length : 1;
     throw new ManifestError(file, line, message);

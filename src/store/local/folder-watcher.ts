@@ -75,7 +75,7 @@ export class FolderWatcher {
     let w: FSWatcher;
     try {
       w = watch(path.join(this.root, rel), (_type, name) => {
-        const entry = name === null || name === undefined ? undefined : String(name).split('\\').join('/');
+        const entry = name === null ? undefined : name.split('\\').join('/');
         this.onEvent({ rel: entry === undefined ? undefined : rel ? `${rel}/${entry}` : entry });
       });
     } catch (err) {

@@ -110,10 +110,11 @@ export class OwnershipIndex {
     ids: string[],
   ): void {
     for (let index = from; index < to; index++) {
-      const object = objects[index]!; // index < to <= objects.length
+      const object = objects[index];
+      if (object === undefined) break; // never: to <= objects.length
       const id = objectId(object.kind, object.object);
       let perFile = this.claims.get(id);
-      if (!perFile) this.claims.set(id, (perFile = new Map()));
+      if (!perFile) this.claims.set(id, (perFile = new Map<string, Claim[]>()));
       let copies = perFile.get(file);
       if (!copies) {
         perFile.set(file, (copies = []));
@@ -179,7 +180,10 @@ export function resolveOwnership(files: readonly FileObjects[]): {
     if (want) desired.set(id, want);
   }
   const rank = new Map(sorted.map((f, i) => [f.file, i]));
-  const duplicates = index.duplicates().sort((a, b) => rank.get(a.file)! - rank.get(b.file)! || a.line - b.line); // every issue's file is in `files`
+  // Every issue's file is one of `files`, so each has a rank.
+  const duplicates = index
+    .duplicates()
+    .sort((a, b) => (rank.get(a.file) ?? 0) - (rank.get(b.file) ?? 0) || a.line - b.line);
   return { desired, duplicates };
 }
 

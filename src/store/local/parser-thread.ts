@@ -98,8 +98,9 @@ export class ManifestParser {
   }
 
   private pump(): void {
-    while (this.sent.length < LOCAL_PARSE_IN_FLIGHT && this.waiting.length > 0) {
-      const job = this.waiting.shift()!; // length checked above
+    while (this.sent.length < LOCAL_PARSE_IN_FLIGHT) {
+      const job = this.waiting.shift();
+      if (!job) break;
       this.sent.push(job);
       this.thread().postMessage(job.request);
       if (this.sent.length === 1 && this.ready) this.armWatchdog();
