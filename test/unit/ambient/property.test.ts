@@ -210,15 +210,10 @@ function generator(rand: () => number) {
           ? { 'topology.kubernetes.io/region': pick(['r1', 'r2']), 'topology.kubernetes.io/zone': pick(['z1', 'z2']) }
           : {},
       ),
-    GatewayClass: () => ({
-      kind: 'GatewayClass',
-      object: {
-        metadata: {
-          name: 'istio-waypoint',
-          labels: maybe(0.5) ? { 'istio.io/waypoint-for': pick(['service', 'all']) } : ({} as Record<string, string>),
-        },
-      },
-    }),
+    GatewayClass: () => {
+      const labels: Record<string, string> = maybe(0.5) ? { 'istio.io/waypoint-for': pick(['service', 'all']) } : {};
+      return { kind: 'GatewayClass', object: { metadata: { name: 'istio-waypoint', labels } } };
+    },
   };
   return { pick, maybe, make };
 }
