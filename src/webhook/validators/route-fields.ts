@@ -10,8 +10,8 @@ import { at, key, Report } from './common/report';
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~A-Za-z0-9]+$/;
 const PSEUDO_HEADERS = new Set([':method', ':scheme', ':authority', ':path', ':status']);
 const JWT_CLAIM_HEADER = '@request.auth.claims';
-// eslint-disable-next-line no-control-regex
-const HEADER_VALUE_CHARS = /^[^\u0000-\u0008\u000A-\u001F\u007F]*$/;
+// No control characters but HTAB: every UTF-16 code unit is HTAB, visible ASCII or SP, or above DEL.
+const HEADER_VALUE_CHARS = /^[\t\u0020-\u007E\u0080-\uFFFF]*$/;
 
 export function isJwtClaimRoute(name: string): boolean {
   if (!name.toLowerCase().startsWith(JWT_CLAIM_HEADER)) return false;
