@@ -9,6 +9,8 @@ import { registerAmbientDebug } from '../ambient/debug';
 import { startXdsServer } from '../xds/server';
 import { startWebhookConfigController } from '../webhook';
 import { startAmbientStatus } from '../controllers/status';
+import { reportDroppedPolicies } from '../controllers/dropped-policies';
+import type { IgnoredObjects } from '../store/ignored';
 import { startNodeUntaintController } from '../controllers/untaint';
 import type { ServerContext } from './context';
 import { callAuthenticatorFactory } from './authenticator';
@@ -16,7 +18,11 @@ import { startIpAutoallocate } from '../controllers/ipallocate';
 import { MemoryStore } from '../store/memory-store';
 import { KubeWriter } from '../store/kube/writes';
 
-export async function startComponents(ctx: ServerContext, kube: KubeClient | undefined): Promise<void> {
+export async function startComponents(
+  ctx: ServerContext,
+  kube: KubeClient | undefined,
+  ignored?: IgnoredObjects,
+): Promise<void> {
   const sources = kube ? { kubeConfig: kube.kubeConfig } : {};
   const authenticator = callAuthenticatorFactory(ctx.options, ctx.mesh, sources);
   const ca = await startCertificateAuthority(ctx, { ...sources, authenticator });
@@ -31,6 +37,8 @@ export async function startComponents(ctx: ServerContext, kube: KubeClient | und
   });
   registerAmbientDebug(ctx.debug, index);
   ctx.onShutdown(() => index.close());
+  // Policies ztunnel never gets (a waypoint's, AUDIT/CUSTOM, dry-run) are listed on /debug/ignored.
+  if (ignored) ctx.onShutdown(reportDroppedPolicies(ctx.store, index, ignored));
   // AMBIENT_ENABLE_STATUS: ZtunnelAccepted / istio.io/WaypointBound conditions, written on the
   // leader of istio-status-leader (Kubernetes) or kept for /debug/status (local mode).
   startAmbientStatus(ctx, index, kube ? new KubeWriter(kube) : undefined);

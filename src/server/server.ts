@@ -108,7 +108,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     );
   }
 
-  await startComponents(ctx, kube);
+  await startComponents(ctx, kube, ignored);
 
   await source.start();
   void store
