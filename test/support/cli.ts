@@ -106,7 +106,13 @@ export class ServerProcess {
           ),
         timeoutMs,
       );
-      this.waiters.push({ match, resolve: (l) => (clearTimeout(timer), resolve(l)) });
+      this.waiters.push({
+        match,
+        resolve: (l) => {
+          clearTimeout(timer);
+          resolve(l);
+        },
+      });
     });
   }
 

@@ -43,11 +43,7 @@ export function groupList(installed: (r: ServedResource) => boolean): unknown {
   };
 }
 
-export function resourceList(
-  group: string,
-  version: string,
-  installed: (r: ServedResource) => boolean,
-): unknown | undefined {
+export function resourceList(group: string, version: string, installed: (r: ServedResource) => boolean): unknown {
   const resources = SERVED_RESOURCES.filter((r) => r.group === group && r.versions.includes(version) && installed(r));
   if (resources.length === 0) return undefined;
   return {

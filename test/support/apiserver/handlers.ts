@@ -5,7 +5,7 @@ import { parseFieldSelector, parseLabelSelector, SelectorError } from './selecto
 import { PATCH_TYPES, PatchError } from './patch';
 import { apiVersionFor, resourceKey, type ServedResource } from './resources';
 import { ApiError, errors } from './status';
-import type { Storage, StoredObject } from './storage';
+import type { Json, Storage, StoredObject } from './storage';
 import { reviewToken, type TokenIdentity } from './tokens';
 
 export interface ResourceRequest {
@@ -62,6 +62,7 @@ export function matcherOf(query: URLSearchParams): (o: Record<string, unknown>) 
 /** Built-in kinds' list items carry no apiVersion/kind on the wire; custom resources' do. */
 function listItem(r: ServedResource, version: string, o: StoredObject): StoredObject {
   if (r.crd) return { ...o, apiVersion: apiVersionFor(r, version), kind: r.kind };
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- apiVersion and kind are left out by destructuring them away
   const { apiVersion: _a, kind: _k, ...rest } = o;
   return rest;
 }
@@ -115,17 +116,24 @@ export function get(ctx: HandlerContext, req: ResourceRequest): Reply {
   return { status: 200, body: withType(req.resource, req.version, o) };
 }
 
+/** A field of the client's JSON in an error message: a string as sent, anything else as JSON. */
+const shown = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
+
 function bodyObject(req: ResourceRequest): StoredObject {
-  const body = req.body as StoredObject | undefined;
-  if (!body || typeof body !== 'object' || Array.isArray(body))
+  // The body is the client's JSON: nothing about its shape holds until checked here.
+  const raw = req.body;
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
     throw errors.badRequest('the body of the request must be a JSON object');
-  if (!body.metadata || typeof body.metadata !== 'object') body.metadata = { name: '' };
+  const sent = raw as Json;
+  if (!sent['metadata'] || typeof sent['metadata'] !== 'object') sent['metadata'] = { name: '' };
+  const body = sent as StoredObject;
   const { resource: r } = req;
-  if (body.kind !== undefined && body.kind !== r.kind)
-    throw errors.badRequest(`the kind "${String(body.kind)}" of the body does not match ${r.kind}`);
-  if (body.apiVersion !== undefined && !r.versions.some((v) => apiVersionFor(r, v) === body.apiVersion)) {
+  const { kind, apiVersion } = body;
+  if (kind !== undefined && kind !== r.kind)
+    throw errors.badRequest(`the kind "${shown(kind)}" of the body does not match ${r.kind}`);
+  if (apiVersion !== undefined && !r.versions.some((v) => apiVersionFor(r, v) === apiVersion)) {
     throw errors.badRequest(
-      `the apiVersion "${String(body.apiVersion)}" of the body does not match ${apiVersionFor(r, req.version)}`,
+      `the apiVersion "${shown(apiVersion)}" of the body does not match ${apiVersionFor(r, req.version)}`,
     );
   }
   if (r.namespaced) {
@@ -167,7 +175,7 @@ function tokenReview(ctx: HandlerContext, req: ResourceRequest): Reply {
   const body = req.body as { spec?: { token?: string; audiences?: string[] } } | undefined;
   const token = body?.spec?.token;
   if (!token) throw errors.invalid(req.resource, '', 'spec.token', 'Required value');
-  const status = reviewToken(ctx.tokens, token, body?.spec?.audiences);
+  const status = reviewToken(ctx.tokens, token, body.spec?.audiences);
   return {
     status: 201,
     body: {
@@ -196,7 +204,9 @@ function commit(ctx: HandlerContext, req: ResourceRequest, stored: StoredObject,
     else next['status'] = stored['status'];
     if (next['status'] === undefined) delete next['status'];
   }
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- resourceVersion is left out of the comparison by destructuring it away
   const { resourceVersion: _before, ...storedMeta } = stored.metadata;
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- as above
   const { resourceVersion: _after, ...nextMeta } = next.metadata;
   if (JSON.stringify({ ...stored, metadata: storedMeta }) === JSON.stringify({ ...next, metadata: nextMeta })) {
     return { status: 200, body: withType(r, req.version, stored) };
@@ -225,19 +235,23 @@ export function update(ctx: HandlerContext, req: ResourceRequest): Reply {
 
 export function patch(ctx: HandlerContext, req: ResourceRequest): Reply {
   checkDryRunValue(req);
-  const apply = PATCH_TYPES[req.contentType as keyof typeof PATCH_TYPES];
+  const apply = Object.hasOwn(PATCH_TYPES, req.contentType)
+    ? PATCH_TYPES[req.contentType as keyof typeof PATCH_TYPES]
+    : undefined;
   if (!apply) throw errors.unsupportedMediaType(req.contentType);
   const stored = ctx.storage.get(resourceKey(req.resource.group, req.resource.plural), req.namespace, req.name!);
   if (!stored) throw errors.notFound(req.resource, req.name!);
-  let next: StoredObject;
+  // A patch can turn the object into any JSON at all: its result is checked before it is stored.
+  let patched: unknown;
   try {
-    next = apply(structuredClone(stored), req.body) as StoredObject;
+    patched = apply(structuredClone(stored), req.body);
   } catch (err) {
     if (err instanceof PatchError) throw new ApiError(422, 'Invalid', err.message);
     throw err;
   }
-  if (!next || typeof next !== 'object' || !next.metadata)
+  if (!patched || typeof patched !== 'object' || !(patched as Json)['metadata'])
     throw errors.badRequest('the patch removed the object metadata');
+  const next = patched as StoredObject;
   if (next.metadata.name !== stored.metadata.name) throw errors.badRequest('the patch changed metadata.name');
   delete next['apiVersion'];
   delete next['kind'];

@@ -14,7 +14,7 @@ export function mergePatch(target: Json, patch: Json): Json {
   if (!isObject(patch)) return patch;
   const out: Record<string, Json> = isObject(target) ? { ...target } : {};
   for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete out[key];
+    if (value === null) Reflect.deleteProperty(out, key);
     else out[key] = mergePatch(out[key], value);
   }
   return out;
@@ -76,7 +76,7 @@ export function jsonPatch(target: Json, ops: Json): Json {
         break;
       case 'remove':
         if (Array.isArray(container)) container.splice(Number(last), 1);
-        else if (last in container) delete container[last];
+        else if (last in container) Reflect.deleteProperty(container, last);
         else throw new PatchError(`remove: path ${raw.path} does not exist`);
         break;
       case 'test': {

@@ -54,10 +54,10 @@ export function parseLabelSelector(text: string | null): Matcher {
 
 /** Fields the server can select on, for every resource (the real server has a per-kind list). */
 export const SELECTABLE_FIELDS: Readonly<Record<string, (o: Record<string, unknown>) => string>> = {
-  'metadata.name': (o) => String((o['metadata'] as { name?: string })?.name ?? ''),
-  'metadata.namespace': (o) => String((o['metadata'] as { namespace?: string })?.namespace ?? ''),
-  'spec.nodeName': (o) => String((o['spec'] as { nodeName?: string } | undefined)?.nodeName ?? ''),
-  'status.phase': (o) => String((o['status'] as { phase?: string } | undefined)?.phase ?? ''),
+  'metadata.name': (o) => (o['metadata'] as { name?: string } | undefined)?.name ?? '',
+  'metadata.namespace': (o) => (o['metadata'] as { namespace?: string } | undefined)?.namespace ?? '',
+  'spec.nodeName': (o) => (o['spec'] as { nodeName?: string } | undefined)?.nodeName ?? '',
+  'status.phase': (o) => (o['status'] as { phase?: string } | undefined)?.phase ?? '',
 };
 
 export function parseFieldSelector(text: string | null): Matcher {

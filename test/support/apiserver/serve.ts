@@ -75,7 +75,8 @@ function yamlFiles(dir: string): string[] {
     .sort();
 }
 
-type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };
+/** A YAML document as read: nothing guarantees it names a kind. */
+type Manifest = { apiVersion?: string; kind?: string; metadata: { name: string; namespace?: string } };
 
 function seedFrom(server: TestApiServer, dir: string): number {
   let count = 0;
@@ -84,13 +85,14 @@ function seedFrom(server: TestApiServer, dir: string): number {
       if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors[0]!.message}`);
       const m = doc.toJS() as Manifest | null;
       if (!m) continue;
-      const r = findResourceByKind(m.apiVersion ?? '', m.kind ?? '');
+      const { apiVersion = '', kind = '' } = m;
+      const r = findResourceByKind(apiVersion, kind);
       if (!r || r.createOnly) {
-        process.stderr.write(`${file}: skipping ${m.apiVersion} ${m.kind} (not served)\n`);
+        process.stderr.write(`${file}: skipping ${apiVersion} ${kind} (not served)\n`);
         continue;
       }
       if (r.namespaced && !m.metadata.namespace) m.metadata.namespace = 'default';
-      server.put(m);
+      server.put({ ...m, apiVersion, kind });
       count++;
     }
   }
@@ -119,7 +121,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', shutdown);
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`serve: ${err.message}\n`);
+main().catch((err: unknown) => {
+  process.stderr.write(`serve: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(2);
 });

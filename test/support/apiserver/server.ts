@@ -107,6 +107,7 @@ export class TestApiServer {
     [k: string]: unknown;
   }): StoredObject {
     const r = this.resourceOf(object.apiVersion, object.kind);
+    // eslint-disable-next-line @typescript-eslint/no-unused-vars -- apiVersion and kind are left out by destructuring them away
     const { apiVersion: _a, kind: _k, ...rest } = structuredClone(object);
     const body = rest;
     const key = resourceKey(r.group, r.plural);
@@ -258,11 +259,11 @@ export class TestApiServer {
       ...(route.name !== undefined ? { name: route.name } : {}),
       ...(route.subresource !== undefined ? { subresource: route.subresource } : {}),
       dryRun: url.searchParams.getAll('dryRun').includes('All'),
-      userAgent: String(req.headers['user-agent'] ?? ''),
+      userAgent: req.headers['user-agent'] ?? '',
     });
     // Recorded first: a call for a CRD that is not installed still needs RBAC on a real cluster.
     if (!this.installed(r)) throw errors.noSuchPath();
-    this.applyFault(verb, r, String(req.headers['user-agent'] ?? ''));
+    this.applyFault(verb, r, req.headers['user-agent'] ?? '');
     if (r.createOnly && verb !== 'create') throw errors.methodNotAllowed(req.method ?? '');
     if (
       route.subresource !== undefined &&
@@ -281,9 +282,7 @@ export class TestApiServer {
     const request: ResourceRequest = {
       ...route,
       query: url.searchParams,
-      contentType: String(req.headers['content-type'] ?? 'application/json')
-        .split(';')[0]!
-        .trim(),
+      contentType: (req.headers['content-type'] ?? 'application/json').split(';')[0]!.trim(),
       body,
     };
     const ctx: HandlerContext = { storage: this.storage, tokens: this.tokens };
@@ -343,7 +342,7 @@ export class TestApiServer {
     throw new ApiError(fault.status, reason, fault.message ?? `injected fault for ${verb} ${r.plural}`, details);
   }
 
-  private discovery(parts: string[]): unknown | undefined {
+  private discovery(parts: string[]): unknown {
     const p = parts.join('/');
     if (p === 'version') return SERVER_VERSION;
     if (p === 'healthz' || p === 'readyz' || p === 'livez') return 'ok';

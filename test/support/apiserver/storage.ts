@@ -67,7 +67,7 @@ export class Storage {
 
   private table(resource: string): Map<string, StoredObject> {
     let t = this.tables.get(resource);
-    if (!t) this.tables.set(resource, (t = new Map()));
+    if (!t) this.tables.set(resource, (t = new Map<string, StoredObject>()));
     return t;
   }
 

@@ -121,7 +121,7 @@ export interface CallOptions {
 }
 
 export class ZtunnelLikeClient {
-  private readonly client: grpc.Client & Record<string, grpc.requestCallback<unknown> | unknown>;
+  private readonly client: grpc.Client & Record<string, unknown>;
 
   constructor(port: number, rootPem: string, clientCert?: { certPem: string; keyPem: string }) {
     // ztunnel speaks TLS 1.3 only; pinning the minimum proves the server negotiates it.

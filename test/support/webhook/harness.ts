@@ -135,7 +135,7 @@ export function post(
             body: Buffer.concat(chunks).toString('utf8'),
             headers: res.headers,
             reusedSocket: req.reusedSocket,
-            peerFingerprint: socket?.getPeerCertificate?.()?.fingerprint256 ?? '',
+            peerFingerprint: socket?.getPeerCertificate().fingerprint256 ?? '',
           });
         });
       },
