@@ -101,7 +101,10 @@ describe('webhook configuration controller (test API server)', () => {
       namespace: 'istio-system',
       certs,
       backoff: FAST,
-      probe: async () => (probes++, { ready, detail: ready ? 'denied the request' : 'accepted' }),
+      probe: () => {
+        probes++;
+        return Promise.resolve({ ready, detail: ready ? 'denied the request' : 'accepted' });
+      },
     });
     controller.start();
     await eventually('caBundle written', () =>

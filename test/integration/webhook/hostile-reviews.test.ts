@@ -18,6 +18,7 @@ import {
   webhookContext,
   WebhookHarness,
 } from '../../support/webhook/harness';
+import { parseReview } from '../../support/webhook/review';
 
 const cert = throwawayCert('istiod-hostile');
 
@@ -51,7 +52,7 @@ describe('webhook HTTPS server under hostile reviews', () => {
       }),
     );
     expect(wide.status).toBe(200);
-    expect(JSON.parse(wide.body).response).toEqual({
+    expect(parseReview(wide.body).response).toEqual({
       uid: 'wide',
       allowed: false,
       status: {

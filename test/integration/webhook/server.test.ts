@@ -19,6 +19,7 @@ import {
   webhookContext,
   WebhookHarness,
 } from '../../support/webhook/harness';
+import { parseReview } from '../../support/webhook/review';
 
 const firstCert = throwawayCert('istiod-1');
 
@@ -68,12 +69,12 @@ describe('webhook HTTPS server', () => {
 
   test('v1beta1 reviews get v1beta1 answers', async () => {
     const r = await call({ body: admissionReview(policy({}), { apiVersion: 'admission.k8s.io/v1beta1' }) });
-    expect(JSON.parse(r.body).apiVersion).toBe('admission.k8s.io/v1beta1');
+    expect(parseReview(r.body).apiVersion).toBe('admission.k8s.io/v1beta1');
   });
 
   test('any path under /validate/ is served', async () => {
     const r = await call({ path: '/validate/security', body: admissionReview(policy({})) });
-    expect(JSON.parse(r.body).response.allowed).toBe(true);
+    expect(parseReview(r.body).response.allowed).toBe(true);
   });
 
   test('other paths are 404', async () => {
@@ -85,16 +86,16 @@ describe('webhook HTTPS server', () => {
       body: admissionReview(policy({ rules: [{ from: [{ source: { principals: ['a', ''] } }] }] })),
     });
     expect(r.status).toBe(200);
-    const response = JSON.parse(r.body).response;
+    const response = parseReview(r.body).response;
     expect(response.allowed).toBe(false);
-    expect(response.status.message).toBe(
+    expect(response.status!.message).toBe(
       'configuration is invalid: spec.rules[0].from[0].source.principals[1]: must not be empty',
     );
   });
 
   test('warnings reach the caller on allowed responses', async () => {
     const r = await call({ body: admissionReview(policy({ selector: {} })) });
-    expect(JSON.parse(r.body).response).toMatchObject({
+    expect(parseReview(r.body).response).toMatchObject({
       allowed: true,
       warnings: ['spec.selector: workload selector specified without labels'],
     });
@@ -102,14 +103,14 @@ describe('webhook HTTPS server', () => {
 
   test('DELETE is allowed without looking at the object', async () => {
     const r = await call({ body: admissionReview({ nonsense: true }, { operation: 'DELETE' }) });
-    expect(JSON.parse(r.body).response.allowed).toBe(true);
+    expect(parseReview(r.body).response.allowed).toBe(true);
   });
 
   test('an unknown kind is denied as unrecognized', async () => {
     const r = await call({
       body: admissionReview({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } }),
     });
-    expect(JSON.parse(r.body).response.status.message).toBe('unrecognized type example.com/v1, Kind=Widget');
+    expect(parseReview(r.body).response.status!.message).toBe('unrecognized type example.com/v1, Kind=Widget');
   });
 
   test('the always-reject annotation is denied', async () => {
@@ -118,7 +119,7 @@ describe('webhook HTTPS server', () => {
         dryRun: true,
       }),
     });
-    expect(JSON.parse(r.body).response.status.message).toContain('webhook-always-reject');
+    expect(parseReview(r.body).response.status!.message).toContain('webhook-always-reject');
   });
 
   test('a wrong content type is 415', async () => {
@@ -133,7 +134,7 @@ describe('webhook HTTPS server', () => {
 
   test('a body that is not an AdmissionReview is denied with the decode error', async () => {
     const r = await call({ body: '{"kind":"Pod","apiVersion":"v1"}' });
-    expect(JSON.parse(r.body).response).toMatchObject({
+    expect(parseReview(r.body).response).toMatchObject({
       allowed: false,
       status: { message: 'could not decode body: no kind "Pod" is registered for version "v1"' },
     });
@@ -184,7 +185,14 @@ describe('webhook HTTPS server', () => {
 describe('webhook server lifecycle', () => {
   test('it waits for the serving certificate, logs its address under scope webhook, and closes on shutdown', async () => {
     const lines: string[] = [];
-    logs.setDestination(new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
+    logs.setDestination(
+      new Writable({
+        write: (chunk, _enc, done) => {
+          lines.push(String(chunk));
+          done();
+        },
+      }),
+    );
     try {
       const h = webhookContext();
       const starting = startWebhookServer(h.ctx);
@@ -194,7 +202,7 @@ describe('webhook server lifecycle', () => {
       expect(started).toBe(false);
       h.certs.set(firstCert);
       const server = await starting;
-      const listening = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'listening');
+      const listening = lines.map((l) => JSON.parse(l) as { msg: string }).find((l) => l.msg === 'listening');
       expect(listening).toMatchObject({ scope: 'webhook', address: server.address });
       await h.shutdown();
       expect(h.readiness.get('webhook')).toBe(false);

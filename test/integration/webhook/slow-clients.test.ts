@@ -155,7 +155,14 @@ describe('webhook request deadlines are absolute, not per inactivity', () => {
 describe('webhook connection cap', () => {
   test('connections beyond the cap are closed at accept, counted and logged once; open ones are still served; a freed slot is reused', async () => {
     const lines: string[] = [];
-    logs.setDestination(new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
+    logs.setDestination(
+      new Writable({
+        write: (chunk, _enc, done) => {
+          lines.push(String(chunk));
+          done();
+        },
+      }),
+    );
     const { h, server } = await start({ maxConnections: 3 });
     const open: Wire[] = [];
     try {
@@ -168,7 +175,7 @@ describe('webhook connection cap', () => {
       for (const w of open) expect(statuses(w.text())).toEqual([200]);
       expect(await h.metrics.metrics()).toMatch(new RegExp(`${METRIC_CONNECTIONS_REJECTED}\\{listener="webhook"\\} 3`));
       const warned = lines
-        .map((l) => JSON.parse(l))
+        .map((l) => JSON.parse(l) as { scope?: string; msg: string })
         .filter((l) => l.scope === 'webhook' && /connection limit/.test(l.msg));
       expect(warned).toHaveLength(1);
       expect(warned[0]).toMatchObject({ listener: 'webhook', maxConnections: 3 });
@@ -260,7 +267,7 @@ describe('webhook pipelining', () => {
       w.socket.resume();
       await w.closed;
       const got = statuses(w.text());
-      expect(got).toEqual([...Array(MAX_PIPELINED_REQUESTS).fill(200), 429]);
+      expect(got).toEqual([...Array<number>(MAX_PIPELINED_REQUESTS).fill(200), 429]);
       expect(w.text()).toContain(`more than ${MAX_PIPELINED_REQUESTS} requests`);
       await sleep(20);
       expect(warnings.names).not.toContain('MaxListenersExceededWarning');

@@ -1,4 +1,5 @@
 import { MAX_REQUEST_BODY_BYTES, reviewAdmission } from '../../../src/webhook/admission';
+import { parseReview } from '../../support/webhook/review';
 
 const gateway = (extra: object = {}) => ({
   apiVersion: 'networking.istio.io/v1',
@@ -31,7 +32,7 @@ function review(
 
 function answer(body: Buffer, contentType = 'application/json') {
   const reply = reviewAdmission(body, contentType);
-  return { reply, json: reply.status === 200 ? JSON.parse(reply.body) : undefined };
+  return { reply, json: reply.status === 200 ? parseReview(reply.body) : undefined };
 }
 
 describe('AdmissionReview handling', () => {
@@ -51,16 +52,16 @@ describe('AdmissionReview handling', () => {
 
   test('v1beta1 reviews are answered in v1beta1', () => {
     const { json } = answer(review(gateway(), { apiVersion: 'admission.k8s.io/v1beta1' }));
-    expect(json.apiVersion).toBe('admission.k8s.io/v1beta1');
-    expect(json.response.allowed).toBe(true);
+    expect(json!.apiVersion).toBe('admission.k8s.io/v1beta1');
+    expect(json!.response.allowed).toBe(true);
   });
 
   test('an invalid object is denied with HTTP 200 and every error with its path', () => {
     const bad = gateway({ spec: { servers: [{ port: { number: 0, protocol: 'HTTP' }, hosts: ['app'] }] } });
     const { reply, json } = answer(review(bad));
     expect(reply.status).toBe(200);
-    expect(json.response.allowed).toBe(false);
-    const message: string = json.response.status.message;
+    expect(json!.response.allowed).toBe(false);
+    const message: string = json!.response.status!.message;
     expect(message.startsWith('configuration is invalid: ')).toBe(true);
     expect(message).toContain('spec.servers[0].hosts[0]: short names (non FQDN) are not allowed');
     expect(message).toContain('spec.servers[0].port.number: port number 0 must be in the range 1..65535');
@@ -81,8 +82,8 @@ describe('AdmissionReview handling', () => {
       },
     });
     const { json, reply } = answer(review(bad));
-    expect(json.response.allowed).toBe(false);
-    expect(json.response.status.message).toMatch(
+    expect(json!.response.allowed).toBe(false);
+    expect(json!.response.status!.message).toMatch(
       /^error decoding configuration: spec\.servers\[0\]\.tls\.mode: unknown value "SIMPLER" for enum /,
     );
     expect(reply.outcome).toMatchObject({ type: 'failed', reason: 'crd_conversion_error' });
@@ -101,8 +102,8 @@ describe('AdmissionReview handling', () => {
         { dryRun: true },
       ),
     );
-    expect(json.response.allowed).toBe(false);
-    expect(json.response.status.message).toContain(
+    expect(json!.response.allowed).toBe(false);
+    expect(json!.response.status!.message).toContain(
       '"internal.istio.io/webhook-always-reject" annotation found, rejecting',
     );
   });
@@ -120,61 +121,61 @@ describe('AdmissionReview handling', () => {
       },
     });
     const { json } = answer(review(withWarning));
-    expect(json.response.allowed).toBe(true);
-    expect(json.response.warnings).toEqual([
+    expect(json!.response.allowed).toBe(true);
+    expect(json!.response.warnings).toEqual([
       'spec.servers[0].tls: PASSTHROUGH mode does not use certificates, they will be ignored',
     ]);
   });
 
   test.each(['DELETE', 'CONNECT'])('operation %s is allowed without validation', (operation) => {
     const { json, reply } = answer(review({ garbage: true }, { operation }));
-    expect(json.response).toEqual({ uid: 'uid-1', allowed: true });
+    expect(json!.response).toEqual({ uid: 'uid-1', allowed: true });
     expect(reply.outcome).toMatchObject({ type: 'failed', reason: 'unsupported_operation', allowed: true });
   });
 
   test('UPDATE is validated like CREATE', () => {
     const { json } = answer(review(gateway({ spec: {} }), { operation: 'UPDATE' }));
-    expect(json.response.allowed).toBe(false);
+    expect(json!.response.allowed).toBe(false);
   });
 
   test('an unknown kind is denied as an unrecognized type', () => {
     const { json, reply } = answer(review({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } }));
-    expect(json.response.status.message).toBe('unrecognized type example.com/v1, Kind=Widget');
+    expect(json!.response.status!.message).toBe('unrecognized type example.com/v1, Kind=Widget');
     expect(reply.outcome).toMatchObject({ reason: 'unknown_type' });
   });
 
   test('the schema is found by group and kind; an unknown version is still validated', () => {
     const { json } = answer(review(gateway({ apiVersion: 'networking.istio.io/v9' })));
-    expect(json.response.allowed).toBe(true);
+    expect(json!.response.allowed).toBe(true);
   });
 
   test('a top-level key other than apiVersion, kind, metadata, spec and status is denied', () => {
     const { json } = answer(review(gateway({ extra: 1 })));
-    expect(json.response.status.message).toBe('unknown field "extra" on Gateway resource istio-system/gw');
+    expect(json!.response.status!.message).toBe('unknown field "extra" on Gateway resource istio-system/gw');
   });
 
   test('status is an allowed top-level key', () => {
     const { json } = answer(review(gateway({ status: { conditions: [] } })));
-    expect(json.response.allowed).toBe(true);
+    expect(json!.response.allowed).toBe(true);
   });
 
   test('a spec that is not an object cannot be decoded', () => {
     const { json, reply } = answer(review(gateway({ spec: 'x' })));
-    expect(json.response.status.message).toBe('cannot decode configuration: spec must be a JSON object');
+    expect(json!.response.status!.message).toBe('cannot decode configuration: spec must be a JSON object');
     expect(reply.outcome).toMatchObject({ reason: 'yaml_decode_error' });
   });
 
   test('a body that is not an AdmissionReview is denied with the decode error', () => {
     const { reply, json } = answer(Buffer.from(JSON.stringify({ apiVersion: 'v1', kind: 'Pod' })));
     expect(reply.status).toBe(200);
-    expect(json.response.allowed).toBe(false);
-    expect(json.response.status.message).toBe('could not decode body: no kind "Pod" is registered for version "v1"');
+    expect(json!.response.allowed).toBe(false);
+    expect(json!.response.status!.message).toBe('could not decode body: no kind "Pod" is registered for version "v1"');
   });
 
   test('a body that is not JSON is denied with the decode error', () => {
     const { json } = answer(Buffer.from('{nope'));
-    expect(json.response.allowed).toBe(false);
-    expect(json.response.status.message).toMatch(/^could not decode body: /);
+    expect(json!.response.allowed).toBe(false);
+    expect(json!.response.status!.message).toMatch(/^could not decode body: /);
   });
 
   test('an empty body is HTTP 400', () => {
@@ -198,7 +199,7 @@ describe('AdmissionReview handling', () => {
   test('a body of exactly the limit is read', () => {
     const base = review(gateway());
     const padded = Buffer.concat([base, Buffer.alloc(MAX_REQUEST_BODY_BYTES - base.length, 0x20)]);
-    expect(answer(padded).json.response.allowed).toBe(true);
+    expect(answer(padded).json!.response.allowed).toBe(true);
   });
 
   test('warnings are dropped when there is an error', () => {
@@ -214,7 +215,7 @@ describe('AdmissionReview handling', () => {
       },
     });
     const { json } = answer(review(bad));
-    expect(json.response.allowed).toBe(false);
-    expect(json.response.warnings).toBeUndefined();
+    expect(json!.response.allowed).toBe(false);
+    expect(json!.response.warnings).toBeUndefined();
   });
 });

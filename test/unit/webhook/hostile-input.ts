@@ -34,12 +34,13 @@ export interface ReviewOptions {
 
 /** An admission.k8s.io/v1 AdmissionReview of `object`, as the bytes the API server sends. */
 export function reviewBytes(object: unknown, opts: ReviewOptions = {}): Buffer {
-  const apiVersion =
-    typeof object === 'object' && object !== null
-      ? String((object as Record<string, unknown>)['apiVersion'] ?? '')
-      : '';
-  const kind =
-    typeof object === 'object' && object !== null ? String((object as Record<string, unknown>)['kind'] ?? '') : '';
+  const field = (name: string): string => {
+    const v = typeof object === 'object' && object !== null ? (object as Record<string, unknown>)[name] : undefined;
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- hostile objects put arrays and objects here too; the review carries them as String() prints them
+    return v === undefined || v === null ? '' : String(v);
+  };
+  const apiVersion = field('apiVersion');
+  const kind = field('kind');
   const slash = apiVersion.indexOf('/');
   let text = JSON.stringify({
     apiVersion: 'admission.k8s.io/v1',

@@ -19,18 +19,14 @@ import {
   reviewBytes,
   virtualService,
 } from './hostile-input';
+import { parseReview } from '../../support/webhook/review';
 
 const answer = (body: Buffer) => {
   const reply = reviewAdmission(body, 'application/json');
   expect(reply.status).toBe(200);
   return {
     reply,
-    response: JSON.parse(reply.body).response as {
-      uid: string;
-      allowed: boolean;
-      status?: { message: string };
-      warnings?: string[];
-    },
+    response: parseReview(reply.body).response,
   };
 };
 
@@ -368,8 +364,8 @@ const SAMPLES: [string, string, object][] = [
 function* withDeepValue(value: unknown, deep: unknown): Generator {
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      yield value.map((v, j) => (j === i ? deep : v));
-      for (const m of withDeepValue(value[i], deep)) yield value.map((v, j) => (j === i ? m : v));
+      yield value.map((v: unknown, j) => (j === i ? deep : v));
+      for (const m of withDeepValue(value[i], deep)) yield value.map((v: unknown, j) => (j === i ? m : v));
     }
   } else if (typeof value === 'object' && value !== null) {
     for (const k of Object.keys(value)) {

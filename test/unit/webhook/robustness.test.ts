@@ -176,8 +176,8 @@ const REPLACEMENTS: unknown[] = [null, 0, -1, 1.5, '', 'x', true, [], [null], [1
 function* mutations(value: unknown): Generator {
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      for (const r of REPLACEMENTS) yield value.map((v, j) => (j === i ? r : v));
-      for (const m of mutations(value[i])) yield value.map((v, j) => (j === i ? m : v));
+      for (const r of REPLACEMENTS) yield value.map((v: unknown, j) => (j === i ? r : v));
+      for (const m of mutations(value[i])) yield value.map((v: unknown, j) => (j === i ? m : v));
     }
   } else if (typeof value === 'object' && value !== null) {
     for (const k of Object.keys(value)) {
