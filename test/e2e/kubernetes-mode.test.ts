@@ -62,8 +62,9 @@ describe('Kubernetes mode end to end', () => {
   });
 
   afterAll(async () => {
-    await server?.stop();
-    await api?.close();
+    // Either is unset when beforeAll failed before starting it.
+    await (server as ServerProcess | undefined)?.stop();
+    await (api as TestApiServer | undefined)?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 

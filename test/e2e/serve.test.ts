@@ -1,6 +1,6 @@
 // The CLI as a user runs it: flags, help, local mode end to end, and a clean SIGTERM.
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEMO, localServeArgs, runCli, ServerProcess, waitForStatus } from '../support/cli';
@@ -36,7 +36,7 @@ describe('istiod-ts command line', () => {
     const dir = mkdtempSync(join(tmpdir(), 'istiod-ts-kube-'));
     try {
       const kubeconfig = join(dir, 'kubeconfig');
-      require('node:fs').writeFileSync(
+      writeFileSync(
         kubeconfig,
         [
           'apiVersion: v1',
@@ -136,7 +136,7 @@ describe('istiod-ts validate', () => {
     const dir = mkdtempSync(join(tmpdir(), 'istiod-ts-validate-'));
     try {
       const file = join(dir, 'policy.yaml');
-      require('node:fs').writeFileSync(
+      writeFileSync(
         file,
         [
           'apiVersion: security.istio.io/v1',

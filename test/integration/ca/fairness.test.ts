@@ -205,7 +205,7 @@ describe('CA fairness by node: two ztunnels, one flooding', () => {
       );
       await expect(s.callA()).rejects.toMatchObject({
         code: grpc.status.RESOURCE_EXHAUSTED,
-        details: expect.stringContaining('node node-a already has 2 certificate requests queued'),
+        details: expect.stringContaining('node node-a already has 2 certificate requests queued') as unknown,
       });
       const other = s.callB();
       await until("node B's call to queue", () => s.fairness.queue.view().queued === 3);
@@ -256,10 +256,10 @@ describe('CA_NODE_RATE_LIMIT', () => {
       expect(refused).toHaveLength(1);
       expect(refused[0]!.reason).toMatchObject({
         code: grpc.status.RESOURCE_EXHAUSTED,
-        details: expect.stringContaining('CA_NODE_RATE_LIMIT'),
+        details: expect.stringContaining('CA_NODE_RATE_LIMIT') as unknown,
       });
       await expect(client.createCertificate(csr, { token: tokenB, impersonate: id('httpbin') })).resolves.toMatchObject(
-        { cert_chain: expect.any(Array) },
+        { cert_chain: expect.any(Array) as unknown },
       );
       const metrics = await h.metrics.getSingleMetricAsString('citadel_server_csr_throttled_count');
       expect(metrics).toContain('citadel_server_csr_throttled_count{reason="rate_limited"} 1');

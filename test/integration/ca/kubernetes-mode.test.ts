@@ -202,7 +202,7 @@ describe('the CA in Kubernetes mode (test API server)', () => {
     api.put(pod('default', 'late-1', 'late', 'node-a', 'Running'));
     await eventually(
       'the binding reaches the store',
-      () => store.get('Pod', 'default', 'late-1')?.spec?.nodeName === 'node-a',
+      () => (store.get('Pod', 'default', 'late-1')?.spec as { nodeName?: string } | undefined)?.nodeName === 'node-a',
     );
     const res = await client.createCertificate((await makeCsr()).pem, { token, impersonate: id('default', 'late') });
     expect(peculiarSan(res.cert_chain[0]!).uris).toEqual([id('default', 'late')]);

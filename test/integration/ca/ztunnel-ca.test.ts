@@ -205,8 +205,13 @@ describe('the CA called as ztunnel calls it (local mode)', () => {
   describe('bad input gets the right gRPC code, and the server keeps serving', () => {
     const good = () => token(ZTUNNEL_A);
     const cases: [string, () => Promise<Parameters<ZtunnelLikeClient['createCertificate']>>, grpc.status, RegExp][] = [
-      ['an empty CSR', async () => ['', { token: good() }], grpc.status.INVALID_ARGUMENT, /CSR is empty/],
-      ['a garbage CSR', async () => ['not a csr', { token: good() }], grpc.status.INVALID_ARGUMENT, /not PEM/],
+      ['an empty CSR', () => Promise.resolve(['', { token: good() }]), grpc.status.INVALID_ARGUMENT, /CSR is empty/],
+      [
+        'a garbage CSR',
+        () => Promise.resolve(['not a csr', { token: good() }]),
+        grpc.status.INVALID_ARGUMENT,
+        /not PEM/,
+      ],
       [
         'an oversized CSR',
         async () => [(await makeCsr()).pem + 'x'.repeat(70_000), { token: good() }],
@@ -301,7 +306,7 @@ describe('the CA called as ztunnel calls it (local mode)', () => {
       const [csr, opts] = await args();
       await expect(client.createCertificate(csr, opts)).rejects.toMatchObject({
         code,
-        details: expect.stringMatching(details),
+        details: expect.stringMatching(details) as unknown,
       });
       const res = await client.createCertificate((await makeCsr()).pem, {
         token: good(),

@@ -4,6 +4,7 @@
 
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import { builtinModules } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { SERVE_ENV } from '../../../src/config/options';
@@ -101,7 +102,7 @@ describe('Dockerfile', () => {
       }
     };
     walk(path.join(ROOT, 'src'));
-    const builtins = new Set(require('node:module').builtinModules as string[]);
+    const builtins = new Set(builtinModules);
     const notInImage = [...packages].filter((p) => !builtins.has(p)).filter((p) => {
       const entry = lock.packages[`node_modules/${p}`];
       return entry === undefined || entry.dev === true;

@@ -179,7 +179,7 @@ describe('charts/istiod Service', () => {
       const objects = rendered[scenario]!;
       const env = parseServeOptions([], resolvedEnv(deploymentOf(objects).container, NS)).env;
       const { build } = meshOf(objects, scenario === 'revision' ? 'canary' : '');
-      const sans = servingSans({ namespace: env.POD_NAMESPACE, revision, customHosts: [], discoveryAddress: build.ok ? build.mesh.defaultConfig?.discoveryAddress : undefined, local: false });
+      const sans = servingSans({ namespace: env.POD_NAMESPACE, revision, customHosts: [], discoveryAddress: build.ok ? build.mesh.defaultConfig.discoveryAddress : undefined, local: false });
       expect(sans).toContainEqual({ dns: `${findObject(objects, 'Service').metadata.name}.${NS}.svc` });
     }
   });
@@ -214,7 +214,7 @@ describe('charts/istiod mesh ConfigMap', () => {
     const { build } = meshOf(render({ revision: 'canary', global: { istioNamespace: 'mesh-root' } }), 'canary');
     if (!build.ok) throw build.error;
     expect(build.mesh.rootNamespace).toBe('mesh-root');
-    expect(build.mesh.defaultConfig?.discoveryAddress).toBe(`istiod-canary.${NS}.svc:15012`);
+    expect(build.mesh.defaultConfig.discoveryAddress).toBe(`istiod-canary.${NS}.svc:15012`);
   });
 
   test('meshConfig is deep-merged over the defaults', () => {

@@ -51,9 +51,9 @@ const describeRequest = (r: RecordedRequest) => `${r.verb} ${r.group || 'core'}/
 async function probeCalls(): Promise<RecordedRequest[]> {
   const calls: KubeRequest[] = [];
   const client = {
-    call: async (req: KubeRequest) => {
+    call: (req: KubeRequest) => {
       calls.push(req);
-      throw new KubeApiError(404, 'NotFound', 'the server could not find the requested resource');
+      return Promise.reject(new KubeApiError(404, 'NotFound', 'the server could not find the requested resource'));
     },
   } as unknown as KubeClient;
   await webhookRejectsInvalidConfig(client, NS, 'default');
@@ -147,7 +147,8 @@ describe('chart RBAC against the calls the code makes', () => {
   }, 60_000);
 
   afterAll(async () => {
-    await api?.close();
+    // Unset when beforeAll failed before starting it.
+    await (api as TestApiServer | undefined)?.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 

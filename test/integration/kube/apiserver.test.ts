@@ -18,7 +18,9 @@ afterEach(async () => {
   await server.close();
 });
 
-type Body = Record<string, unknown> & { metadata?: Record<string, unknown>; items?: Record<string, unknown>[] };
+/** A list's metadata carries resourceVersion, and continue when there is another page. */
+type ListMeta = Record<string, unknown> & { resourceVersion?: string; continue?: string };
+type Body = Record<string, unknown> & { metadata?: ListMeta; items?: Record<string, unknown>[] };
 
 async function api(
   method: string,
@@ -43,7 +45,7 @@ async function watchEvents(
   const controller = new AbortController();
   const res = await fetch(server.url + path, { signal: controller.signal });
   expect(res.status).toBe(200);
-  const reader = res.body!.getReader();
+  const reader = res.body!.getReader() as ReadableStreamDefaultReader<Uint8Array>;
   const decoder = new TextDecoder();
   const events: { type: string; object: Body }[] = [];
   let text = '';
@@ -71,7 +73,7 @@ test('list pages with limit and continue, in name order, without apiVersion/kind
   expect(first.body.items![0]).not.toHaveProperty('kind');
   const rest = await api(
     'GET',
-    `/api/v1/namespaces/default/pods?limit=10&continue=${first.body.metadata!['continue']}`,
+    `/api/v1/namespaces/default/pods?limit=10&continue=${first.body.metadata!['continue']!}`,
   );
   expect(names(rest.body.items)).toEqual(['web-7d9f8c6b5-p2', 'web-7d9f8c6b5-p3', 'web-7d9f8c6b5-p4']);
   expect(rest.body.metadata).not.toHaveProperty('continue');
@@ -93,14 +95,14 @@ test('a continue token from before a compaction is 410 Expired', async () => {
   const first = await api('GET', '/api/v1/pods?limit=1');
   server.put(fatPod('default', 'web-7d9f8c6b5-new', 9));
   server.compact();
-  const next = await api('GET', `/api/v1/pods?limit=1&continue=${first.body.metadata!['continue']}`);
+  const next = await api('GET', `/api/v1/pods?limit=1&continue=${first.body.metadata!['continue']!}`);
   expect(next.status).toBe(410);
   expect(next.body).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Expired', code: 410 });
 });
 
 test('a watch from a resourceVersion replays later changes, then streams new ones', async () => {
   const list = await api('GET', '/api/v1/namespaces/default/pods');
-  const rv = list.body.metadata!['resourceVersion'];
+  const rv = list.body.metadata!['resourceVersion']!;
   server.delete('v1', 'Pod', 'default', 'web-7d9f8c6b5-p0');
   const events = await watchEvents(`/api/v1/namespaces/default/pods?watch=true&resourceVersion=${rv}`, 3, () => {
     server.put(fatPod('default', 'web-7d9f8c6b5-p9', 9));
@@ -123,7 +125,7 @@ test('a watch without a resourceVersion starts with ADDED events for what exists
 });
 
 test('a watch with a label selector sees an object leave the selection as DELETED', async () => {
-  const rv = (await api('GET', '/api/v1/pods')).body.metadata!['resourceVersion'];
+  const rv = (await api('GET', '/api/v1/pods')).body.metadata!['resourceVersion']!;
   const events = await watchEvents(
     `/api/v1/pods?watch=true&resourceVersion=${rv}&labelSelector=app%3Dweb,version%20in%20(v1)`,
     1,
@@ -136,7 +138,7 @@ test('a watch with a label selector sees an object leave the selection as DELETE
 });
 
 test('a watch from a compacted resourceVersion gets an ERROR event with a 410 Status and ends', async () => {
-  const rv = (await api('GET', '/api/v1/pods')).body.metadata!['resourceVersion'];
+  const rv = (await api('GET', '/api/v1/pods')).body.metadata!['resourceVersion']!;
   server.put(fatPod('default', 'web-7d9f8c6b5-p7', 7));
   server.compact();
   const events = await watchEvents(`/api/v1/pods?watch=true&resourceVersion=${rv}`, 2);
@@ -145,7 +147,7 @@ test('a watch from a compacted resourceVersion gets an ERROR event with a 410 St
 });
 
 test('a watch that allows bookmarks gets BOOKMARK events with the current resourceVersion', async () => {
-  const rv = (await api('GET', '/api/v1/pods')).body.metadata!['resourceVersion'];
+  const rv = (await api('GET', '/api/v1/pods')).body.metadata!['resourceVersion']!;
   const events = await watchEvents(`/api/v1/pods?watch=true&allowWatchBookmarks=true&resourceVersion=${rv}`, 1);
   expect(events[0]).toMatchObject({ type: 'BOOKMARK', object: { kind: 'Pod', metadata: { resourceVersion: rv } } });
 });
@@ -170,8 +172,8 @@ test('create assigns uid, creationTimestamp and resourceVersion from one counter
   expect(created.body.metadata).toMatchObject({
     name: 'c',
     namespace: 'default',
-    uid: expect.any(String),
-    creationTimestamp: expect.any(String),
+    uid: expect.any(String) as unknown,
+    creationTimestamp: expect.any(String) as unknown,
   });
   expect(Number(created.body.metadata!['resourceVersion'])).toBe(server.storage.currentRv());
   const again = await api('POST', '/api/v1/namespaces/default/configmaps', cm);
@@ -304,6 +306,7 @@ test('every request is recorded with verb, group, resource, namespace and subres
   );
   await api('POST', '/apis/authentication.k8s.io/v1/tokenreviews', { spec: { token: 'x' } });
   await api('GET', '/apis/coordination.k8s.io/v1/namespaces/istio-system/leases');
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- userAgent is left out by destructuring it away
   expect(server.requests.map(({ userAgent: _u, ...r }) => r)).toEqual([
     {
       verb: 'get',
@@ -351,6 +354,7 @@ test("client-node's generated API client works against it", async () => {
   expect(pods.items.map((p) => p.metadata?.name)).toHaveLength(5);
   const created = await core.createNamespacedConfigMap({
     namespace: 'default',
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- client-node's models are plain data classes and its documented calls pass object literals; this test uses it as a caller would
     body: { metadata: { name: 'from-client' }, data: { a: 'b' } },
   });
   expect(created.metadata?.uid).toBeDefined();

@@ -153,7 +153,7 @@ test('changes after the initial list reach the store: add, update, delete', asyn
     () =>
       storeKeys(store, 'Pod').join() === serverKeys(server, 'Pod').join() &&
       store.list('AuthorizationPolicy').length === 0 &&
-      store.get('Service', 'default', 'web')?.spec.clusterIP === '10.96.0.11',
+      (store.get('Service', 'default', 'web')?.spec as { clusterIP?: string } | undefined)?.clusterIP === '10.96.0.11',
   );
 });
 

@@ -140,7 +140,14 @@ describe('HTTP listener deadlines are absolute, not per inactivity', () => {
 describe('HTTP listener connection cap and requests per connection', () => {
   test('connections beyond the cap are closed at accept, counted and logged once; open ones are still served; a freed slot is reused', async () => {
     const lines: string[] = [];
-    logs.setDestination(new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
+    logs.setDestination(
+      new Writable({
+        write: (chunk, _enc, done) => {
+          lines.push(String(chunk));
+          done();
+        },
+      }),
+    );
     const l = await startListeners({ maxConnections: 3 });
     const open: Wire[] = [];
     try {
@@ -152,7 +159,7 @@ describe('HTTP listener connection cap and requests per connection', () => {
       expect(await l.registry.metrics()).toMatch(
         new RegExp(`${METRIC_CONNECTIONS_REJECTED}\\{listener="monitoring"\\} 3`),
       );
-      const warned = lines.map((x) => JSON.parse(x)).filter((x) => /connection limit/.test(x.msg));
+      const warned = lines.map((x) => JSON.parse(x) as { msg: string }).filter((x) => /connection limit/.test(x.msg));
       expect(warned).toHaveLength(1);
       expect(warned[0]).toMatchObject({ listener: 'monitoring', maxConnections: 3 });
 
@@ -162,8 +169,10 @@ describe('HTTP listener connection cap and requests per connection', () => {
         const w = await connect(l.monitoring.port);
         w.socket.write(get('/version'));
         await sleep(50);
-        if (statuses(w.text()).length === 1) ((reopened = true), open.push(w));
-        else w.socket.destroy();
+        if (statuses(w.text()).length === 1) {
+          reopened = true;
+          open.push(w);
+        } else w.socket.destroy();
       }
       expect(reopened).toBe(true);
     } finally {

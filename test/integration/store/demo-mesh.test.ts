@@ -1,9 +1,31 @@
 import * as path from 'node:path';
 import { LocalSource } from '../../../src/store/local/local-source';
 import { MemoryStore } from '../../../src/store/memory-store';
-import type { KubeObject } from '../../../src/store/types';
+import type { KubeObject, ObjectMeta } from '../../../src/store/types';
 
 const DEMO_DIR = path.join(__dirname, '../../../examples/demo');
+
+/** The fields of the demo's objects these tests read; the store keeps spec and status as untyped JSON. */
+interface Pod {
+  metadata: ObjectMeta;
+  spec: {
+    nodeName: string;
+    serviceAccountName?: string;
+    hostNetwork?: boolean;
+    containers: { ports: { name?: string }[] }[];
+  };
+  status: { podIP: string; podIPs?: { ip: string }[]; phase?: string; conditions?: object[] };
+}
+interface NodeStatus {
+  addresses: { type: string; address: string }[];
+}
+interface ServiceSpec {
+  selector: Record<string, string>;
+  ports: { targetPort?: number | string }[];
+}
+interface AuthorizationPolicySpec {
+  rules: { from: { source: { principals?: string[] } }[] }[];
+}
 
 describe('the demo mesh in examples/demo', () => {
   const store = new MemoryStore();
@@ -16,7 +38,7 @@ describe('the demo mesh in examples/demo', () => {
   afterAll(() => source.stop());
 
   const names = (objects: KubeObject[]) => objects.map((o) => o.metadata.name).sort();
-  const pods = (ns?: string) => store.list('Pod', ns);
+  const pods = (ns?: string) => store.list('Pod', ns) as Pod[];
 
   test('parses with zero errors and syncs the store', () => {
     expect(source.errors()).toEqual([]);
@@ -34,9 +56,7 @@ describe('the demo mesh in examples/demo', () => {
     for (const node of store.list('Node')) {
       expect(node.metadata.labels?.['topology.kubernetes.io/region']).toBeTruthy();
       expect(node.metadata.labels?.['topology.kubernetes.io/zone']).toBeTruthy();
-      const internal = (node.status.addresses as { type: string; address: string }[]).find(
-        (a) => a.type === 'InternalIP',
-      );
+      const internal = (node.status as NodeStatus).addresses.find((a) => a.type === 'InternalIP');
       expect(internal?.address).toMatch(/^172\.18\.0\.\d+$/);
     }
   });
@@ -66,13 +86,13 @@ describe('the demo mesh in examples/demo', () => {
       expect(owner?.name.endsWith(`-${p.metadata.labels?.['pod-template-hash']}`)).toBe(true);
       expect(p.metadata.generateName).toBe(`${owner?.name}-`);
       expect(p.metadata.labels).toEqual(
-        expect.objectContaining({ app: expect.any(String), version: expect.any(String) }),
+        expect.objectContaining({ app: expect.any(String) as unknown, version: expect.any(String) as unknown }),
       );
       expect(p.status.phase).toBe('Running');
       expect(p.status.podIPs).toEqual([{ ip: p.status.podIP }]);
       expect(p.status.conditions).toContainEqual({ type: 'Ready', status: 'True' });
       expect(p.spec.serviceAccountName).toBeTruthy();
-      expect(p.spec.containers[0].ports[0].name).toBeTruthy();
+      expect(p.spec.containers[0]!.ports[0]!.name).toBeTruthy();
     }
   });
 
@@ -86,18 +106,21 @@ describe('the demo mesh in examples/demo', () => {
   test('every Service selects at least one pod, and productpage targets its port by name', () => {
     for (const svc of store.list('Service')) {
       const selected = pods(svc.metadata.namespace).filter((p) =>
-        Object.entries(svc.spec.selector as Record<string, string>).every(([k, v]) => p.metadata.labels?.[k] === v),
+        Object.entries((svc.spec as ServiceSpec).selector).every(([k, v]) => p.metadata.labels?.[k] === v),
       );
       expect(selected.length).toBeGreaterThan(0);
     }
-    expect(store.get('Service', 'bookinfo', 'productpage')?.spec.ports[0].targetPort).toBe('http');
+    const productpage = store.get('Service', 'bookinfo', 'productpage')!.spec as ServiceSpec;
+    expect(productpage.ports[0]!.targetPort).toBe('http');
   });
 
   test('has an ALLOW AuthorizationPolicy with a selector and a principal, and a STRICT PeerAuthentication, in the ambient namespace', () => {
     const [ap] = store.list('AuthorizationPolicy', 'bookinfo');
     expect(ap?.spec).toMatchObject({ action: 'ALLOW', selector: { matchLabels: { app: 'ratings' } } });
-    expect(ap?.spec.rules[0].from[0].source.principals).toEqual(['cluster.local/ns/bookinfo/sa/bookinfo-reviews']);
+    expect((ap?.spec as AuthorizationPolicySpec).rules[0]!.from[0]!.source.principals).toEqual([
+      'cluster.local/ns/bookinfo/sa/bookinfo-reviews',
+    ]);
     const [pa] = store.list('PeerAuthentication', 'bookinfo');
-    expect(pa?.spec.mtls.mode).toBe('STRICT');
+    expect((pa?.spec as { mtls: { mode: string } }).mtls.mode).toBe('STRICT');
   });
 });

@@ -92,8 +92,8 @@ describe('LocalSource against hostile and awkward files', () => {
     const s = await start();
     const reason = `nested deeper than MAX_MANIFEST_DEPTH (${MAX_MANIFEST_DEPTH} levels)`;
     expect(s.errors()).toEqual([
-      { file: 'deep.json', line: 1, message: expect.stringContaining(reason) },
-      { file: 'deep.yaml', line: expect.any(Number), message: expect.stringContaining(reason) },
+      { file: 'deep.json', line: 1, message: expect.stringContaining(reason) as unknown },
+      { file: 'deep.yaml', line: expect.any(Number) as unknown, message: expect.stringContaining(reason) as unknown },
     ]);
     expect(value('ok')).toBe('1');
 
@@ -112,11 +112,11 @@ describe('LocalSource against hostile and awkward files', () => {
     folder.write('ok.yaml', configMap('ok', '1'));
     const s = await start();
     expect(s.errors()).toEqual([
-      { file: 'huge.yaml', line: 1, message: expect.stringContaining(`${MAX_MANIFEST_BYTES} bytes`) },
+      { file: 'huge.yaml', line: 1, message: expect.stringContaining(`${MAX_MANIFEST_BYTES} bytes`) as unknown },
       {
         file: 'many.yaml',
-        line: expect.any(Number),
-        message: expect.stringContaining(`MAX_MANIFEST_OBJECTS (${MAX_MANIFEST_OBJECTS})`),
+        line: expect.any(Number) as unknown,
+        message: expect.stringContaining(`MAX_MANIFEST_OBJECTS (${MAX_MANIFEST_OBJECTS})`) as unknown,
       },
     ]);
     expect(value('ok')).toBe('1');

@@ -32,7 +32,10 @@ describe('ManifestParser', () => {
     parser = new ManifestParser();
     const [rel, abs] = file('a.yaml', configMap('a', '1'));
     const first = await parser.parse(rel, abs, undefined);
-    expect(first).toMatchObject({ type: 'parsed', objects: [{ kind: 'ConfigMap', fingerprint: expect.any(String) }] });
+    expect(first).toMatchObject({
+      type: 'parsed',
+      objects: [{ kind: 'ConfigMap', fingerprint: expect.any(String) as unknown }],
+    });
     const hash = first.type === 'parsed' ? first.hash : '';
     expect(await parser.parse(rel, abs, hash)).toMatchObject({ type: 'unchanged', hash });
     expect(await parser.parse('gone.yaml', path.join(folder.dir, 'gone.yaml'), undefined)).toMatchObject({

@@ -15,7 +15,14 @@ let logged: string[] = [];
 
 beforeEach(() => {
   logged = [];
-  logs.setDestination(new Writable({ write: (chunk: Buffer, _enc, done) => (logged.push(chunk.toString()), done()) }));
+  logs.setDestination(
+    new Writable({
+      write: (chunk: Buffer, _enc, done) => {
+        logged.push(chunk.toString());
+        done();
+      },
+    }),
+  );
   logs.setLevel('xds', 'info');
 });
 

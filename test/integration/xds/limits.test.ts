@@ -71,7 +71,7 @@ class HeldAuthenticator implements CallAuthenticator {
   authenticate(call: ServerSurfaceCall): Promise<CallerIdentity> {
     this.started++;
     return new Promise((resolve, reject) =>
-      this.waiting.push(() => this.inner.authenticate(call).then(resolve, reject)),
+      this.waiting.push(() => void this.inner.authenticate(call).then(resolve, reject)),
     );
   }
   release(): void {
