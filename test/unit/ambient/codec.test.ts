@@ -8,6 +8,7 @@ import {
 } from '../../../src/ambient/codec';
 import { ipToText, maskCidr, parseCidr, parseIp } from '../../../src/ambient/ip';
 import { VERSION_HEX_LENGTH } from '../../../src/ambient/constants';
+import { TunnelProtocol } from '../../../src/ambient/messages';
 
 describe('codec', () => {
   it('encodes a workload Address with field numbers ztunnel reads', () => {
@@ -40,7 +41,7 @@ describe('codec', () => {
 
   it('JSON view shows addresses as text IPs and enums by name', () => {
     const bytes = encodeAddress({
-      workload: { uid: 'x', addresses: [Uint8Array.from([10, 0, 0, 1])], tunnelProtocol: 1 },
+      workload: { uid: 'x', addresses: [Uint8Array.from([10, 0, 0, 1])], tunnelProtocol: TunnelProtocol.HBONE },
     });
     expect(addressToJson(bytes)).toEqual({ workload: { uid: 'x', addresses: ['10.0.0.1'], tunnelProtocol: 'HBONE' } });
     const authz = encodeAuthorization({

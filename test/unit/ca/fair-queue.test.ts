@@ -26,8 +26,9 @@ describe('NodeFairQueue', () => {
   test('alone, a call starts at once, without waiting for a turn', () => {
     const q = new NodeFairQueue({ slots: 2 });
     let ran = false;
-    void q.run('node-a', async () => {
+    void q.run('node-a', () => {
       ran = true;
+      return Promise.resolve();
     });
     expect(ran).toBe(true);
   });
@@ -91,7 +92,7 @@ describe('NodeFairQueue', () => {
     await expect(refused).rejects.toMatchObject({
       reason: 'queue_full',
       node: 'node-a',
-      message: expect.stringContaining(`${NODE_QUEUE_LIMIT}`),
+      message: expect.stringContaining(`${NODE_QUEUE_LIMIT}`) as unknown,
     });
     const other = q.run('node-b', task('node-b'));
     await finishOne();
@@ -124,7 +125,7 @@ describe('NodeFairQueue', () => {
       throw new Error('boom');
     });
     await expect(failing).rejects.toThrow('boom');
-    await expect(q.run('b', async () => 'ran')).resolves.toBe('ran');
+    await expect(q.run('b', () => Promise.resolve('ran'))).resolves.toBe('ran');
     expect(q.view().running).toBe(0);
   });
 
@@ -132,12 +133,12 @@ describe('NodeFairQueue', () => {
     test(`with the limit above ${NODE_RATE_MIN_BURST}/s a node gets one second of burst, then the limit; other nodes keep theirs`, async () => {
       let now = 1_000_000;
       const q = new NodeFairQueue({ slots: 1000, ratePerSecond: 200, now: () => now });
-      const ok = async () => 'ok';
+      const ok = () => Promise.resolve('ok');
       for (let i = 0; i < 200; i++) await q.run('node-a', ok);
       await expect(q.run('node-a', ok)).rejects.toMatchObject({
         reason: 'rate_limited',
         node: 'node-a',
-        message: expect.stringContaining('CA_NODE_RATE_LIMIT'),
+        message: expect.stringContaining('CA_NODE_RATE_LIMIT') as unknown,
       });
       await expect(q.run('node-b', ok)).resolves.toBe('ok');
       now += 5; // one token at 200/s
@@ -148,7 +149,7 @@ describe('NodeFairQueue', () => {
     test(`a low limit still allows a burst of NODE_RATE_MIN_BURST (${NODE_RATE_MIN_BURST}), so a restarted ztunnel gets every pod's certificate`, async () => {
       let now = 0;
       const q = new NodeFairQueue({ slots: 1000, ratePerSecond: 1, now: () => now });
-      const ok = async () => 'ok';
+      const ok = () => Promise.resolve('ok');
       for (let i = 0; i < NODE_RATE_MIN_BURST; i++) await q.run('node-a', ok);
       await expect(q.run('node-a', ok)).rejects.toMatchObject({ reason: 'rate_limited' });
       now += 1000;
@@ -157,7 +158,7 @@ describe('NodeFairQueue', () => {
 
     test('without a limit (0, the default) no call is rate limited', async () => {
       const q = new NodeFairQueue({ slots: 1000 });
-      const ok = async () => 'ok';
+      const ok = () => Promise.resolve('ok');
       for (let i = 0; i < 2000; i++) await q.run('node-a', ok);
       expect(q.view().ratePerSecond).toBe('off');
     });

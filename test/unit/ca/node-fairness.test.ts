@@ -37,7 +37,7 @@ describe('CA fairness denials: counted by reason at once, logged once per interv
     try {
       const metrics = registerCaMetrics(new Registry());
       const f = createNodeFairness({ metrics, workers: 1, ratePerSecond: 1, logIntervalMs: 1000 });
-      const ok = async () => 'ok';
+      const ok = () => Promise.resolve('ok');
       // 20 nodes spend their burst, then each is refused (node-0 most, node-19 least).
       for (let n = 0; n < 20; n++) {
         for (let i = 0; i < 110; i++) await f.queue.run(`node-${n}`, ok);
@@ -86,7 +86,7 @@ describe('CA fairness denials: counted by reason at once, logged once per interv
       });
       let release!: () => void;
       const holder = f.queue.run('holder', () => new Promise<void>((r) => (release = r)));
-      const noop = async () => undefined;
+      const noop = () => Promise.resolve(undefined);
       const n = DENIAL_TRACKED_NODES + 10;
       for (let i = 0; i < n; i++)
         await expect(f.queue.run(`caller-${i}`, noop)).rejects.toMatchObject({ reason: 'queue_full' });

@@ -11,6 +11,8 @@ import { fatPod } from '../../support/apiserver/fixtures';
 import type { KubeObject } from '../../../src/store/types';
 
 const pod = () => fatPod('default', 'web-7d9f8c6b5-abcde', 1) as unknown as KubeObject;
+/** The pod spec fields these tests set and read; KubeObject keeps spec as untyped JSON. */
+type PodSpec = { hostNetwork?: boolean; initContainers?: object[] };
 
 test('metadata keeps identity, labels, annotations and owners, and drops managedFields and last-applied', () => {
   const meta = slimMetadata({
@@ -41,7 +43,7 @@ test('an annotations map holding only last-applied disappears', () => {
 
 test('a pod keeps node, service account, host network, container ports, phase, IPs and the Ready condition', () => {
   const p = pod();
-  p.spec.hostNetwork = true;
+  (p.spec as PodSpec).hostNetwork = true;
   const slim = slimObject('Pod', p);
   expect(slim.apiVersion).toBe('v1');
   expect(slim.kind).toBe('Pod');
@@ -62,11 +64,11 @@ test('a pod keeps node, service account, host network, container ports, phase, I
 
 test('native sidecars (init containers with restartPolicy Always) keep their ports; other init containers go', () => {
   const p = pod();
-  p.spec.initContainers = [
+  (p.spec as PodSpec).initContainers = [
     { name: 'setup', image: 'x', ports: [{ containerPort: 1 }] },
     { name: 'proxy', image: 'y', restartPolicy: 'Always', ports: [{ name: 'tcp', containerPort: 15008 }] },
   ];
-  expect(slimObject('Pod', p).spec.initContainers).toEqual([
+  expect((slimObject('Pod', p).spec as PodSpec).initContainers).toEqual([
     { name: 'proxy', restartPolicy: 'Always', ports: [{ name: 'tcp', containerPort: 15008, protocol: 'TCP' }] },
   ]);
 });

@@ -27,7 +27,10 @@ describe('local service-account tokens', () => {
   test('a token carries the projected-token claims the server reads back', () => {
     const token = signLocalToken(key, subject, ['istio-ca'], 600);
     expect(verifyLocalToken(pub, token, ['istio-ca'])).toMatchObject({ ...subject, audiences: ['istio-ca'] });
-    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString());
+    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as {
+      sub: string;
+      'kubernetes.io': { pod: unknown };
+    };
     expect(claims.sub).toBe('system:serviceaccount:istio-system:ztunnel');
     expect(claims['kubernetes.io'].pod).toEqual({ name: 'ztunnel-a', uid: 'uid-1' });
   });
@@ -49,6 +52,7 @@ describe('local service-account tokens', () => {
     ['a token that is not a JWT', () => 'abc', 'malformed_token'],
     [`a token above ${MAX_TOKEN_BYTES} bytes`, () => 'a'.repeat(MAX_TOKEN_BYTES + 1), 'malformed_token'],
   ])('%s is refused', (_name, make, reason) => {
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- @types/jest types asymmetric matchers as any; toThrow matches the thrown error against it
     expect(() => verifyLocalToken(pub, make(), ['istio-ca'])).toThrow(expect.objectContaining({ reason }));
   });
 

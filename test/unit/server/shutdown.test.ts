@@ -10,7 +10,7 @@ import { DEFAULT_SHUTDOWN_DURATION, parseServeOptions } from '../../../src/confi
 const silent = pino({ level: 'silent' });
 
 function manualPart(name: string, events: string[]): ShutdownPart & { finish(): void } {
-  let finish = () => undefined as void;
+  let finish: () => void = () => undefined;
   return {
     name,
     drain: () => {

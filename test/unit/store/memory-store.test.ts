@@ -161,7 +161,10 @@ describe('MemoryStore reads', () => {
 });
 
 describe('MemoryStore indexes', () => {
-  const byNode = (o: KubeObject): string[] => (o.spec?.nodeName ? [o.spec.nodeName as string] : []);
+  const byNode = (o: KubeObject): string[] => {
+    const node = (o.spec as { nodeName?: string } | undefined)?.nodeName;
+    return node ? [node] : [];
+  };
 
   test('an index registered before objects exist files them as they arrive', () => {
     const store = new MemoryStore();
@@ -184,7 +187,9 @@ describe('MemoryStore indexes', () => {
 
   test('an object with several keys is found under each of them', () => {
     const store = new MemoryStore();
-    store.addIndex('Pod', 'ip', (o) => (o.status?.podIPs ?? []).map((x: { ip: string }) => x.ip));
+    store.addIndex('Pod', 'ip', (o) =>
+      ((o.status as { podIPs?: { ip: string }[] } | undefined)?.podIPs ?? []).map((x) => x.ip),
+    );
     store.upsert('Pod', [{ ...pod('dual', '1'), status: { podIPs: [{ ip: '10.0.0.1' }, { ip: 'fd00::1' }] } }]);
     expect(store.byIndex('Pod', 'ip', '10.0.0.1').map((p) => p.metadata.name)).toEqual(['dual']);
     expect(store.byIndex('Pod', 'ip', 'fd00::1').map((p) => p.metadata.name)).toEqual(['dual']);
