@@ -1,5 +1,6 @@
 // What the xDS server takes from the process that hosts it: its settings, where its metrics,
-// service and /debug/syncz go, meshConfig changes (each one is a full push), and shutdown.
+// service and /debug/syncz go, meshConfig changes (each one is a full push), whether the store has
+// synced (streams wait for it), and shutdown.
 
 import type { Registry } from 'prom-client';
 import type { ServeEnv } from '../config/options';
@@ -14,5 +15,7 @@ export interface XdsHostDeps {
   grpc: GrpcRegistrar;
   debug: DebugRegistry;
   mesh: Pick<MeshConfigSource, 'subscribe'>;
+  /** New streams are refused until the store has synced (see XdsServerSettings.ready). */
+  store: { hasSynced(): boolean };
   onShutdown: OnShutdown;
 }

@@ -1,7 +1,7 @@
 // The Delta ADS server: accepts streams, turns the cache's change sets into debounced pushes and
 // fans each push out to every stream. It sees only the ResourceCache interface, never Kubernetes.
 
-import type * as grpc from '@grpc/grpc-js';
+import * as grpc from '@grpc/grpc-js';
 import { scopedLogger } from '../log/logger';
 import type { CallAuthenticator } from '../security/identity';
 import type { XdsHostDeps } from './host-deps';
@@ -18,6 +18,9 @@ import { CacheDigests } from './version-digest';
 
 const log = scopedLogger('xds');
 
+/** istiod's answer to a stream opened before its caches have synced (codes.Unavailable): the client retries. */
+export const NOT_READY_MESSAGE = 'server is not ready to serve discovery information';
+
 export interface XdsServerSettings {
   debounce: DebounceSettings;
   /** XDS_AUTH: authenticate every stream. */
@@ -26,6 +29,12 @@ export interface XdsServerSettings {
   identityCheck: boolean;
   /** When a client that stops reading is cut (drain.ts); tests shorten it. */
   flowControl?: Partial<FlowControlSettings>;
+  /**
+   * Whether the cache holds the whole mesh (the store has synced). Until then every new stream is
+   * refused with UNAVAILABLE: an incomplete view would tell ztunnel to remove what is only not
+   * loaded yet. Absent: always ready.
+   */
+  ready?: () => boolean;
 }
 
 export class XdsServer {
@@ -86,6 +95,11 @@ export class XdsServer {
   private accept(call: DeltaCall): void {
     if (this.closed) {
       call.end();
+      return;
+    }
+    if (this.settings.ready && !this.settings.ready()) {
+      log.debug({ peer: call.getPeer() }, 'xDS stream refused: the store has not synced');
+      call.emit('error', { code: grpc.status.UNAVAILABLE, details: NOT_READY_MESSAGE });
       return;
     }
     const stream = new DeltaStream(call, {
@@ -153,6 +167,7 @@ export function startXdsServer(
       debounce: { after: env.PILOT_DEBOUNCE_AFTER, max: env.PILOT_DEBOUNCE_MAX },
       auth: env.XDS_AUTH,
       identityCheck: env.PILOT_ENABLE_XDS_IDENTITY_CHECK,
+      ready: () => ctx.store.hasSynced(),
     },
     new XdsMetrics(ctx.metrics),
   );
