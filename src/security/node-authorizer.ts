@@ -16,6 +16,8 @@ export type NodeAuthDenial =
   | 'untrusted_trust_domain'
   | 'caller_pod_unknown'
   | 'caller_pod_mismatch'
+  | 'caller_pod_terminated'
+  | 'caller_pod_unscheduled'
   | 'no_pod_on_node';
 
 export type NodeAuthDecision =
@@ -111,11 +113,21 @@ export class NodeAuthorizer {
         detail: `caller pod ${caller.namespace}/${caller.podName} runs as ${serviceAccountOf(pod)}, token says ${caller.serviceAccount}`,
       };
     }
+    // A pod that has Failed (or Succeeded) runs no node agent any more, whatever its token says;
+    // istiod's node authorizer does not see such a pod at all.
+    const phase = statusPhase(pod);
+    if (phase !== undefined && TERMINAL_PHASES.has(phase)) {
+      return {
+        allowed: false,
+        reason: 'caller_pod_terminated',
+        detail: `caller pod ${caller.namespace}/${caller.podName} is in phase ${phase}`,
+      };
+    }
     const node = podNodeName(pod);
     if (!node)
       return {
         allowed: false,
-        reason: 'no_pod_on_node',
+        reason: 'caller_pod_unscheduled',
         detail: `caller pod ${caller.namespace}/${caller.podName} is not bound to a node`,
       };
     const key = nodeServiceAccountKey(node, target.namespace, target.serviceAccount);

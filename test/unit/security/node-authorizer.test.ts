@@ -96,4 +96,22 @@ describe('node authorization', () => {
     expect(podNodeServiceAccountKeys(pod('a', 'p', 'u', 'sa', 'n', 'Succeeded'))).toEqual([]);
     expect(podNodeServiceAccountKeys(pod('a', 'p', 'u', 'sa', 'n'))).toEqual(['n/a/sa']);
   });
+
+  test.each(['Failed', 'Succeeded'])('a caller whose own pod is %s cannot impersonate', (phase) => {
+    const { store, authorizer } = setup();
+    store.upsert('Pod', [pod('istio-system', 'ztunnel-a', 'uid-zt', 'ztunnel', 'node-a', phase)]);
+    expect(authorizer.authorize(ztunnel, 'spiffe://cluster.local/ns/default/sa/sleep')).toMatchObject({
+      allowed: false,
+      reason: 'caller_pod_terminated',
+    });
+  });
+
+  test('an unscheduled caller pod is denied as caller_pod_unscheduled, not as a missing target', () => {
+    const { store, authorizer } = setup();
+    store.upsert('Pod', [pod('istio-system', 'ztunnel-a', 'uid-zt', 'ztunnel', undefined, 'Pending')]);
+    expect(authorizer.authorize(ztunnel, 'spiffe://cluster.local/ns/default/sa/sleep')).toMatchObject({
+      allowed: false,
+      reason: 'caller_pod_unscheduled',
+    });
+  });
 });
