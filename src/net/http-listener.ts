@@ -10,6 +10,7 @@ import { Counter, Registry } from 'prom-client';
 import { formatAddress, type ListenAddress } from '../config/address';
 import { Logger, scopedLogger } from '../log/logger';
 import { CloseDeadline } from './close-deadline';
+import { checkHttpDeadlines, type HttpDeadlines } from './deadlines';
 import { bindErrorCode, ListenError } from './listen-error';
 
 const log = scopedLogger('server');
@@ -54,10 +55,7 @@ export const LISTENER_CLOSE_DEADLINE_MS = 10_000;
 export const METRIC_CONNECTIONS_REJECTED = 'istiod_ts_listener_connections_rejected_total';
 
 /** The limits of a node:http listener; tests shorten them. */
-export interface HttpLimits {
-  headersMs: number;
-  requestMs: number;
-  keepAliveMs: number;
+export interface HttpLimits extends HttpDeadlines {
   maxRequestsPerSocket: number;
   maxConnections: number;
   deadlineCheckIntervalMs: number;
@@ -107,10 +105,7 @@ function isHttpServer(server: net.Server): server is http.Server {
 
 /** Applies deadlines, keep-alive and the per-socket bound to a node:http server (Node 20 semantics). */
 function applyHttpLimits(server: http.Server, limits: HttpLimits): void {
-  if (limits.headersMs > limits.requestMs)
-    throw new Error(
-      `the head deadline (${limits.headersMs} ms) must not exceed the request deadline (${limits.requestMs} ms)`,
-    );
+  checkHttpDeadlines(limits);
   // Both are absolute from the request's start; Node answers 408 and closes when one passes.
   server.headersTimeout = limits.headersMs;
   server.requestTimeout = limits.requestMs;

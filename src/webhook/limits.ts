@@ -4,6 +4,9 @@
 // go over HTTP/1.1 keep-alive and never pipelines; everything here is generous for it and
 // finite for everyone else.
 
+import { checkHttpDeadlines, type HttpDeadlines } from '../net/deadlines';
+import { HTTP_KEEP_ALIVE_TIMEOUT_MS } from '../net/http-listener';
+
 /**
  * Absolute time for a request head, from its first byte (or from the end of the TLS handshake for
  * a connection's first request): istiod's ReadHeaderTimeout. Trickling header lines does not
@@ -15,8 +18,8 @@ export const HEADERS_TIMEOUT_MS = 30_000;
  * given up on a review after 30 s, so an answer later than that reaches no one.
  */
 export const REQUEST_TIMEOUT_MS = 30_000;
-/** How long a keep-alive connection may sit idle between requests: istiod's IdleTimeout. */
-export const KEEP_ALIVE_TIMEOUT_MS = 90_000;
+/** How long a keep-alive connection may sit idle between requests: istiod's IdleTimeout, as on every HTTP listener. */
+export const KEEP_ALIVE_TIMEOUT_MS = HTTP_KEEP_ALIVE_TIMEOUT_MS;
 /**
  * Time for the TLS handshake. Node's default is 120 s; the API server's Go client gives up on a
  * handshake after 10 s.
@@ -50,10 +53,7 @@ export const MAX_REQUESTS_PER_CONNECTION = 10_000;
 export const MAX_PIPELINED_REQUESTS = 32;
 
 /** The webhook listener's limits; tests shorten them. */
-export interface WebhookLimits {
-  headersMs: number;
-  requestMs: number;
-  keepAliveMs: number;
+export interface WebhookLimits extends HttpDeadlines {
   handshakeMs: number;
   lingerMs: number;
   maxConnections: number;
@@ -82,9 +82,6 @@ export function webhookLimits(overrides: Partial<WebhookLimits> = {}): WebhookLi
     ...overrides,
     requestMs: overrides.requestMs ?? overrides.headersMs ?? REQUEST_TIMEOUT_MS,
   };
-  if (limits.headersMs > limits.requestMs)
-    throw new Error(
-      `the head deadline (${limits.headersMs} ms) must not exceed the request deadline (${limits.requestMs} ms)`,
-    );
+  checkHttpDeadlines(limits);
   return limits;
 }
