@@ -2,6 +2,17 @@
 
 import { CLIENT_TLS, e, enumOf, m, MESH, msg, TRACE_CONTEXT } from './schema-types';
 
+/** Both the gateway topology and the proxy headers name how a proxy treats x-forwarded-client-cert. */
+const FORWARD_CLIENT_CERT_DETAILS = enumOf(
+  `${MESH}.ForwardClientCertDetails`,
+  'UNDEFINED',
+  'SANITIZE',
+  'FORWARD_ONLY',
+  'APPEND_FORWARD',
+  'SANITIZE_SET',
+  'ALWAYS_FORWARD_ONLY',
+);
+
 const REMOTE_SERVICE = msg(`${MESH}.RemoteService`, {
   address: 'string',
   tlsSettings: m(CLIENT_TLS),
@@ -103,17 +114,7 @@ export const PROXY_CONFIG = msg(`${MESH}.ProxyConfig`, {
   gatewayTopology: m(
     msg(`${MESH}.Topology`, {
       numTrustedProxies: 'uint',
-      forwardClientCertDetails: e(
-        enumOf(
-          `${MESH}.ForwardClientCertDetails`,
-          'UNDEFINED',
-          'SANITIZE',
-          'FORWARD_ONLY',
-          'APPEND_FORWARD',
-          'SANITIZE_SET',
-          'ALWAYS_FORWARD_ONLY',
-        ),
-      ),
+      forwardClientCertDetails: e(FORWARD_CLIENT_CERT_DETAILS),
       proxyProtocol: 'any',
     }),
   ),
@@ -133,17 +134,7 @@ export const PROXY_CONFIG = msg(`${MESH}.ProxyConfig`, {
   privateKeyProvider: 'any',
   proxyHeaders: m(
     msg(`${MESH}.ProxyConfig.ProxyHeaders`, {
-      forwardedClientCert: e(
-        enumOf(
-          `${MESH}.ForwardClientCertDetails`,
-          'UNDEFINED',
-          'SANITIZE',
-          'FORWARD_ONLY',
-          'APPEND_FORWARD',
-          'SANITIZE_SET',
-          'ALWAYS_FORWARD_ONLY',
-        ),
-      ),
+      forwardedClientCert: e(FORWARD_CLIENT_CERT_DETAILS),
       setCurrentClientCertDetails: 'any',
       requestId: 'any',
       server: 'any',

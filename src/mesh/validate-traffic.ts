@@ -153,8 +153,11 @@ function defaultTrafficPolicyIssues(dtp: Record<string, unknown>, out: Issues): 
   }
 }
 
-/** Envoy's retry-on policies (x-envoy-retry-on and x-envoy-retry-grpc-on) and HTTP status codes. */
-const RETRY_ON = new Set([
+/**
+ * Envoy's retry-on policies (x-envoy-retry-on and x-envoy-retry-grpc-on), as meshConfig's default
+ * retry policies and VirtualService retries accept them (HTTP status codes aside).
+ */
+export const ENVOY_RETRY_ON: ReadonlySet<string> = new Set([
   '5xx',
   'gateway-error',
   'reset',
@@ -183,7 +186,7 @@ function httpRetryIssues(retry: Record<string, unknown>, at: string, out: Issues
   durations(retry, ['perTryTimeout', 'backoff'], at, out);
   if (retryOn !== '')
     for (const policy of retryOn.split(','))
-      if (!RETRY_ON.has(policy) && !isHttpStatus(policy))
+      if (!ENVOY_RETRY_ON.has(policy) && !isHttpStatus(policy))
         out.add(`${at}.retryOn`, `"${policy}" is not a valid retryOn policy`);
 }
 

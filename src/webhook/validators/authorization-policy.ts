@@ -4,7 +4,7 @@
 import { authzIPError } from './common/net';
 import { at, idx, Report } from './common/report';
 import { AuthorizationPolicy_Action } from './common/enum-types';
-import { enumOf, isObject, JsonObject, list, obj, str, strList } from './common/fields';
+import { eachMessage, enumOf, isObject, JsonObject, list, obj, required, str, strList } from './common/fields';
 import { checkPolicyTargeting } from './common/selectors';
 import type { SpecValidator } from './types';
 
@@ -278,18 +278,9 @@ function checkOperation(r: Report, op: JsonObject, path: string): boolean {
 function checkRule(r: Report, rule: JsonObject, path: string, action: AuthzAction): void {
   // Set inside the callbacks below; an object, so the checks after them are not narrowed to the initial false.
   const seen = { tcpFrom: false, tcpTo: false, fromExists: false, toExists: false };
-  list(r, rule['from'], at(path, 'from'))?.forEach((from, i) => {
-    const p = idx(at(path, 'from'), i);
-    const f = obj(r, from, p);
-    if (!f) {
-      r.error(p, 'must not be null');
-      return;
-    }
-    const src = obj(r, f['source'], at(p, 'source'));
-    if (!src) {
-      r.error(at(p, 'source'), 'must not be null');
-      return;
-    }
+  eachMessage(r, rule['from'], at(path, 'from'), 'must not be null', (f, p) => {
+    const src = required(r, f['source'], at(p, 'source'), 'must not be null');
+    if (!src) return;
     seen.fromExists = true;
     if (checkSource(r, src, at(p, 'source'))) seen.tcpFrom = true;
     if (action === 'CUSTOM') {
@@ -299,28 +290,13 @@ function checkRule(r: Report, rule: JsonObject, path: string, action: AuthzActio
       }
     }
   });
-  list(r, rule['to'], at(path, 'to'))?.forEach((to, i) => {
-    const p = idx(at(path, 'to'), i);
-    const t = obj(r, to, p);
-    if (!t) {
-      r.error(p, 'must not be null');
-      return;
-    }
-    const op = obj(r, t['operation'], at(p, 'operation'));
-    if (!op) {
-      r.error(at(p, 'operation'), 'must not be null');
-      return;
-    }
+  eachMessage(r, rule['to'], at(path, 'to'), 'must not be null', (t, p) => {
+    const op = required(r, t['operation'], at(p, 'operation'), 'must not be null');
+    if (!op) return;
     seen.toExists = true;
     if (checkOperation(r, op, at(p, 'operation'))) seen.tcpTo = true;
   });
-  list(r, rule['when'], at(path, 'when'))?.forEach((when, i) => {
-    const p = idx(at(path, 'when'), i);
-    const w = obj(r, when, p);
-    if (!w) {
-      r.error(p, 'when field cannot be nil');
-      return;
-    }
+  eachMessage(r, rule['when'], at(path, 'when'), 'when field cannot be nil', (w, p) => {
     const key = str(r, w['key'], at(p, 'key')) ?? '';
     if (action === 'CUSTOM' && (CUSTOM_UNSUPPORTED_WHEN.includes(key) || key.startsWith('request.auth.'))) {
       r.error(at(p, 'key'), `${key} is currently not supported with CUSTOM action`);

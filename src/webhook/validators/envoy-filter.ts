@@ -107,14 +107,7 @@ export const validateEnvoyFilter: SpecValidator = (r, spec) => {
     '',
     'EnvoyFilter exposes internal implementation details that may change at any time. Prefer other APIs if possible, and exercise extreme caution, especially around upgrades.',
   );
-  const before = r.errorCount;
-  checkAlphaWorkloadSelector(
-    r,
-    spec['workloadSelector'],
-    'spec.workloadSelector',
-    'Envoy filter: workload selector specified without labels, will be applied to all services in namespace',
-  );
-  if (r.errorCount > before) return;
+  if (!checkAlphaWorkloadSelector(r, spec, 'Envoy filter')) return;
   list(r, spec['configPatches'], 'spec.configPatches')?.forEach((cp, i) => {
     const p = idx('spec.configPatches', i);
     const patch = obj(r, cp, p);

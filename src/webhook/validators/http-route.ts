@@ -1,5 +1,6 @@
 // One HTTP route of a VirtualService.
 
+import { ENVOY_RETRY_ON } from '../../mesh/validate-traffic';
 import { durationRuleError } from './common/durations';
 import { durationField } from './common/duration-field';
 import { int, isObject, JsonObject, list, num, obj, str, strList, strMap, UINT32 } from './common/fields';
@@ -41,24 +42,6 @@ const GRPC_STATUSES = new Set([
   'UNAVAILABLE',
   'DATA_LOSS',
   'UNAUTHENTICATED',
-]);
-const RETRY_ON = new Set([
-  '5xx',
-  'gateway-error',
-  'reset',
-  'reset-before-request',
-  'connect-failure',
-  'retriable-4xx',
-  'refused-stream',
-  'retriable-status-codes',
-  'retriable-headers',
-  'envoy-ratelimited',
-  'http3-post-connect-failure',
-  'cancelled',
-  'deadline-exceeded',
-  'internal',
-  'resource-exhausted',
-  'unavailable',
 ]);
 /** Status codes Go's net/http has a name for; istiod accepts these as retryOn entries. */
 const KNOWN_HTTP_STATUS = new Set([
@@ -107,15 +90,20 @@ function checkMatches(r: Report, matches: unknown[] | undefined, path: string): 
     for (const f of ['scheme', 'method', 'authority']) checkStringMatch(r, match[f], at(p, f));
     for (const [name, sm] of Object.entries(obj(r, match['queryParams'], at(p, 'queryParams')) ?? {}))
       checkStringMatch(r, sm, key(at(p, 'queryParams'), name));
-    const port = int(r, match['port'], at(p, 'port'), UINT32) ?? 0;
-    const portProblem = port !== 0 && portError(port);
-    if (portProblem) r.error(at(p, 'port'), portProblem);
-    for (const err of labelErrors(strMap(r, match['sourceLabels'], at(p, 'sourceLabels')) ?? {}))
-      r.error(at(p, 'sourceLabels'), err);
-    checkGatewayNames(r, strList(r, match['gateways'], at(p, 'gateways')) ?? [], at(p, 'gateways'));
+    checkMatchOrigin(r, match, p);
     const ns = str(r, match['sourceNamespace'], at(p, 'sourceNamespace')) ?? '';
     if (ns !== '' && !isDNS1123Label(ns)) r.error(at(p, 'sourceNamespace'), `sourceNamespace match ${ns} is invalid`);
   });
+}
+
+/** Where a request may come from, as HTTP, TCP and TLS matches all say it: port, source labels, gateways. */
+export function checkMatchOrigin(r: Report, match: JsonObject, path: string): void {
+  const port = int(r, match['port'], at(path, 'port'), UINT32) ?? 0;
+  const portProblem = port !== 0 && portError(port);
+  if (portProblem) r.error(at(path, 'port'), portProblem);
+  for (const err of labelErrors(strMap(r, match['sourceLabels'], at(path, 'sourceLabels')) ?? {}))
+    r.error(at(path, 'sourceLabels'), err);
+  checkGatewayNames(r, strList(r, match['gateways'], at(path, 'gateways')) ?? [], at(path, 'gateways'));
 }
 
 function checkConflicts(
@@ -262,7 +250,7 @@ function checkRetries(r: Report, v: unknown, path: string): void {
   if (retryOn !== '') {
     for (const policy of retryOn.split(',')) {
       const code = /^[+-]?\d+$/.test(policy) ? Number(policy) : 0;
-      if (!KNOWN_HTTP_STATUS.has(code) && !RETRY_ON.has(policy))
+      if (!KNOWN_HTTP_STATUS.has(code) && !ENVOY_RETRY_ON.has(policy))
         r.error(at(path, 'retryOn'), `"${policy}" is not a valid retryOn policy`);
     }
   }

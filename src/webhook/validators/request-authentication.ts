@@ -2,7 +2,7 @@
 
 import { durationRuleError } from './common/durations';
 import { durationField } from './common/duration-field';
-import { list, obj, str, strList } from './common/fields';
+import { eachMessage, list, obj, str, strList } from './common/fields';
 import { at, idx, Report } from './common/report';
 import { checkPolicyTargeting } from './common/selectors';
 import { checkJwks } from './jwks';
@@ -58,21 +58,22 @@ function checkJwtRule(r: Report, rule: Record<string, unknown>, path: string): v
   strList(r, rule['fromCookies'], at(path, 'fromCookies'))?.forEach((c, i) => {
     if (c === '') r.error(idx(at(path, 'fromCookies'), i), 'cookie name must be non-empty string');
   });
-  list(r, rule['outputClaimToHeaders'], at(path, 'outputClaimToHeaders'))?.forEach((o, i) => {
-    const p = idx(at(path, 'outputClaimToHeaders'), i);
-    const ch = obj(r, o, p);
-    if (!ch) {
-      r.error(p, 'outputClaimToHeaders must not be null');
-      return;
-    }
-    const claim = str(r, ch['claim'], at(p, 'claim')) ?? '';
-    const header = str(r, ch['header'], at(p, 'header')) ?? '';
-    if (claim === '' || header === '') {
-      r.error(p, 'outputClaimToHeaders header and claim value must be non-empty string');
-      return;
-    }
-    if (!STRICT_HEADER_NAME.test(header)) r.error(at(p, 'header'), `header name ${header} is not a valid header name`);
-  });
+  eachMessage(
+    r,
+    rule['outputClaimToHeaders'],
+    at(path, 'outputClaimToHeaders'),
+    'outputClaimToHeaders must not be null',
+    (ch, p) => {
+      const claim = str(r, ch['claim'], at(p, 'claim')) ?? '';
+      const header = str(r, ch['header'], at(p, 'header')) ?? '';
+      if (claim === '' || header === '') {
+        r.error(p, 'outputClaimToHeaders header and claim value must be non-empty string');
+        return;
+      }
+      if (!STRICT_HEADER_NAME.test(header))
+        r.error(at(p, 'header'), `header name ${header} is not a valid header name`);
+    },
+  );
   const timeout = durationField(r, rule['timeout'], at(path, 'timeout'));
   if (timeout !== undefined) {
     const err = durationRuleError(timeout);

@@ -25,15 +25,8 @@ interface SEPort {
 }
 
 export const validateServiceEntry: SpecValidator = (r, spec, meta) => {
-  const selectorBefore = r.errorCount;
-  checkAlphaWorkloadSelector(
-    r,
-    spec['workloadSelector'],
-    'spec.workloadSelector',
-    'service entry: workload selector specified without labels, will be applied to all services in namespace',
-  );
   // istiod stops at a bad selector.
-  if (r.errorCount > selectorBefore) return;
+  if (!checkAlphaWorkloadSelector(r, spec, 'service entry')) return;
   const endpointsRaw = list(r, spec['endpoints'], 'spec.endpoints');
   if (spec['workloadSelector'] != null && endpointsRaw)
     r.error('spec', 'only one of WorkloadSelector or Endpoints is allowed in Service Entry');

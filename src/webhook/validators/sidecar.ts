@@ -175,14 +175,7 @@ function checkOutboundPolicy(r: Report, v: unknown, path: string): void {
 }
 
 export const validateSidecar: SpecValidator = (r, spec, meta) => {
-  const before = r.errorCount;
-  checkAlphaWorkloadSelector(
-    r,
-    spec['workloadSelector'],
-    'spec.workloadSelector',
-    'sidecar: workload selector specified without labels, will be applied to all services in namespace',
-  );
-  if (r.errorCount > before) return;
+  if (!checkAlphaWorkloadSelector(r, spec, 'sidecar')) return;
   const ingress = list(r, spec['ingress'], 'spec.ingress');
   const egress = list(r, spec['egress'], 'spec.egress');
   if (!ingress && !egress && spec['outboundTrafficPolicy'] == null && spec['inboundConnectionPool'] == null) {

@@ -241,6 +241,14 @@ const POLICY_FIELDS = [
   'retryBudget',
 ];
 
+/** What a traffic policy and each of its port-level settings share. */
+function checkPolicyParts(r: Report, policy: JsonObject, path: string): void {
+  checkOutlier(r, policy['outlierDetection'], at(path, 'outlierDetection'));
+  checkConnectionPool(r, policy['connectionPool'], at(path, 'connectionPool'));
+  checkLoadBalancer(r, policy['loadBalancer'], at(path, 'loadBalancer'), policy['outlierDetection'] != null);
+  checkClientTLS(r, policy['tls'], at(path, 'tls'));
+}
+
 export function checkTrafficPolicy(r: Report, v: unknown, path: string): void {
   const tp = obj(r, v, path);
   if (!tp) return;
@@ -253,10 +261,7 @@ export function checkTrafficPolicy(r: Report, v: unknown, path: string): void {
     r.error(path, 'tunnel and proxyProtocol must not be set together');
     return;
   }
-  checkOutlier(r, tp['outlierDetection'], at(path, 'outlierDetection'));
-  checkConnectionPool(r, tp['connectionPool'], at(path, 'connectionPool'));
-  checkLoadBalancer(r, tp['loadBalancer'], at(path, 'loadBalancer'), tp['outlierDetection'] != null);
-  checkClientTLS(r, tp['tls'], at(path, 'tls'));
+  checkPolicyParts(r, tp, path);
   portLevel?.forEach((pl, i) => {
     const p = idx(at(path, 'portLevelSettings'), i);
     const o = obj(r, pl, p);
@@ -269,10 +274,7 @@ export function checkTrafficPolicy(r: Report, v: unknown, path: string): void {
       r.error(p, 'port traffic policy must have at least one field');
       return;
     }
-    checkOutlier(r, o['outlierDetection'], at(p, 'outlierDetection'));
-    checkConnectionPool(r, o['connectionPool'], at(p, 'connectionPool'));
-    checkLoadBalancer(r, o['loadBalancer'], at(p, 'loadBalancer'), o['outlierDetection'] != null);
-    checkClientTLS(r, o['tls'], at(p, 'tls'));
+    checkPolicyParts(r, o, p);
   });
   const tunnel = obj(r, tp['tunnel'], at(path, 'tunnel'));
   if (tunnel) checkTunnel(r, tunnel, at(path, 'tunnel'));

@@ -2,13 +2,12 @@
 
 import { canonicalJson } from './common/canonical-json';
 import { checkExportTo } from './common/export-to';
-import { int, isObject, JsonObject, list, obj, strList, strMap, UINT32 } from './common/fields';
+import { isObject, JsonObject, list, obj, strList } from './common/fields';
 import { lowestOverlapping, subsetOfSome } from './common/host-sets';
-import { labelErrors, wildcardDomainError } from './common/hosts';
+import { wildcardDomainError } from './common/hosts';
 import { ipSubnetError, isIPAddress } from './common/net';
-import { portError } from './common/ports';
 import { at, idx, Report } from './common/report';
-import { checkHTTPRoute, checkWeightedDestinations } from './http-route';
+import { checkHTTPRoute, checkMatchOrigin, checkWeightedDestinations } from './http-route';
 import { checkGatewayNames, isJwtClaimRoute } from './route-fields';
 import type { SpecValidator } from './types';
 
@@ -33,12 +32,7 @@ function checkL4Match(r: Report, m: JsonObject, path: string): void {
     const err = ipSubnetError(s);
     if (err) r.error(idx(at(path, 'destinationSubnets'), i), err);
   });
-  const port = int(r, m['port'], at(path, 'port'), UINT32) ?? 0;
-  const portProblem = port !== 0 && portError(port);
-  if (portProblem) r.error(at(path, 'port'), portProblem);
-  for (const err of labelErrors(strMap(r, m['sourceLabels'], at(path, 'sourceLabels')) ?? {}))
-    r.error(at(path, 'sourceLabels'), err);
-  checkGatewayNames(r, strList(r, m['gateways'], at(path, 'gateways')) ?? [], at(path, 'gateways'));
+  checkMatchOrigin(r, m, path);
 }
 
 /**

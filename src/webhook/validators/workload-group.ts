@@ -1,9 +1,9 @@
 // WorkloadGroup (networking.istio.io): the template VMs register WorkloadEntries from.
 
-import { int, isObject, list, obj, str, strMap, UINT32 } from './common/fields';
+import { eachMessage, int, isObject, list, obj, str, strMap, UINT32 } from './common/fields';
 import { labelErrors } from './common/hosts';
 import { portError } from './common/ports';
-import { at, idx, Report } from './common/report';
+import { at, Report } from './common/report';
 import type { SpecValidator } from './types';
 
 const PROBE_HEADER_NAME = /^[-A-Za-z0-9]+$/;
@@ -33,13 +33,7 @@ function checkProbe(r: Report, probe: Record<string, unknown>, path: string): vo
     const scheme = str(r, h['scheme'], at(p, 'scheme')) ?? '';
     if (scheme !== '' && scheme !== 'HTTP' && scheme !== 'HTTPS')
       r.error(at(p, 'scheme'), 'httpGet.scheme must be one of "HTTPS", "HTTP"');
-    list(r, h['httpHeaders'], at(p, 'httpHeaders'))?.forEach((hdr, i) => {
-      const hp = idx(at(p, 'httpHeaders'), i);
-      const o = obj(r, hdr, hp);
-      if (!o) {
-        r.error(hp, 'invalid nil header');
-        return;
-      }
+    eachMessage(r, h['httpHeaders'], at(p, 'httpHeaders'), 'invalid nil header', (o, hp) => {
       const name = str(r, o['name'], at(hp, 'name')) ?? '';
       if (name === '') r.error(at(hp, 'name'), 'header name cannot be empty');
       else if (!PROBE_HEADER_NAME.test(name)) r.error(at(hp, 'name'), `header name ${name} is not a valid header name`);

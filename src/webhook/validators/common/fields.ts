@@ -4,7 +4,7 @@
 // error at its path (istiod rejects it while decoding, before validation).
 
 import type { EnumType } from './enum-types';
-import { Report } from './report';
+import { idx, Report } from './report';
 
 export type JsonObject = { [k: string]: unknown };
 
@@ -19,6 +19,31 @@ export function obj(r: Report, v: unknown, path: string): JsonObject | undefined
     return undefined;
   }
   return v;
+}
+
+/**
+ * A message field istiod requires: obj's read, plus `nullMessage` at `path` when it is unset (a
+ * value of another type gets obj's type error as well).
+ */
+export function required(r: Report, v: unknown, path: string, nullMessage: string): JsonObject | undefined {
+  const o = obj(r, v, path);
+  if (!o) r.error(path, nullMessage);
+  return o;
+}
+
+/** Visits each entry of a repeated message field; a null entry gets `nullMessage` at its index (see required). */
+export function eachMessage(
+  r: Report,
+  v: unknown,
+  path: string,
+  nullMessage: string,
+  visit: (entry: JsonObject, entryPath: string) => void,
+): void {
+  list(r, v, path)?.forEach((item, i) => {
+    const p = idx(path, i);
+    const entry = required(r, item, p, nullMessage);
+    if (entry) visit(entry, p);
+  });
 }
 
 /** A repeated field; empty decodes to unset, as in protobuf. Null elements are kept as null. */

@@ -25,13 +25,20 @@ export function checkWorkloadSelector(
   if (!labels || Object.keys(labels).length === 0) r.warn(path, warning);
 }
 
-/** The networking API's `workloadSelector: {labels}` (ServiceEntry, Sidecar, DestinationRule). */
-export function checkAlphaWorkloadSelector(r: Report, selector: unknown, path: string, warning: string): void {
-  const sel = obj(r, selector, path);
-  if (!sel) return;
+/**
+ * The networking API's `spec.workloadSelector: {labels}` (ServiceEntry, Sidecar, EnvoyFilter); the
+ * warning for one without labels starts with `what`. False when it found an error: istiod stops there.
+ */
+export function checkAlphaWorkloadSelector(r: Report, spec: JsonObject, what: string): boolean {
+  const before = r.errorCount;
+  const path = 'spec.workloadSelector';
+  const sel = obj(r, spec['workloadSelector'], path);
+  if (!sel) return r.errorCount === before;
   const labels = strMap(r, sel['labels'], at(path, 'labels'));
   checkSelectorLabels(r, labels, at(path, 'labels'));
-  if (!labels || Object.keys(labels).length === 0) r.warn(path, warning);
+  if (!labels || Object.keys(labels).length === 0)
+    r.warn(path, `${what}: workload selector specified without labels, will be applied to all services in namespace`);
+  return r.errorCount === before;
 }
 
 /** group/kind pairs a targetRef may name; the version is not checked. An empty group is core. */
