@@ -2,7 +2,7 @@
 // (2 for usage errors, 1 for failures).
 
 import { parseServeOptions, serveHelp } from './config/options';
-import { describe, parseFlags, UsageError, type SettingSpec } from './config/settings';
+import { describe, HELP_FLAG, parseFlags, UsageError, type SettingSpec } from './config/settings';
 import { scopedLogger } from './log/logger';
 import { ListenError } from './net/listen-error';
 import { versionInfo } from './server/version';
@@ -26,7 +26,7 @@ const COMMANDS: Record<string, { description: string; run: Command }> = {
 };
 
 const VERSION_FLAGS = {
-  help: { kind: 'bool', default: 'false', help: 'print this help and exit' },
+  help: HELP_FLAG,
 } as const satisfies Record<string, SettingSpec>;
 
 function printVersion(argv: string[]): Promise<number> {

@@ -57,8 +57,9 @@ interface ApRule {
   when?: Condition[];
 }
 
-const HTTP_OPERATION_FIELDS = ['hosts', 'notHosts', 'methods', 'notMethods', 'paths', 'notPaths'] as const;
-const HTTP_SOURCE_FIELDS = [
+/** Operation and source fields only an L7 proxy can evaluate: ztunnel drops rules that use them. */
+export const HTTP_OPERATION_FIELDS = ['hosts', 'notHosts', 'methods', 'notMethods', 'paths', 'notPaths'] as const;
+export const HTTP_SOURCE_FIELDS = [
   'remoteIpBlocks',
   'notRemoteIpBlocks',
   'requestPrincipals',

@@ -5,7 +5,7 @@
 import type { KubeObject } from '../store/types';
 import { ANNOTATION } from './constants';
 import { parseGoBool } from '../config/bool';
-import { convertAuthorizationPolicy, L4_WHEN_KEYS } from './authorization';
+import { convertAuthorizationPolicy, HTTP_OPERATION_FIELDS, HTTP_SOURCE_FIELDS, L4_WHEN_KEYS } from './authorization';
 import type { Authorization } from './messages';
 
 /** How a DENY or ALLOW policy that names HTTP attributes is enforced without them. */
@@ -28,14 +28,6 @@ export interface PolicyStatusFacts {
   generation: number;
   outcome: PolicyOutcome;
 }
-
-const HTTP_OPERATION_FIELDS = ['hosts', 'notHosts', 'methods', 'notMethods', 'paths', 'notPaths'] as const;
-const HTTP_SOURCE_FIELDS = [
-  'remoteIpBlocks',
-  'notRemoteIpBlocks',
-  'requestPrincipals',
-  'notRequestPrincipals',
-] as const;
 
 type Fields = Record<string, unknown>;
 const nonEmpty = (v: unknown) => Array.isArray(v) && v.length > 0;

@@ -122,6 +122,34 @@ function podServices(pod: KubeObject, view: MeshView): Record<string, PortList> 
   return sortedMap(out);
 }
 
+/** What every workload carries about how the mesh reaches it: tunnel, identity and waypoint. */
+function setMeshIdentity(
+  w: Workload,
+  ns: string,
+  labels: Record<string, string> | undefined,
+  annotations: Record<string, string> | undefined,
+  serviceAccount: string | undefined,
+  view: MeshView,
+): void {
+  const tunnel = tunnelOf(labels, annotations);
+  setIf(w, 'tunnelProtocol', tunnel.tunnelProtocol);
+  setIf(w, 'nativeTunnel', tunnel.nativeTunnel);
+  setIf(w, 'trustDomain', workloadTrustDomain(view.settings));
+  setIf(w, 'serviceAccount', serviceAccount);
+  const waypoint = computeWorkloadWaypoint(ns, labels, view);
+  setIf(w, 'waypoint', waypoint.waypoint);
+  setIf(w, 'applicationTunnel', waypoint.applicationTunnel);
+}
+
+/** The canonical service and workload name; the type is POD for entries too, as istiod sends it. */
+function setWorkloadNames(w: Workload, labels: Record<string, string> | undefined, workloadName: string): void {
+  const canonical = canonicalService(labels, workloadName);
+  setIf(w, 'canonicalName', canonical.name);
+  setIf(w, 'canonicalRevision', canonical.revision);
+  setIf(w, 'workloadType', WorkloadType.POD);
+  setIf(w, 'workloadName', workloadName);
+}
+
 /** Every pod with an IP that is not Failed/Succeeded becomes a workload, enrolled or not. */
 export function podWorkload(pod: KubeObject, view: MeshView): Workload | undefined {
   if (podIsTerminal(pod)) return undefined;
@@ -142,21 +170,9 @@ export function podWorkload(pod: KubeObject, view: MeshView): Workload | undefin
   setIf(w, 'namespace', ns);
   w.addresses = addresses;
   setIf(w, 'network', s.network);
-  const tunnel = tunnelOf(labels, pod.metadata.annotations);
-  setIf(w, 'tunnelProtocol', tunnel.tunnelProtocol);
-  setIf(w, 'nativeTunnel', tunnel.nativeTunnel);
-  setIf(w, 'trustDomain', workloadTrustDomain(s));
-  setIf(w, 'serviceAccount', spec.serviceAccountName);
-  const waypoint = computeWorkloadWaypoint(ns, labels, view);
-  setIf(w, 'waypoint', waypoint.waypoint);
-  setIf(w, 'applicationTunnel', waypoint.applicationTunnel);
+  setMeshIdentity(w, ns, labels, pod.metadata.annotations, spec.serviceAccountName, view);
   setIf(w, 'node', spec.nodeName);
-  const workloadName = podWorkloadName(pod);
-  const canonical = canonicalService(labels, workloadName);
-  setIf(w, 'canonicalName', canonical.name);
-  setIf(w, 'canonicalRevision', canonical.revision);
-  setIf(w, 'workloadType', WorkloadType.POD);
-  setIf(w, 'workloadName', workloadName);
+  setWorkloadNames(w, labels, podWorkloadName(pod));
   setIf(w, 'services', podServices(pod, view));
   setIf(w, 'authorizationPolicies', workloadPolicies(view, ns, labels));
   const healthy = podIsReady(pod) && !pod.metadata.deletionTimestamp;
@@ -184,21 +200,12 @@ export function workloadEntryWorkload(we: KubeObject, view: MeshView): Workload 
   if (ip) w.addresses = [ip];
   else setIf(w, 'hostname', spec.address);
   setIf(w, 'network', spec.network || s.network);
-  const tunnel = tunnelOf(labels, we.metadata.annotations);
-  setIf(w, 'tunnelProtocol', tunnel.tunnelProtocol);
-  setIf(w, 'nativeTunnel', tunnel.nativeTunnel);
-  setIf(w, 'trustDomain', workloadTrustDomain(s));
-  setIf(w, 'serviceAccount', spec.serviceAccount);
-  const waypoint = computeWorkloadWaypoint(ns, labels, view);
-  setIf(w, 'waypoint', waypoint.waypoint);
-  setIf(w, 'applicationTunnel', waypoint.applicationTunnel);
-  const workloadName =
-    we.metadata.annotations?.[ANNOTATION.autoRegistrationGroup] ?? labels[LABEL.workloadName] ?? we.metadata.name;
-  const canonical = canonicalService(labels, workloadName);
-  setIf(w, 'canonicalName', canonical.name);
-  setIf(w, 'canonicalRevision', canonical.revision);
-  setIf(w, 'workloadType', WorkloadType.POD);
-  setIf(w, 'workloadName', workloadName);
+  setMeshIdentity(w, ns, labels, we.metadata.annotations, spec.serviceAccount, view);
+  setWorkloadNames(
+    w,
+    labels,
+    we.metadata.annotations?.[ANNOTATION.autoRegistrationGroup] ?? labels[LABEL.workloadName] ?? we.metadata.name,
+  );
   const services = new Map<string, PortList>();
   for (const se of view.serviceEntriesSelecting(ns, labels)) {
     const ports = servicePortsForEntry(se, true, spec.ports);

@@ -122,13 +122,7 @@ function describeKey(
   spkiTlv: Tlv,
 ): { family: 'RSA' | 'EC'; description: string; jwk?: crypto.JsonWebKey } {
   expectTag(spkiTlv, TAG.SEQUENCE, 'SubjectPublicKeyInfo');
-  const [algTlv, keyTlv] = childrenExactly(
-    der,
-    spkiTlv,
-    2,
-    'SubjectPublicKeyInfo',
-    'SubjectPublicKeyInfo: expected 2 elements',
-  );
+  const [algTlv, keyTlv] = childrenExactly(der, spkiTlv, 2, 'SubjectPublicKeyInfo');
   expectTag(keyTlv, TAG.BIT_STRING, 'subjectPublicKey');
   const bits = content(der, keyTlv);
   if (bits.length < 2 || bits[0] !== 0) throw new CsrError('subjectPublicKey BIT STRING is malformed');
@@ -141,13 +135,7 @@ function describeKey(
     const seq = readTlv(key, 0);
     if (seq.end !== key.length) throw new DerError('trailing bytes after the RSA public key');
     expectTag(seq, TAG.SEQUENCE, 'RSAPublicKey');
-    const [modulusTlv, exponentTlv] = childrenExactly(
-      key,
-      seq,
-      2,
-      'RSAPublicKey',
-      'RSAPublicKey: expected modulus and exponent',
-    );
+    const [modulusTlv, exponentTlv] = childrenExactly(key, seq, 2, 'RSAPublicKey (modulus, exponent)');
     expectTag(modulusTlv, TAG.INTEGER, 'RSA modulus');
     expectTag(exponentTlv, TAG.INTEGER, 'RSA exponent');
     const modulus = content(key, modulusTlv);

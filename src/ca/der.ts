@@ -91,17 +91,11 @@ export type TlvTuple<N extends number, Acc extends Tlv[] = []> = Acc['length'] e
 
 /**
  * The children of a constructed element when there are exactly `count` of them; otherwise a DerError
- * with `message` (by default naming `what`, the count expected and the count found).
+ * naming `what`, the count expected and the count found.
  */
-export function childrenExactly<N extends number>(
-  buf: Uint8Array,
-  parent: Tlv,
-  count: N,
-  what: string,
-  message?: string,
-): TlvTuple<N> {
+export function childrenExactly<N extends number>(buf: Uint8Array, parent: Tlv, count: N, what: string): TlvTuple<N> {
   const out = children(buf, parent);
-  if (out.length !== count) throw new DerError(message ?? `${what}: expected ${count} elements, got ${out.length}`);
+  if (out.length !== count) throw new DerError(`${what}: expected ${count} elements, got ${out.length}`);
   return out as TlvTuple<N>;
 }
 

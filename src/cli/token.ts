@@ -2,7 +2,7 @@
 // projected token, signed by the server's token key in --stateDir), so anyone can call the CA
 // or xDS locally exactly as ztunnel would.
 
-import { parseFlags, describe, SettingSpec, UsageError } from '../config/settings';
+import { parseFlags, describe, HELP_FLAG, SettingSpec, UsageError } from '../config/settings';
 import { loadOrCreateTokenKey, signLocalToken } from '../security/local-jwt';
 
 export const TOKEN_FLAGS = {
@@ -19,7 +19,7 @@ export const TOKEN_FLAGS = {
     help: 'lifetime of the token',
     check: (v: number) => (v < 1000 ? 'must be at least 1s' : undefined),
   },
-  help: { kind: 'bool', default: 'false', help: 'print this help and exit' },
+  help: HELP_FLAG,
 } as const satisfies Record<string, SettingSpec>;
 
 const REQUIRED = ['namespace', 'serviceAccount', 'pod', 'podUID'] as const;

@@ -4,7 +4,7 @@
 
 import { status as grpcStatus } from '@grpc/grpc-js';
 import * as fs from 'node:fs';
-import { describe, parseFlags, SettingSpec, UsageError } from '../config/settings';
+import { describe, HELP_FLAG, parseFlags, SettingSpec, UsageError } from '../config/settings';
 import { AdsClient, AdsClientOptions, DeltaResponse, HeldResources, ztunnelNodeId } from './ads-client';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../contract/xds-resources';
 import { deltaJson, meshView, renderDelta, renderTable } from './xds-view';
@@ -45,7 +45,7 @@ export const XDS_CLIENT_FLAGS = {
     help: 'how long to wait for the first responses',
     check: (v: number) => (v <= 0 ? 'must be greater than 0' : undefined),
   },
-  help: { kind: 'bool', default: 'false', help: 'print this help and exit' },
+  help: HELP_FLAG,
 } as const satisfies Record<string, SettingSpec>;
 
 export function xdsClientHelp(): string {

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseLogLevels } from '../log/logger';
 import { readTlsFiles } from './tls-files';
-import { describe, parseEnv, parseFlags, SettingSpec, SettingValues, UsageError } from './settings';
+import { describe, HELP_FLAG, parseEnv, parseFlags, SettingSpec, SettingValues, UsageError } from './settings';
 import { namespaceNameProblem, taintKeyProblem } from './kube-names';
 import { prefixProblem } from './cidr';
 
@@ -154,7 +154,7 @@ export const SERVE_FLAGS = {
     check: aliasPairs,
   },
   debugAllowRemote: { kind: 'bool', default: 'false', help: 'serve /debug/ to non-loopback callers too' },
-  help: { kind: 'bool', default: 'false', help: 'print this help and exit' },
+  help: HELP_FLAG,
 } as const satisfies Record<string, SettingSpec>;
 
 export const SERVE_ENV = {

@@ -16,6 +16,13 @@ export interface SettingSpec {
   check?: (value: never) => string | undefined;
 }
 
+/** --help, which every command's flag table carries. */
+export const HELP_FLAG = {
+  kind: 'bool',
+  default: 'false',
+  help: 'print this help and exit',
+} as const satisfies SettingSpec;
+
 export type SettingValue<K extends SettingKind> = K extends 'int'
   ? number
   : K extends 'bool'

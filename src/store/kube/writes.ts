@@ -191,14 +191,11 @@ export class KubeWriter {
     body: unknown,
     opts: WriteOptions = {},
   ): Promise<{ object: T; created: boolean }> {
-    try {
-      return { object: await this.create<T>(ref, body, opts), created: true };
-    } catch (err) {
-      if (!isAlreadyExists(err)) throw err;
+    return this.createOr(ref, body, opts, async () => {
       const winner = await this.get<T>(ref, opts);
       if (winner === undefined) throw new Error(`${describe(ref)} was reported as existing but cannot be read`);
-      return { object: winner, created: false };
-    }
+      return winner;
+    });
   }
 
   /**
@@ -211,11 +208,21 @@ export class KubeWriter {
     body: unknown,
     opts: WriteOptions = {},
   ): Promise<{ object: T; created: boolean }> {
+    return this.createOr(ref, body, opts, () => this.update<T>(ref, body, opts));
+  }
+
+  /** Creates; when the object already exists (409 AlreadyExists), what `existing` returns stands for it. */
+  private async createOr<T>(
+    ref: ObjectRef,
+    body: unknown,
+    opts: WriteOptions,
+    existing: () => Promise<T>,
+  ): Promise<{ object: T; created: boolean }> {
     try {
       return { object: await this.create<T>(ref, body, opts), created: true };
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
-      return { object: await this.update<T>(ref, body, opts), created: false };
+      return { object: await existing(), created: false };
     }
   }
 

@@ -62,8 +62,7 @@ export function deterministicUid(kind: string, namespace: string | undefined, na
 /** Parses one file. Throws ManifestError for the first problem; a bad file yields no objects. */
 export function parseManifest(text: string, file: string): ParsedManifest {
   if (Buffer.byteLength(text) > MAX_MANIFEST_BYTES) throw new ManifestError(file, 1, TOO_LARGE);
-  const out: ParsedManifest = { objects: [], skipped: [] };
-  const budget = { left: MAX_MANIFEST_OBJECTS };
+  const c: Collector = { file, out: { objects: [], skipped: [] }, left: MAX_MANIFEST_OBJECTS };
   for (const { value, line, itemLine } of file.toLowerCase().endsWith('.json')
     ? jsonDocuments(text, file)
     : yamlDocuments(text, file)) {
@@ -72,32 +71,29 @@ export function parseManifest(text: string, file: string): ParsedManifest {
       throw new ManifestError(file, line, 'document is not a mapping (expected apiVersion, kind, metadata)');
     // Aliases can nest what the parser saw shallow; the limit is on the value the store would hold.
     if (exceedsDepth(value, MAX_MANIFEST_DEPTH)) throw new ManifestError(file, line, TOO_DEEP);
-    collect(value, line, file, out, itemLine, budget);
+    collect(value, line, itemLine, c);
   }
-  return out;
+  return c.out;
 }
 
-interface Budget {
+/** What one file's documents are collected into. */
+interface Collector {
+  file: string;
+  out: ParsedManifest;
   /** Documents and List items this file may still hold (MAX_MANIFEST_OBJECTS). */
   left: number;
 }
 
-function collect(
-  doc: Json,
-  line: number,
-  file: string,
-  out: ParsedManifest,
-  itemLineOf: ((i: number) => number) | undefined,
-  budget: Budget,
-): void {
-  if (--budget.left < 0) throw new ManifestError(file, line, TOO_MANY_OBJECTS);
+function collect(doc: Json, line: number, itemLineOf: ((i: number) => number) | undefined, c: Collector): void {
+  const { file, out } = c;
+  if (--c.left < 0) throw new ManifestError(file, line, TOO_MANY_OBJECTS);
   const apiVersion = doc['apiVersion'];
   const kind = doc['kind'];
   if (typeof apiVersion !== 'string' || apiVersion === '') throw new ManifestError(file, line, 'apiVersion is missing');
   if (typeof kind !== 'string' || kind === '') throw new ManifestError(file, line, 'kind is missing');
   if (kind === 'List' || (kind.endsWith('List') && Array.isArray(doc['items']))) {
-    budget.left++; // the List itself is not an object; its items are
-    collectList(doc, apiVersion, kind, line, file, out, itemLineOf, budget);
+    c.left++; // the List itself is not an object; its items are
+    collectList(doc, apiVersion, kind, line, itemLineOf, c);
     return;
   }
   const info = kindOf(apiVersion, kind);
@@ -116,14 +112,13 @@ function collectList(
   apiVersion: string,
   kind: string,
   line: number,
-  file: string,
-  out: ParsedManifest,
   itemLineOf: ((i: number) => number) | undefined,
-  budget: Budget,
+  c: Collector,
 ): void {
+  const { file } = c;
   const items = doc['items'] ?? [];
   if (!Array.isArray(items)) throw new ManifestError(file, line, `${kind}.items is not a list`);
-  if (items.length > budget.left) throw new ManifestError(file, line, TOO_MANY_OBJECTS);
+  if (items.length > c.left) throw new ManifestError(file, line, TOO_MANY_OBJECTS);
   // A typed list (PodList) may omit apiVersion/kind on its items, as the API server's list responses do.
   const itemKind = kind === 'List' ? undefined : kind.slice(0, -'List'.length);
   items.forEach((item: unknown, i) => {
@@ -131,7 +126,7 @@ function collectList(
     if (!isMap(item)) throw new ManifestError(file, itemLine, `${kind}.items[${i}] is not a mapping`);
     const withType = itemKind ? { apiVersion, kind: itemKind, ...item } : item;
     if (withType['kind'] === 'List') throw new ManifestError(file, itemLine, `${kind}.items[${i}] is a nested List`);
-    collect(withType, itemLine, file, out, undefined, budget);
+    collect(withType, itemLine, undefined, c);
   });
 }
 
