@@ -5,9 +5,11 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 export interface CaMetrics {
   csrCount: Counter;
   successCount: Counter;
+  /** Every refused authentication, node-authorization denials included (istiod counts both here). */
   authFailures: Counter<'reason'>;
   csrParseErrors: Counter;
-  signErrors: Counter;
+  /** By istiod's error type: TTL_ERROR, CSR_ERROR, CERT_GEN_ERROR. */
+  signErrors: Counter<'error'>;
   nodeAuthDenials: Counter<'reason'>;
   rootExpiry: Gauge;
   chainExpiry: Gauge;
@@ -41,7 +43,8 @@ export function registerCaMetrics(registry: Registry): CaMetrics {
     }),
     signErrors: new Counter({
       name: 'citadel_server_csr_sign_err_count',
-      help: 'CSRs that failed to be signed',
+      help: 'CSRs that failed to be signed, by error type (TTL_ERROR, CSR_ERROR, CERT_GEN_ERROR)',
+      labelNames: ['error'],
       registers,
     }),
     nodeAuthDenials: new Counter({

@@ -21,6 +21,8 @@ const audit = scopedLogger('ca.audit');
 export const IMPERSONATED_IDENTITY_KEY = 'ImpersonatedIdentity';
 export const AUTHENTICATE_FAILURE = 'request authenticate failure';
 export const IMPERSONATION_FAILURE = 'request impersonation authentication failure';
+/** When the API server cannot review the token: as opaque as a refusal, but UNAVAILABLE so the caller retries. */
+export const AUTHENTICATE_UNAVAILABLE = 'request authenticate failure: try again later';
 
 export interface CertificateServiceDeps {
   authority: CertificateAuthority;
@@ -93,6 +95,9 @@ export function createCertificateService(deps: CertificateServiceDeps): {
       const reason = err instanceof AuthError ? err.reason : 'invalid_token';
       metrics.authFailures.inc({ reason });
       log.warn({ peer: call.getPeer(), reason, detail: (err as Error).message }, AUTHENTICATE_FAILURE);
+      // The API server could not say who the caller is: not the caller's fault, so ztunnel retries.
+      if (err instanceof AuthError && err.retryable)
+        throw new Refusal(grpc.status.UNAVAILABLE, AUTHENTICATE_UNAVAILABLE);
       throw new Refusal(grpc.status.UNAUTHENTICATED, AUTHENTICATE_FAILURE);
     }
     const [callerId] = caller.identities;
@@ -106,6 +111,9 @@ export function createCertificateService(deps: CertificateServiceDeps): {
         ? deps.nodeAuthorizer.authorize(caller, requested)
         : ({ allowed: false, reason: 'impersonation_disabled', detail: 'CA_TRUSTED_NODE_ACCOUNTS is empty' } as const);
       if (!decision.allowed) {
+        // istiod counts a refused impersonation as an authentication failure; the reason label and
+        // the denial counter say which check refused it.
+        metrics.authFailures.inc({ reason: decision.reason });
         metrics.nodeAuthDenials.inc({ reason: decision.reason });
         log.warn(
           { caller: callerId, requested, reason: decision.reason, detail: decision.detail },
@@ -116,7 +124,13 @@ export function createCertificateService(deps: CertificateServiceDeps): {
       identity = requested;
       node = decision.node;
     }
-    const ttlMs = requestedTtlMs(req.validity_duration, deps.defaultTtlMs(), deps.maxTtlMs());
+    let ttlMs: number;
+    try {
+      ttlMs = requestedTtlMs(req.validity_duration, deps.defaultTtlMs(), deps.maxTtlMs());
+    } catch (err) {
+      metrics.signErrors.inc({ error: 'TTL_ERROR' });
+      throw err;
+    }
     let csr: ParsedCsr;
     let issued;
     // A node agent's calls queue under the node it is bound to, so all of one node's ztunnel
@@ -135,9 +149,10 @@ export function createCertificateService(deps: CertificateServiceDeps): {
       if (err instanceof FairnessDenial) throw new Refusal(grpc.status.RESOURCE_EXHAUSTED, err.message);
       if (err instanceof CsrError) {
         metrics.csrParseErrors.inc();
+        metrics.signErrors.inc({ error: 'CSR_ERROR' });
         throw new Refusal(grpc.status.INVALID_ARGUMENT, err.message);
       }
-      metrics.signErrors.inc();
+      metrics.signErrors.inc({ error: 'CERT_GEN_ERROR' });
       log.error({ caller: callerId, identity, detail: (err as Error).message }, 'signing failed');
       throw new Refusal(grpc.status.INTERNAL, 'failed to sign the certificate');
     }

@@ -9,8 +9,19 @@ export type AuthFailureReason =
   | 'wrong_audience'
   | 'unknown_cluster'
   | 'token_review_failed'
+  | 'token_review_unavailable'
+  | 'token_review_timeout'
+  | 'token_review_cancelled'
   | 'not_a_service_account'
-  | 'untrusted_certificate';
+  | 'untrusted_certificate'
+  | 'expired_certificate';
+
+/** Reasons that say nothing of the caller: the API server could not answer, so the caller may retry. */
+const RETRYABLE: ReadonlySet<AuthFailureReason> = new Set([
+  'token_review_unavailable',
+  'token_review_timeout',
+  'token_review_cancelled',
+]);
 
 export class AuthError extends Error {
   override name = 'AuthError';
@@ -19,5 +30,10 @@ export class AuthError extends Error {
     message: string,
   ) {
     super(message);
+  }
+
+  /** True when the caller is not at fault and a retry may succeed (gRPC UNAVAILABLE, not UNAUTHENTICATED). */
+  get retryable(): boolean {
+    return RETRYABLE.has(this.reason);
   }
 }

@@ -8,6 +8,7 @@ import type { CallAuthenticator, CallerIdentity } from './identity';
 import { AuthError } from './auth-error';
 import { MAX_TOKEN_BYTES, VerifiedToken, verifyLocalToken } from './local-jwt';
 import { parseSpiffeId, spiffeId } from './spiffe';
+import { refusedPeerCertificate } from './tls-peer';
 
 export interface TokenVerifier {
   verify(token: string): Promise<VerifiedToken>;
@@ -71,7 +72,7 @@ export function createCallAuthenticator(
 
   function fromCertificate(call: ServerSurfaceCall): Authenticated | AuthError | undefined {
     const peer = call.getAuthContext().sslPeerCertificate;
-    if (!peer?.raw) return undefined;
+    if (!peer?.raw) return refusedByTls(call);
     let leaf: crypto.X509Certificate;
     try {
       leaf = new crypto.X509Certificate(peer.raw);
@@ -79,7 +80,9 @@ export function createCallAuthenticator(
       return new AuthError('untrusted_certificate', 'client certificate cannot be parsed');
     }
     const t = now();
-    if (new Date(leaf.validFrom).getTime() > t || new Date(leaf.validTo).getTime() < t) {
+    if (new Date(leaf.validTo).getTime() < t)
+      return new AuthError('expired_certificate', `client certificate expired at ${leaf.validTo}`);
+    if (new Date(leaf.validFrom).getTime() > t) {
       return new AuthError(
         'untrusted_certificate',
         `client certificate is outside its validity (${leaf.validFrom} to ${leaf.validTo})`,
@@ -110,6 +113,21 @@ export function createCallAuthenticator(
       }
     }
     return noSan;
+  }
+
+  /** A certificate TLS refused is a failed credential, never "no credentials". */
+  function refusedByTls(call: ServerSurfaceCall): AuthError | undefined {
+    const refused = refusedPeerCertificate(call);
+    if (!refused) return undefined;
+    let validTo = '';
+    try {
+      validTo = new crypto.X509Certificate(refused.raw).validTo;
+    } catch {
+      return new AuthError('untrusted_certificate', `client certificate cannot be parsed (TLS: ${refused.error})`);
+    }
+    if (refused.error === 'CERT_HAS_EXPIRED' || new Date(validTo).getTime() < now())
+      return new AuthError('expired_certificate', `client certificate expired at ${validTo} (TLS: ${refused.error})`);
+    return new AuthError('untrusted_certificate', `client certificate refused by TLS: ${refused.error}`);
   }
 
   async function fromToken(call: ServerSurfaceCall): Promise<Authenticated | AuthError | undefined> {

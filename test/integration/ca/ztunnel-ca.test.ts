@@ -164,7 +164,7 @@ describe('the CA called as ztunnel calls it (local mode)', () => {
         'a caller whose pod is not bound to a node is denied',
         { ...ZTUNNEL_A, podName: 'ztunnel-nonode', podUid: 'uid-zt-x' },
         id('default', 'sleep'),
-        'no_pod_on_node',
+        'caller_pod_unscheduled',
       ],
       ['an identity with pods only on another node is denied', ZTUNNEL_A, id('default', 'httpbin'), 'no_pod_on_node'],
       [
