@@ -15,22 +15,19 @@ export type AuthzAction = (typeof AUTHZ_ACTIONS)[number];
 export const MAX_SERVICE_ACCOUNTS = 16;
 export const MAX_SERVICE_ACCOUNT_LENGTH = 320;
 
-const SOURCE_FIELDS = [
+// A source's fields, in groups that share a check.
+const IDENTITY_FIELDS = [
   'principals',
   'notPrincipals',
   'requestPrincipals',
   'notRequestPrincipals',
   'namespaces',
   'notNamespaces',
-  'ipBlocks',
-  'notIpBlocks',
-  'remoteIpBlocks',
-  'notRemoteIpBlocks',
-  'serviceAccounts',
-  'notServiceAccounts',
-  'trustDomains',
-  'notTrustDomains',
 ] as const;
+const IP_BLOCK_FIELDS = ['ipBlocks', 'notIpBlocks', 'remoteIpBlocks', 'notRemoteIpBlocks'] as const;
+const SERVICE_ACCOUNT_FIELDS = ['serviceAccounts', 'notServiceAccounts'] as const;
+const TRUST_DOMAIN_FIELDS = ['trustDomains', 'notTrustDomains'] as const;
+const SOURCE_FIELDS = [...IDENTITY_FIELDS, ...IP_BLOCK_FIELDS, ...SERVICE_ACCOUNT_FIELDS, ...TRUST_DOMAIN_FIELDS];
 const OPERATION_FIELDS = [
   'hosts',
   'notHosts',
@@ -232,28 +229,14 @@ function checkSource(r: Report, src: JsonObject, path: string): boolean {
     if (v) lists[f] = v;
   }
   const has = (f: string) => lists[f] !== undefined;
-  if (
-    ['principals', 'notPrincipals', 'namespaces', 'notNamespaces'].some(has) &&
-    ['serviceAccounts', 'notServiceAccounts'].some(has)
-  ) {
+  if (['principals', 'notPrincipals', 'namespaces', 'notNamespaces'].some(has) && SERVICE_ACCOUNT_FIELDS.some(has)) {
     r.error(path, 'cannot set serviceAccounts with namespaces or principals');
   }
   if (!SOURCE_FIELDS.some(has)) r.error(path, 'must not be empty');
-  for (const f of ['ipBlocks', 'notIpBlocks', 'remoteIpBlocks', 'notRemoteIpBlocks'])
-    if (lists[f]) checkIPs(r, lists[f], at(path, f));
-  for (const f of [
-    'principals',
-    'notPrincipals',
-    'requestPrincipals',
-    'notRequestPrincipals',
-    'namespaces',
-    'notNamespaces',
-  ]) {
-    if (lists[f]) checkNotEmpty(r, lists[f], at(path, f));
-  }
-  for (const f of ['serviceAccounts', 'notServiceAccounts'])
-    if (lists[f]) checkServiceAccounts(r, lists[f], at(path, f));
-  for (const f of ['trustDomains', 'notTrustDomains']) if (lists[f]) checkTrustDomains(r, lists[f], at(path, f));
+  for (const f of IP_BLOCK_FIELDS) if (lists[f]) checkIPs(r, lists[f], at(path, f));
+  for (const f of IDENTITY_FIELDS) if (lists[f]) checkNotEmpty(r, lists[f], at(path, f));
+  for (const f of SERVICE_ACCOUNT_FIELDS) if (lists[f]) checkServiceAccounts(r, lists[f], at(path, f));
+  for (const f of TRUST_DOMAIN_FIELDS) if (lists[f]) checkTrustDomains(r, lists[f], at(path, f));
   return TCP_SOURCE_FIELDS.some(has);
 }
 

@@ -2,7 +2,7 @@
 // its Envoy type; we have no Envoy protos, so we check the patch's shape and its type URLs.
 
 import { EnvoyFilter_ApplyTo, EnvoyFilter_PatchContext, Patch_Operation } from './common/enum-types';
-import { enumOf, isObject, JsonObject, list, obj, quote, str } from './common/fields';
+import { eachMessage, enumOf, isObject, JsonObject, obj, quote, str } from './common/fields';
 import { re2Error } from './common/re2';
 import { at, idx, Report } from './common/report';
 import { checkAlphaWorkloadSelector } from './common/selectors';
@@ -108,13 +108,7 @@ export const validateEnvoyFilter: SpecValidator = (r, spec) => {
     'EnvoyFilter exposes internal implementation details that may change at any time. Prefer other APIs if possible, and exercise extreme caution, especially around upgrades.',
   );
   if (!checkAlphaWorkloadSelector(r, spec, 'Envoy filter')) return;
-  list(r, spec['configPatches'], 'spec.configPatches')?.forEach((cp, i) => {
-    const p = idx('spec.configPatches', i);
-    const patch = obj(r, cp, p);
-    if (!patch) {
-      r.error(p, 'Envoy filter: null config patch');
-      return;
-    }
+  eachMessage(r, spec['configPatches'], 'spec.configPatches', 'Envoy filter: null config patch', (patch, p) => {
     const match = obj(r, patch['match'], at(p, 'match'));
     // Waypoint patches are not validated by istiod either.
     if (match && enumOf(r, match['context'], at(p, 'match.context'), EnvoyFilter_PatchContext) === 'WAYPOINT') return;

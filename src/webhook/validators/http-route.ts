@@ -3,7 +3,7 @@
 import { ENVOY_RETRY_ON } from '../../mesh/validate-traffic';
 import { durationRuleError } from './common/durations';
 import { durationField } from './common/duration-field';
-import { int, isObject, JsonObject, list, num, obj, str, strList, strMap, UINT32 } from './common/fields';
+import { eachMessage, int, isObject, JsonObject, list, num, obj, str, strList, strMap, UINT32 } from './common/fields';
 import { isDNS1123Label, labelErrors } from './common/hosts';
 import { portError } from './common/ports';
 import { re2Error } from './common/re2';
@@ -319,13 +319,7 @@ function checkMirrorPercent(r: Report, http: JsonObject, path: string): void {
     if (value < 0) r.error(p, `${name} must have a min value of 0 (it has ${value})`);
   };
   checkPct(http['mirrorPercentage'], at(path, 'mirrorPercentage'), 'mirror_percentage');
-  list(r, http['mirrors'], at(path, 'mirrors'))?.forEach((m, i) => {
-    const p = idx(at(path, 'mirrors'), i);
-    const mirror = obj(r, m, p);
-    if (!mirror) {
-      r.error(p, 'mirror cannot be null');
-      return;
-    }
+  eachMessage(r, http['mirrors'], at(path, 'mirrors'), 'mirror cannot be null', (mirror, p) => {
     if (mirror['destination'] == null) {
       r.error(at(p, 'destination'), 'destination is required for mirrors');
       return;

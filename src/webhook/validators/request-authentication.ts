@@ -42,13 +42,7 @@ function checkJwtRule(r: Report, rule: Record<string, unknown>, path: string): v
         `jwks key at index ${i} contains private key material; only public keys are used for verification`,
       );
   }
-  list(r, rule['fromHeaders'], at(path, 'fromHeaders'))?.forEach((h, i) => {
-    const p = idx(at(path, 'fromHeaders'), i);
-    const header = obj(r, h, p);
-    if (!header) {
-      r.error(p, 'location header name must be non-null');
-      return;
-    }
+  eachMessage(r, rule['fromHeaders'], at(path, 'fromHeaders'), 'location header name must be non-null', (header, p) => {
     if ((str(r, header['name'], at(p, 'name')) ?? '') === '')
       r.error(at(p, 'name'), 'location header name must be non-empty string');
   });

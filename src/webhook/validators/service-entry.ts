@@ -2,7 +2,7 @@
 // Services with their addresses and endpoints.
 
 import { ServiceEntry_Location, ServiceEntry_Resolution } from './common/enum-types';
-import { enumOf, int, isObject, list, obj, str, strList, strMap, UINT32 } from './common/fields';
+import { eachMessage, enumOf, int, isObject, list, str, strList, strMap, UINT32 } from './common/fields';
 import { checkExportTo } from './common/export-to';
 import { fqdnError, isWildcarded, partialWildcardError, wildcardDomainError } from './common/hosts';
 import { ipSubnetError, isIPAddress } from './common/net';
@@ -60,13 +60,7 @@ export const validateServiceEntry: SpecValidator = (r, spec, meta) => {
   const names = new Set<string>();
   const repeatedNames = new RepeatFinder<string>();
   const repeatedNumbers = new RepeatFinder<number>();
-  list(r, spec['ports'], 'spec.ports')?.forEach((raw, i) => {
-    const p = idx('spec.ports', i);
-    const port = obj(r, raw, p);
-    if (!port) {
-      r.error(p, 'service entry port may not be null');
-      return;
-    }
+  eachMessage(r, spec['ports'], 'spec.ports', 'service entry port may not be null', (port, p) => {
     const sp: SEPort = {
       name: str(r, port['name'], at(p, 'name')) ?? '',
       number: int(r, port['number'], at(p, 'number'), UINT32) ?? 0,

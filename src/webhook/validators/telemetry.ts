@@ -1,7 +1,7 @@
 // Telemetry (telemetry.istio.io): metrics, tracing and access logging providers.
 
 import { TagOverride_Operation } from './common/enum-types';
-import { enumOf, isObject, JsonObject, list, num, obj, str } from './common/fields';
+import { eachMessage, enumOf, isObject, JsonObject, list, num, obj, str } from './common/fields';
 import { at, idx, key, Report } from './common/report';
 import { checkPolicyTargeting } from './common/selectors';
 import { celSyntaxError } from './common/cel';
@@ -16,13 +16,7 @@ function checkProviders(r: Report, v: unknown, path: string): number {
 
 function checkMetrics(r: Report, m: JsonObject, path: string): void {
   checkProviders(r, m['providers'], at(path, 'providers'));
-  list(r, m['overrides'], at(path, 'overrides'))?.forEach((o, i) => {
-    const p = idx(at(path, 'overrides'), i);
-    const override = obj(r, o, p);
-    if (!override) {
-      r.error(p, 'tagOverrides may not be null');
-      return;
-    }
+  eachMessage(r, m['overrides'], at(path, 'overrides'), 'tagOverrides may not be null', (override, p) => {
     for (const [name, to] of Object.entries(obj(r, override['tagOverrides'], at(p, 'tagOverrides')) ?? {})) {
       const tp = key(at(p, 'tagOverrides'), name);
       if (name === '') r.warn(tp, 'tagOverrides.name may not be empty');

@@ -2,7 +2,7 @@
 
 import { canonicalJson } from './common/canonical-json';
 import { checkExportTo } from './common/export-to';
-import { isObject, JsonObject, list, obj, strList } from './common/fields';
+import { eachMessage, isObject, JsonObject, list, obj, strList } from './common/fields';
 import { lowestOverlapping, subsetOfSome } from './common/host-sets';
 import { wildcardDomainError } from './common/hosts';
 import { ipSubnetError, isIPAddress } from './common/net';
@@ -222,13 +222,7 @@ export const validateVirtualService: SpecValidator = (r, spec, meta) => {
     const p = idx('spec.tcp', i);
     const o = obj(r, route, p);
     if (!o) return;
-    list(r, o['match'], at(p, 'match'))?.forEach((m, j) => {
-      const mp = idx(at(p, 'match'), j);
-      const match = obj(r, m, mp);
-      if (!match) {
-        r.error(mp, 'tcp match may not be nil');
-        return;
-      }
+    eachMessage(r, o['match'], at(p, 'match'), 'tcp match may not be nil', (match, mp) => {
       checkL4Match(r, match, mp);
     });
     const routes = list(r, o['route'], at(p, 'route'));

@@ -37,12 +37,12 @@ export function eachMessage(
   v: unknown,
   path: string,
   nullMessage: string,
-  visit: (entry: JsonObject, entryPath: string) => void,
+  visit: (entry: JsonObject, entryPath: string, index: number) => void,
 ): void {
   list(r, v, path)?.forEach((item, i) => {
     const p = idx(path, i);
     const entry = required(r, item, p, nullMessage);
-    if (entry) visit(entry, p);
+    if (entry) visit(entry, p, i);
   });
 }
 
