@@ -78,7 +78,14 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   // One list of objects the server does not act on, whoever finds them (see store/ignored.ts).
   const ignored = new IgnoredObjects({ metrics });
   registerIgnoredDebug(debug, ignored);
-  const { source, leader, kube } = await createSource(options, { store, mesh, metrics, debug, ignored });
+  const { source, leader, kube, reachable } = await createSource(options, {
+    store,
+    mesh,
+    metrics,
+    debug,
+    ignored,
+    readiness,
+  });
 
   const grpcServers = new GrpcServers(flags.grpcAddr, flags.secureGRPCAddr, grpcServerOptions(options));
   const ctx: ServerContext = {
@@ -108,6 +115,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     );
   }
 
+  // Kubernetes mode: the components read from the API server as they start (the CA its root), so
+  // they wait for it to answer; meanwhile /ready says why the server is not ready.
+  if (reachable) await reachable;
   await startComponents(ctx, kube, ignored);
 
   await source.start();

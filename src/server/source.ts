@@ -9,15 +9,20 @@ import type { MemoryStore } from '../store/memory-store';
 import type { IgnoredObjects } from '../store/ignored';
 import type { ConfigSource } from '../store/types';
 import type { MeshConfigSource } from '../mesh/types';
-import type { DebugRegistry } from '../contract/host';
+import type { DebugRegistry, Readiness } from '../contract/host';
 import type { LeaderElector } from '../contract/leader';
 import { SoleLeader } from './leader';
+import { scopedLogger } from '../log/logger';
+
+const log = scopedLogger('server');
 
 export interface SourceAndLeader {
   source: ConfigSource;
   leader: LeaderElector & { stop(): Promise<void> };
   /** Kubernetes mode: the client the components' own API calls use. */
   kube?: KubeClient;
+  /** Kubernetes mode: resolves once the API server has answered (it is waited for, with backoff). */
+  reachable?: Promise<void>;
 }
 
 export interface SourceDeps {
@@ -27,7 +32,12 @@ export interface SourceDeps {
   debug: DebugRegistry;
   /** Objects the server does not act on; local mode reports the kinds it does not use here. */
   ignored?: IgnoredObjects;
+  /** Kubernetes mode registers API_SERVER_READINESS here: not ready, with the last error, until the API server answers. */
+  readiness?: Readiness;
 }
+
+/** The /ready condition of Kubernetes mode's wait for the API server at start-up. */
+export const API_SERVER_READINESS = 'kubernetes API server';
 
 function localSource(options: ServeOptions, deps: SourceDeps): SourceAndLeader {
   const errors = new Gauge({
@@ -68,7 +78,8 @@ function localSource(options: ServeOptions, deps: SourceDeps): SourceAndLeader {
 }
 
 async function kubernetesSource(options: ServeOptions, deps: SourceDeps): Promise<SourceAndLeader> {
-  // Throws KubeUnreachableError naming the server and pointing at --configDir when no cluster answers.
+  // Throws KubeUnreachableError pointing at --configDir when no cluster is configured; an API server
+  // that does not answer yet is waited for, not-ready with the reason on /ready, never an exit.
   const kube = await connectKubernetes({
     kubeconfig: options.flags.kubeconfig,
     systemNamespace: options.env.POD_NAMESPACE,
@@ -80,7 +91,26 @@ async function kubernetesSource(options: ServeOptions, deps: SourceDeps): Promis
   deps.debug.add('kubernetes', 'watched kinds: synced, objects, resourceVersion, failures, missing CRDs', () => ({
     body: kube.source.status(),
   }));
-  return { source: kube.source, leader: kube.leader, kube: kube.client };
+  const { reachability } = kube;
+  const markReachable = deps.readiness?.register(API_SERVER_READINESS, () => reachability.waitingFor());
+  // The watches start once the API server has answered, so none of them sits out a long backoff
+  // that an outage at start-up ran up; until then the store is not synced and xDS refuses streams.
+  const source: ConfigSource = {
+    start: () => {
+      reachability.reachable
+        .then(async () => {
+          markReachable?.(true);
+          await kube.source.start();
+        })
+        .catch((err: unknown) => log.error({ err }, 'starting the Kubernetes watches failed'));
+      return Promise.resolve();
+    },
+    stop: async () => {
+      reachability.stop();
+      await kube.source.stop();
+    },
+  };
+  return { source, leader: kube.leader, kube: kube.client, reachable: reachability.reachable };
 }
 
 export async function createSource(options: ServeOptions, deps: SourceDeps): Promise<SourceAndLeader> {

@@ -1,10 +1,11 @@
-// Kubernetes mode in one call: load the kubeconfig, check the API server answers, and build the
-// source (informers into the store), the leader elector and the write helpers on one client.
+// Kubernetes mode in one call: load the kubeconfig, start waiting for the API server to answer, and
+// build the source (informers into the store), the leader elector and the write helpers on one client.
 
 import { hostname } from 'node:os';
 import type { StoreWriter } from '../types';
 import { KubeClient } from './client';
-import { assertReachable, loadKubeConfig } from './config';
+import { loadKubeConfig } from './config';
+import { ApiServerReachability } from './reachability';
 import { KubeLeaderElector, type LeaderTiming } from './leader';
 import type { DiscoverySelectorSource } from './namespace-filter';
 import { KubeSource } from './source';
@@ -15,6 +16,7 @@ export { loadKubeConfig, assertReachable, KubeUnreachableError } from './config'
 export { KubeSource, syncPart } from './source';
 export type { KindStatus } from './kind-watcher';
 export { KubeWriter } from './writes';
+export { ApiServerReachability, REACHABILITY_BACKOFF } from './reachability';
 export type { TokenReviewResult, ConfigMapAction } from './writes';
 export { KubeLeaderElector, LEASE_NAMES, DEFAULT_LEADER_TIMING } from './leader';
 
@@ -23,6 +25,8 @@ export interface KubernetesBackend {
   source: KubeSource;
   leader: KubeLeaderElector;
   writer: KubeWriter;
+  /** GET /version until it answers; the source is started once it has. */
+  reachability: ApiServerReachability;
 }
 
 export interface ConnectOptions {
@@ -39,13 +43,16 @@ export interface ConnectOptions {
   leaderTiming?: Partial<LeaderTiming>;
 }
 
-/** Throws KubeUnreachableError (with advice to use --configDir) when no cluster answers. */
+/**
+ * Throws KubeUnreachableError (with advice to use --configDir) when no cluster is configured. An
+ * API server that does not answer yet is waited for (backend.reachability), never an error.
+ */
 export async function connectKubernetes(o: ConnectOptions): Promise<KubernetesBackend> {
   const identity = o.podName || `${hostname()}-${process.pid}`;
   const client = new KubeClient(loadKubeConfig(o.kubeconfig), `istiod-ts/${identity}`);
-  await assertReachable(client);
-  return {
+  return Promise.resolve({
     client,
+    reachability: new ApiServerReachability(client),
     source: new KubeSource({
       client,
       writer: o.store,
@@ -60,5 +67,5 @@ export async function connectKubernetes(o: ConnectOptions): Promise<KubernetesBa
       ...(o.leaderTiming ? { timing: o.leaderTiming } : {}),
     }),
     writer: new KubeWriter(client),
-  };
+  });
 }
