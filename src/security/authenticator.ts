@@ -9,9 +9,11 @@ import { AuthError } from './auth-error';
 import { MAX_TOKEN_BYTES, VerifiedToken, verifyLocalToken } from './local-jwt';
 import { parseSpiffeId, spiffeId } from './spiffe';
 import { refusedPeerCertificate } from './tls-peer';
+import { callSignal } from './call-signal';
 
 export interface TokenVerifier {
-  verify(token: string): Promise<VerifiedToken>;
+  /** `signal` fires when the caller has gone: work done only for it may stop. */
+  verify(token: string, opts?: { signal?: AbortSignal }): Promise<VerifiedToken>;
 }
 
 /** Verified local tokens are remembered this long at most (and never past their expiry). */
@@ -148,10 +150,13 @@ export function createCallAuthenticator(
       );
     }
     let token: VerifiedToken;
+    const lifetime = callSignal(call);
     try {
-      token = await opts.tokens.verify(bearer);
+      token = await opts.tokens.verify(bearer, { signal: lifetime.signal });
     } catch (err) {
       return err instanceof AuthError ? err : new AuthError('invalid_token', (err as Error).message);
+    } finally {
+      lifetime.dispose();
     }
     return {
       identities: [spiffeId(opts.trustDomain(), token.namespace, token.serviceAccount)],

@@ -13,6 +13,7 @@ import type { CallAuthenticator } from '../security/identity';
 import { loadOrCreateTokenKey } from '../security/local-jwt';
 import { CachedTokenVerifier, KubeTokenReviewer, type TokenReviewer } from '../security/token-review';
 import { KubeClient, KubeWriter } from '../store/kube';
+import type { ObjectStore } from '../store/types';
 
 /** Given the CA's current issuers, the authenticator for gRPC calls (the CA takes one of these). */
 export type CallAuthenticatorFactory = (meshIssuers: () => readonly crypto.X509Certificate[]) => CallAuthenticator;
@@ -21,6 +22,8 @@ export interface AuthenticatorSources {
   /** Kubernetes mode: TokenReview through this config, unless `tokenReviewer` is given. */
   kubeConfig?: KubeConfig;
   tokenReviewer?: TokenReviewer;
+  /** Kubernetes mode: the store whose Pod deletions end cached TokenReviews (none cached without it). */
+  store?: ObjectStore;
 }
 
 function tokenVerifier(options: ServeOptions, sources: AuthenticatorSources): TokenVerifier {
@@ -34,7 +37,9 @@ function tokenVerifier(options: ServeOptions, sources: AuthenticatorSources): To
     reviewer = new KubeTokenReviewer(new KubeWriter(new KubeClient(sources.kubeConfig)));
   }
   if (!reviewer) throw new Error('Kubernetes mode needs a kubeConfig (or a tokenReviewer) for the CA');
-  return new CachedTokenVerifier(reviewer, () => env.TOKEN_AUDIENCES);
+  return new CachedTokenVerifier(reviewer, () => env.TOKEN_AUDIENCES, Date.now, {
+    ...(sources.store ? { pods: sources.store } : {}),
+  });
 }
 
 /** Client certificate first, then a bearer token, for the trust domain and cluster of this server. */

@@ -24,7 +24,8 @@ export async function startComponents(
   ignored?: IgnoredObjects,
 ): Promise<void> {
   const sources = kube ? { kubeConfig: kube.kubeConfig } : {};
-  const authenticator = callAuthenticatorFactory(ctx.options, ctx.mesh, sources);
+  // The store's Pod deletions end cached TokenReviews of the deleted pods' tokens.
+  const authenticator = callAuthenticatorFactory(ctx.options, ctx.mesh, { ...sources, store: ctx.store });
   const ca = await startCertificateAuthority(ctx, { ...sources, authenticator });
   const index = new AmbientIndex({
     store: ctx.store,

@@ -18,6 +18,8 @@ export interface KubeRequest {
   body?: unknown;
   contentType?: string;
   timeoutMs?: number;
+  /** Cancels the request (the caller that wanted the answer went away). */
+  signal?: AbortSignal;
 }
 
 export interface KubeResponse {
@@ -102,7 +104,9 @@ export class KubeClient {
     const timeoutMs = req.timeoutMs ?? REQUEST_TIMEOUT_MS;
     const transport = url.protocol === 'https:' ? https : http;
     return new Promise<KubeResponse>((resolve, reject) => {
-      const r = transport.request(url, { ...options, signal: AbortSignal.timeout(timeoutMs) }, (res) => {
+      const timeout = AbortSignal.timeout(timeoutMs);
+      const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
+      const r = transport.request(url, { ...options, signal }, (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (c: Buffer) => {
@@ -127,11 +131,13 @@ export class KubeClient {
         });
       });
       r.on('error', (err) => {
-        reject(
-          err.name === 'AbortError' || err.name === 'TimeoutError'
-            ? new Error(`${req.method} ${req.path}: no answer within ${timeoutMs} ms`)
-            : err,
-        );
+        if (req.signal?.aborted) reject(new Error(`${req.method} ${req.path}: cancelled by the caller`));
+        else
+          reject(
+            err.name === 'AbortError' || err.name === 'TimeoutError'
+              ? new Error(`${req.method} ${req.path}: no answer within ${timeoutMs} ms`)
+              : err,
+          );
       });
       r.end(body);
     });

@@ -57,6 +57,8 @@ export interface WriteOptions {
   dryRun?: boolean;
   /** Write the status subresource: only status changes, whatever else the body holds. */
   status?: boolean;
+  /** Cancels the call and its retries (the caller that wanted the answer went away). */
+  signal?: AbortSignal;
 }
 
 /** RFC 6902 operations; `test` makes the whole patch fail (422) unless the value is still there. */
@@ -102,9 +104,10 @@ export class KubeWriter {
           ...req,
           ...(query ? { query } : {}),
           timeoutMs: opts.timeoutMs ?? this.policy.timeoutMs,
+          ...(opts.signal ? { signal: opts.signal } : {}),
         });
       } catch (err) {
-        if (!isTransient(err) || attempt >= maxAttempts) throw err;
+        if (!isTransient(err) || attempt >= maxAttempts || opts.signal?.aborted) throw err;
         const retryAfterMs =
           err instanceof KubeApiError && err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : 0;
         const delay = Math.min(
@@ -113,6 +116,7 @@ export class KubeWriter {
         );
         log.debug({ what, attempt, delay, err: (err as Error).message }, 'write failed; retrying');
         await sleep(delay);
+        if (opts.signal?.aborted) throw err;
       }
     }
   }
@@ -334,13 +338,17 @@ export class KubeWriter {
   }
 
   /** Asks the API server who a bearer token belongs to. */
-  async createTokenReview(token: string, audiences: readonly string[] = []): Promise<TokenReviewResult> {
+  async createTokenReview(
+    token: string,
+    audiences: readonly string[] = [],
+    opts: Pick<WriteOptions, 'signal' | 'timeoutMs'> = {},
+  ): Promise<TokenReviewResult> {
     const body = {
       apiVersion: 'authentication.k8s.io/v1',
       kind: 'TokenReview',
       spec: { token, ...(audiences.length > 0 ? { audiences: [...audiences] } : {}) },
     };
-    const review = await this.create<TokenReviewAnswer>(TOKEN_REVIEWS, body);
+    const review = await this.create<TokenReviewAnswer>(TOKEN_REVIEWS, body, opts);
     return tokenReviewResult(review);
   }
 

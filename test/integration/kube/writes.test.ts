@@ -100,6 +100,13 @@ test('setWebhookCaBundle writes caBundle and failurePolicy on every webhook, and
 });
 
 test('createTokenReview returns the user, its pod name and uid, and the audiences', async () => {
+  // A bound token is valid only while its pod exists (the test API server checks, as the real one does).
+  server.put({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'ztunnel-abcde', namespace: 'istio-system' },
+    spec: { serviceAccountName: 'ztunnel', containers: [{ name: 'c', image: 'x' }] },
+  });
   server.registerToken(
     'tok-1',
     serviceAccountIdentity({

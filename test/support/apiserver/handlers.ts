@@ -7,6 +7,7 @@ import { apiVersionFor, resourceKey, type ServedResource } from './resources';
 import { ApiError, errors } from './status';
 import type { Json, Storage, StoredObject } from './storage';
 import { reviewToken, type TokenIdentity } from './tokens';
+import { deletedPodRefusal } from './bound-tokens';
 
 export interface ResourceRequest {
   resource: ServedResource;
@@ -175,7 +176,8 @@ function tokenReview(ctx: HandlerContext, req: ResourceRequest): Reply {
   const body = req.body as { spec?: { token?: string; audiences?: string[] } } | undefined;
   const token = body?.spec?.token;
   if (!token) throw errors.invalid(req.resource, '', 'spec.token', 'Required value');
-  const status = reviewToken(ctx.tokens, token, body.spec?.audiences);
+  const status =
+    deletedPodRefusal(ctx.storage, ctx.tokens.get(token)) ?? reviewToken(ctx.tokens, token, body.spec?.audiences);
   return {
     status: 201,
     body: {

@@ -16,6 +16,7 @@ import { MAX_BODY_BYTES, parseRoute, readBody, send, verbOf } from './routes';
 import { ApiError, errors } from './status';
 import { Storage, type StoredObject } from './storage';
 import type { TokenIdentity } from './tokens';
+import { Delays } from './delays';
 import { WatchHub } from './watch';
 
 export interface RecordedRequest {
@@ -58,6 +59,8 @@ export class TestApiServer {
   private readonly tokens = new Map<string, TokenIdentity>();
   private readonly watches: WatchHub;
   private readonly faults: Fault[] = [];
+  /** Slow or hung answers on demand (see delays.ts). */
+  readonly delays = new Delays();
   private readonly uninstalled = new Set<string>();
   private readonly sockets = new Set<Socket>();
   private unreachableUntil = 0;
@@ -86,6 +89,7 @@ export class TestApiServer {
   }
 
   async close(): Promise<void> {
+    this.delays.clear();
     this.watches.dropAll();
     for (const socket of this.sockets) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -228,8 +232,11 @@ export class TestApiServer {
     try {
       const url = new URL(req.url ?? '/', 'http://apiserver');
       const body = await readBody(req);
+      const recorded = this.requests.length;
       const reply = this.route(req, res, url, body);
-      if (reply) send(res, reply.status, reply.body);
+      const request = this.requests.length > recorded ? this.requests[recorded] : undefined;
+      if (reply && request) await this.delays.hold(request.verb, request.resource, (gone) => res.on('close', gone));
+      if (reply && !res.destroyed) send(res, reply.status, reply.body);
     } catch (err) {
       const apiError =
         err instanceof ApiError

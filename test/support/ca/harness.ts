@@ -88,7 +88,10 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   };
   const authenticator =
     opts.deps?.authenticator ??
-    callAuthenticatorFactory(options, ctx.mesh, opts.deps?.kubeConfig ? { kubeConfig: opts.deps.kubeConfig } : {});
+    callAuthenticatorFactory(options, ctx.mesh, {
+      store,
+      ...(opts.deps?.kubeConfig ? { kubeConfig: opts.deps.kubeConfig } : {}),
+    });
   const ca = await startCertificateAuthority(ctx, { ...opts.deps, authenticator });
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', servingCertCredentials(holder), (err, p) => (err ? reject(err) : resolve(p))),
@@ -118,6 +121,8 @@ export interface CallOptions {
   /** Client certificate (PEM chain and key) for mTLS callers. */
   clientCert?: { certPem: string; keyPem: string };
   rootPem?: string;
+  /** The call's gRPC deadline, in ms from now (ztunnel sets one on every CSR). */
+  deadlineMs?: number;
 }
 
 export class ZtunnelLikeClient {
@@ -156,9 +161,12 @@ export class ZtunnelLikeClient {
         this.client['CreateCertificate'] as (
           r: unknown,
           m: grpc.Metadata,
+          opts: grpc.CallOptions,
           cb: (e: grpc.ServiceError | null, r: IstioCertificateResponse) => void,
         ) => void
-      )(req, md, (err, res) => (err ? reject(err) : resolve(res)));
+      )(req, md, o.deadlineMs === undefined ? {} : { deadline: Date.now() + o.deadlineMs }, (err, res) =>
+        err ? reject(err) : resolve(res),
+      );
     });
   }
 

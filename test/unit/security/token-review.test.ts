@@ -7,10 +7,14 @@ import {
   TOKEN_REVIEW_CACHE_MAX_ENTRIES,
   TOKEN_REVIEW_FAILURE_TTL_MS,
   TOKEN_REVIEW_SUCCESS_TTL_MS,
+  TOKEN_REVIEW_TIMEOUT_MS,
   TokenReviewResult,
   TokenReviewer,
   identityFromReview,
 } from '../../../src/security/token-review';
+import type { ReviewOptions } from '../../../src/security/token-review';
+import { KubeApiError } from '../../../src/store/kube/client';
+import { MemoryStore } from '../../../src/store/memory-store';
 
 const ok: TokenReviewResult = {
   authenticated: true,
@@ -21,6 +25,23 @@ const ok: TokenReviewResult = {
 
 function jwtWithExp(expSeconds: number, salt = ''): string {
   return `h.${Buffer.from(JSON.stringify({ exp: expSeconds, salt })).toString('base64url')}.s`;
+}
+
+/** The store holding the pod `ok`'s token is bound to: what lets a success be cached. */
+function podStore(): MemoryStore {
+  const store = new MemoryStore();
+  store.upsert('Pod', [{ metadata: { name: 'ztunnel-a', namespace: 'istio-system', uid: 'uid-1' } }]);
+  return store;
+}
+
+/** A reviewer whose API server never answers: it ends only when the review is cancelled. */
+class HangingReviewer implements TokenReviewer {
+  signals: AbortSignal[] = [];
+  review(_token: string, _audiences: readonly string[], opts: ReviewOptions = {}): Promise<TokenReviewResult> {
+    const { signal } = opts;
+    if (signal) this.signals.push(signal);
+    return new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(new Error('aborted'))));
+  }
 }
 
 class CountingReviewer implements TokenReviewer {
@@ -69,7 +90,7 @@ describe('the TokenReview cache', () => {
 
   test('a burst of calls with one token costs one review', async () => {
     const reviewer = new CountingReviewer(ok);
-    const v = new CachedTokenVerifier(reviewer, () => ['istio-ca'], clock);
+    const v = new CachedTokenVerifier(reviewer, () => ['istio-ca'], clock, { pods: podStore() });
     const token = jwtWithExp(now / 1000 + 3600);
     await Promise.all(Array.from({ length: 50 }, () => v.verify(token)));
     await v.verify(token);
@@ -78,7 +99,7 @@ describe('the TokenReview cache', () => {
 
   test(`a success is reviewed again after ${TOKEN_REVIEW_SUCCESS_TTL_MS} ms`, async () => {
     const reviewer = new CountingReviewer(ok);
-    const v = new CachedTokenVerifier(reviewer, () => ['istio-ca'], clock);
+    const v = new CachedTokenVerifier(reviewer, () => ['istio-ca'], clock, { pods: podStore() });
     const token = jwtWithExp(now / 1000 + 3600);
     await v.verify(token);
     now += TOKEN_REVIEW_SUCCESS_TTL_MS + 1;
@@ -88,7 +109,7 @@ describe('the TokenReview cache', () => {
 
   test('a success is not reused past the token expiry when that comes first', async () => {
     const reviewer = new CountingReviewer(ok);
-    const v = new CachedTokenVerifier(reviewer, () => ['istio-ca'], clock);
+    const v = new CachedTokenVerifier(reviewer, () => ['istio-ca'], clock, { pods: podStore() });
     const token = jwtWithExp(now / 1000 + 10);
     await v.verify(token);
     now += 11_000;
@@ -108,17 +129,100 @@ describe('the TokenReview cache', () => {
     expect(reviewer.calls).toBe(2);
   });
 
-  test('an unreachable API server is token_review_failed and is not cached', async () => {
+  test('an unreachable API server is token_review_unavailable (retryable) and is not cached', async () => {
     const reviewer = new CountingReviewer(new Error('connect ECONNREFUSED'));
     const v = new CachedTokenVerifier(reviewer, () => ['istio-ca'], clock);
     const token = jwtWithExp(now / 1000 + 3600);
-    await expect(v.verify(token)).rejects.toMatchObject({ reason: 'token_review_failed' });
-    await expect(v.verify(token)).rejects.toMatchObject({ reason: 'token_review_failed' });
+    await expect(v.verify(token)).rejects.toMatchObject({ reason: 'token_review_unavailable', retryable: true });
+    await expect(v.verify(token)).rejects.toMatchObject({ reason: 'token_review_unavailable' });
     expect(reviewer.calls).toBe(2);
   });
 
+  test('a 5xx or 429 is token_review_unavailable; another 4xx (RBAC) is token_review_failed, not retryable', async () => {
+    const token = jwtWithExp(now / 1000 + 3600);
+    for (const [status, reason, retryable] of [
+      [503, 'token_review_unavailable', true],
+      [429, 'token_review_unavailable', true],
+      [403, 'token_review_failed', false],
+    ] as const) {
+      const reviewer = new CountingReviewer(new KubeApiError(status, 'x', `status ${status}`));
+      const v = new CachedTokenVerifier(reviewer, () => ['istio-ca'], clock);
+      await expect(v.verify(token)).rejects.toMatchObject({ reason, retryable });
+    }
+  });
+
+  test('a deleted pod takes the cached success of its token with it', async () => {
+    const store = podStore();
+    const reviewer = new CountingReviewer(ok);
+    const v = new CachedTokenVerifier(reviewer, () => ['istio-ca'], clock, { pods: store });
+    const token = jwtWithExp(now / 1000 + 3600);
+    await v.verify(token);
+    await v.verify(token);
+    expect(reviewer.calls).toBe(1);
+    store.remove('Pod', [{ metadata: { name: 'ztunnel-a', namespace: 'istio-system', uid: 'uid-1' } }]);
+    expect(v.size).toBe(0);
+    await v.verify(token);
+    expect(reviewer.calls).toBe(2);
+  });
+
+  test('a pod recreated under its name (new uid) ends the old pod`s cached success', async () => {
+    const store = podStore();
+    const reviewer = new CountingReviewer(ok);
+    const v = new CachedTokenVerifier(reviewer, () => ['istio-ca'], clock, { pods: store });
+    await v.verify(jwtWithExp(now / 1000 + 3600));
+    store.upsert('Pod', [{ metadata: { name: 'ztunnel-a', namespace: 'istio-system', uid: 'uid-2' } }]);
+    expect(v.size).toBe(0);
+  });
+
+  test('a success is not cached for a token bound to no pod, or to a pod the store does not hold', async () => {
+    const token = jwtWithExp(now / 1000 + 3600);
+    const unbound = new CountingReviewer({ ...ok, extra: {} });
+    const v1 = new CachedTokenVerifier(unbound, () => ['istio-ca'], clock, { pods: podStore() });
+    await v1.verify(token);
+    await v1.verify(token);
+    expect(unbound.calls).toBe(2);
+    const unknownPod = new CountingReviewer(ok);
+    const v2 = new CachedTokenVerifier(unknownPod, () => ['istio-ca'], clock, { pods: new MemoryStore() });
+    await v2.verify(token);
+    await v2.verify(token);
+    expect(unknownPod.calls).toBe(2);
+  });
+
+  test(`a review is bounded by TOKEN_REVIEW_TIMEOUT_MS (${TOKEN_REVIEW_TIMEOUT_MS} ms): token_review_timeout`, async () => {
+    jest.useFakeTimers();
+    try {
+      const reviewer = new HangingReviewer();
+      const v = new CachedTokenVerifier(reviewer, () => ['istio-ca'], clock);
+      const outcome = v.verify(jwtWithExp(now / 1000 + 3600));
+      const settled = expect(outcome).rejects.toMatchObject({ reason: 'token_review_timeout', retryable: true });
+      jest.advanceTimersByTime(TOKEN_REVIEW_TIMEOUT_MS - 1);
+      expect(reviewer.signals[0]?.aborted).toBe(false);
+      jest.advanceTimersByTime(1);
+      expect(reviewer.signals[0]?.aborted).toBe(true);
+      await settled;
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  test('the review shared by concurrent callers is abandoned only when the last of them leaves', async () => {
+    const reviewer = new HangingReviewer();
+    const v = new CachedTokenVerifier(reviewer, () => ['istio-ca'], clock);
+    const token = jwtWithExp(now / 1000 + 3600);
+    const [first, second] = [new AbortController(), new AbortController()];
+    const a = v.verify(token, { signal: first.signal });
+    const b = v.verify(token, { signal: second.signal });
+    expect(reviewer.signals).toHaveLength(1);
+    first.abort();
+    await expect(a).rejects.toMatchObject({ reason: 'token_review_cancelled' });
+    expect(reviewer.signals[0]?.aborted).toBe(false);
+    second.abort();
+    await expect(b).rejects.toMatchObject({ reason: 'token_review_cancelled' });
+    expect(reviewer.signals[0]?.aborted).toBe(true);
+  });
+
   test(`the cache holds at most ${TOKEN_REVIEW_CACHE_MAX_ENTRIES} entries`, async () => {
-    const v = new CachedTokenVerifier(new CountingReviewer(ok), () => ['istio-ca'], clock);
+    const v = new CachedTokenVerifier(new CountingReviewer(ok), () => ['istio-ca'], clock, { pods: podStore() });
     for (let i = 0; i < TOKEN_REVIEW_CACHE_MAX_ENTRIES + 10; i++)
       await v.verify(jwtWithExp(now / 1000 + 3600, String(i)));
     expect(v.size).toBe(TOKEN_REVIEW_CACHE_MAX_ENTRIES);
