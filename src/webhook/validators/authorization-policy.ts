@@ -4,7 +4,7 @@
 import { authzIPError } from './common/net';
 import { at, idx, Report } from './common/report';
 import { AuthorizationPolicy_Action } from './common/enum-types';
-import { eachMessage, enumOf, isObject, JsonObject, list, obj, required, str, strList } from './common/fields';
+import { eachListedMessage, eachMessage, enumOf, JsonObject, list, obj, required, str, strList } from './common/fields';
 import { checkPolicyTargeting } from './common/selectors';
 import type { SpecValidator } from './types';
 
@@ -328,13 +328,7 @@ export const validateAuthorizationPolicy: SpecValidator = (r, spec) => {
       'DENY action without rules is meaningless as it will never be triggered, add an empty rule `{}` if you want it be triggered for every request',
     );
   }
-  rules?.forEach((rule, i) => {
-    const p = idx('spec.rules', i);
-    if (!isObject(rule)) {
-      if (rule === null) r.error(p, 'rule must not be null');
-      else obj(r, rule, p);
-      return;
-    }
+  eachListedMessage(r, rules, 'spec.rules', 'rule must not be null', (rule, p) => {
     checkRule(r, rule, p, action);
   });
 };

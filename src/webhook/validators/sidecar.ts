@@ -1,7 +1,7 @@
 // Sidecar (networking.istio.io): the listeners and visible hosts of sidecar proxies.
 
 import { CaptureMode, OutboundTrafficPolicy_Mode, ServerTLSSettings_TLSmode } from './common/enum-types';
-import { enumOf, int, isObject, JsonObject, list, obj, str, strList, UINT32 } from './common/fields';
+import { eachListedMessage, enumOf, int, isObject, JsonObject, list, obj, str, strList, UINT32 } from './common/fields';
 import { fqdnError, namespaceSlashHostErrors } from './common/hosts';
 import { isIPAddress, UNIX_ADDRESS_PREFIX, unixAddressError } from './common/net';
 import { isHTTP, isTLS, parseProtocol, portError, portNameError, protocolError } from './common/ports';
@@ -183,13 +183,7 @@ export const validateSidecar: SpecValidator = (r, spec, meta) => {
     return;
   }
   const ingressPorts = new RepeatFinder<number>();
-  ingress?.forEach((ing, i) => {
-    const p = idx('spec.ingress', i);
-    if (!isObject(ing)) {
-      if (ing === null) r.error(p, 'sidecar: ingress may not be null');
-      else obj(r, ing, p);
-      return;
-    }
+  eachListedMessage(r, ingress, 'spec.ingress', 'sidecar: ingress may not be null', (ing, p) => {
     checkIngress(r, ing, p, ingressPorts);
   });
   checkConnectionPool(r, spec['inboundConnectionPool'], 'spec.inboundConnectionPool');

@@ -46,6 +46,28 @@ export function eachMessage(
   });
 }
 
+/**
+ * Visits each entry of a list already read with `list`: a null entry gets `nullMessage` at its
+ * index, an entry of another type obj's type error alone.
+ */
+export function eachListedMessage(
+  r: Report,
+  items: readonly unknown[] | undefined,
+  path: string,
+  nullMessage: string,
+  visit: (entry: JsonObject, entryPath: string) => void,
+): void {
+  items?.forEach((item, i) => {
+    const p = idx(path, i);
+    if (!isObject(item)) {
+      if (item === null) r.error(p, nullMessage);
+      else obj(r, item, p);
+      return;
+    }
+    visit(item, p);
+  });
+}
+
 /** A repeated field; empty decodes to unset, as in protobuf. Null elements are kept as null. */
 export function list(r: Report, v: unknown, path: string): unknown[] | undefined {
   if (v === undefined || v === null) return undefined;
