@@ -13,6 +13,12 @@ import type { KubeObject } from '../store/types';
 import { backoffDelay, type BackoffPolicy } from '../store/kube/backoff';
 import { resourcePath, type KubeClient } from '../store/kube/client';
 import { KubeWriter, type WriteOptions } from '../store/kube/writes';
+import {
+  MIN_WATCH_TIMEOUT_SECONDS,
+  randomWatchTimeoutSeconds,
+  StallWatchdog,
+  WATCH_STALL_MARGIN_MS,
+} from '../store/kube/watch-liveness';
 import { webhookRejectsInvalidConfig } from './readiness-probe';
 
 const log = scopedLogger('webhook');
@@ -82,6 +88,10 @@ export interface WebhookConfigControllerOptions {
   /** Replaceable in tests; defaults to the dry-run Gateway probe. */
   probe?: () => Promise<{ ready: boolean; detail: string }>;
   backoff?: BackoffPolicy;
+  /** The watch's least timeout (it asks for [this, 2 x this)); tests shorten it. Default client-go's 5 min. */
+  watchTimeoutSeconds?: number;
+  /** A watch silent past its timeout plus this long is restarted; tests shorten it. */
+  stallMarginMs?: number;
 }
 
 interface ItemState {
@@ -103,6 +113,10 @@ export class WebhookConfigController {
   private relistAttempts = 0;
   private unsubscribe?: () => void;
   private readonly writer: KubeWriter;
+  private readonly watchdog = new StallWatchdog((silentForMs) => {
+    log.warn({ silentForMs }, 'the webhook configuration watch sent nothing; restarting it');
+    this.watchAbort?.abort();
+  });
 
   constructor(private readonly opts: WebhookConfigControllerOptions) {
     this.backoff = opts.backoff ?? WEBHOOK_CONFIG_BACKOFF;
@@ -121,6 +135,7 @@ export class WebhookConfigController {
   stop(): Promise<void> {
     this.stopped = true;
     this.unsubscribe?.();
+    this.watchdog.clear();
     this.watchAbort?.abort();
     clearTimeout(this.relistTimer);
     for (const s of this.items.values()) clearTimeout(s.timer);
@@ -142,15 +157,30 @@ export class WebhookConfigController {
       const list = await this.writer.list(WEBHOOKS, { labelSelector: this.selector }, ONE_TRY);
       for (const item of list.items) this.schedule(item.metadata.name, false);
       const watch = new Watch(this.opts.client.kubeConfig);
+      // Spread like client-go's (see watch-liveness.ts): the API server ends it, and it is resumed by a relist.
+      const timeoutSeconds = randomWatchTimeoutSeconds(this.opts.watchTimeoutSeconds ?? MIN_WATCH_TIMEOUT_SECONDS);
+      const watchState = { ended: false };
       this.watchAbort = await watch.watch(
         resourcePath(WEBHOOKS),
-        { labelSelector: this.selector, resourceVersion: list.resourceVersion, allowWatchBookmarks: true },
+        {
+          labelSelector: this.selector,
+          resourceVersion: list.resourceVersion,
+          allowWatchBookmarks: true,
+          timeoutSeconds,
+        },
         (phase: string, obj: WatchedObject | null | undefined) => {
+          this.watchdog.touch();
           if ((phase === 'ADDED' || phase === 'MODIFIED') && obj?.metadata?.name)
             this.schedule(obj.metadata.name, false);
         },
-        (err: unknown) => this.rewatch(err),
+        (err: unknown) => {
+          watchState.ended = true;
+          this.watchdog.clear();
+          this.rewatch(err);
+        },
       );
+      if (!watchState.ended)
+        this.watchdog.arm(timeoutSeconds * 1000 + (this.opts.stallMarginMs ?? WATCH_STALL_MARGIN_MS));
       this.relistAttempts = 0;
     } catch (err) {
       this.rewatch(err);

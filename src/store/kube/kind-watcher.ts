@@ -10,6 +10,12 @@ import type { KubeObject } from '../types';
 import { backoffDelay, type BackoffPolicy } from './backoff';
 import { KubeApiError, resourcePath, type KubeClient } from './client';
 import { slimObject } from './slim';
+import {
+  MIN_WATCH_TIMEOUT_SECONDS,
+  randomWatchTimeoutSeconds,
+  StallWatchdog,
+  WATCH_STALL_MARGIN_MS,
+} from './watch-liveness';
 
 const log = scopedLogger('kube');
 
@@ -23,15 +29,21 @@ export interface WatchTiming {
   missingKindRetryMs: number;
   /** A watch that ends this soon without delivering anything counts as a failure. */
   quickFailMs: number;
-  /** Server-side watch timeout; the informer then resumes from its resourceVersion. */
+  /**
+   * The least server-side watch timeout: each watch asks for a random one in [this, 2 x this), as
+   * client-go does; the informer then resumes from its resourceVersion.
+   */
   watchTimeoutSeconds: number;
+  /** A watch silent for its timeout plus this long is aborted and opened again (watch-liveness.ts). */
+  stallMarginMs: number;
 }
 
 export const DEFAULT_WATCH_TIMING: WatchTiming = {
   backoff: { initialMs: 500, maxMs: 30_000 },
   missingKindRetryMs: 30_000,
   quickFailMs: 1_000,
-  watchTimeoutSeconds: 300,
+  watchTimeoutSeconds: MIN_WATCH_TIMEOUT_SECONDS,
+  stallMarginMs: WATCH_STALL_MARGIN_MS,
 };
 
 export interface KindStatus {
@@ -42,6 +54,8 @@ export interface KindStatus {
   consecutiveFailures: number;
   /** The kind's CRD is not installed. */
   missing: boolean;
+  /** Watches aborted by the watchdog for sending nothing (no event, no bookmark) past their timeout. */
+  stalledWatches: number;
 }
 
 export interface Change {
@@ -81,10 +95,12 @@ class SlimmingWatch extends Watch {
   ): Promise<AbortController> {
     await this.owner.beforeWatch();
     if (this.owner.stopped) return new AbortController();
-    const query = { ...queryParams, allowWatchBookmarks: true, timeoutSeconds: this.owner.timing.watchTimeoutSeconds };
+    const timeoutSeconds = randomWatchTimeoutSeconds(this.owner.timing.watchTimeoutSeconds);
+    const query = { ...queryParams, allowWatchBookmarks: true, timeoutSeconds };
     this.owner.watchStarted();
+    const watchState = { ended: false };
     try {
-      return await super.watch(
+      const controller = await super.watch(
         path,
         query,
         (phase, obj, raw) => {
@@ -94,10 +110,13 @@ class SlimmingWatch extends Watch {
           else if (wellFormed(obj)) callback(phase, this.owner.slim(obj), raw);
         },
         (err) => {
+          watchState.ended = true;
           this.owner.watchEnded(err);
           done(err);
         },
       );
+      if (!watchState.ended) this.owner.watchOpened(controller, timeoutSeconds);
+      return controller;
     } catch (err) {
       // e.g. the credentials could not be read: report it like any failed watch, never reject.
       done(err);
@@ -135,6 +154,9 @@ export class KindWatcher {
   private deliveredSinceStart = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private backoffWait: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
+  private openWatch: AbortController | undefined;
+  private stalls = 0;
+  private readonly watchdog = new StallWatchdog((silentForMs) => this.watchStalled(silentForMs));
 
   constructor(private readonly options: KindWatcherOptions) {
     this.timing = options.timing;
@@ -190,6 +212,7 @@ export class KindWatcher {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.watchdog.clear();
     clearTimeout(this.retryTimer);
     if (this.backoffWait) {
       clearTimeout(this.backoffWait.timer);
@@ -206,6 +229,7 @@ export class KindWatcher {
       resourceVersion: this.informer.latestResourceVersion(),
       consecutiveFailures: this.failures,
       missing: this.missingLogged,
+      stalledWatches: this.stalls,
     };
   }
 
@@ -332,7 +356,26 @@ export class KindWatcher {
     this.deliveredSinceStart = false;
   }
 
+  /** The watch is open: from now on it must send something (an event or a bookmark) within its window. */
+  watchOpened(controller: AbortController, timeoutSeconds: number): void {
+    this.openWatch = controller;
+    this.watchdog.arm(timeoutSeconds * 1000 + this.timing.stallMarginMs);
+  }
+
+  /**
+   * Nothing arrived for the watch's timeout plus the margin, and the API server did not end it:
+   * abort it. The informer reports the abort as a failed watch and opens a new one from its
+   * resourceVersion (a re-list only if that is gone, 410), as client-go's reflector does.
+   */
+  private watchStalled(silentForMs: number): void {
+    if (this.stopped) return;
+    this.stalls++;
+    log.warn({ kind: this.options.kind, silentForMs }, 'watch sent nothing (no event, no bookmark); restarting it');
+    this.openWatch?.abort();
+  }
+
   watchDelivered(): void {
+    this.watchdog.touch();
     this.deliveredSinceStart = true;
     this.failures = 0;
     this.quickEnds = 0;
@@ -341,6 +384,8 @@ export class KindWatcher {
   /** Errors are retried by onError; a clean end is resumed by the informer at once, so a watch
    * that ends at once without a single event would be retried in a tight loop without this. */
   watchEnded(err: unknown): void {
+    this.watchdog.clear();
+    this.openWatch = undefined;
     if (err) return;
     if (!this.deliveredSinceStart && Date.now() - this.watchStartedAt < this.timing.quickFailMs) this.quickEnds++;
     else this.quickEnds = 0;

@@ -18,6 +18,7 @@ export const FAST_TIMING: WatchTiming = {
   missingKindRetryMs: 100,
   quickFailMs: 50,
   watchTimeoutSeconds: 300,
+  stallMarginMs: 30_000,
 };
 
 export async function startServer(): Promise<{ server: TestApiServer; client: KubeClient }> {

@@ -166,6 +166,16 @@ export class TestApiServer {
     return this.watches.count;
   }
 
+  /** Every open watch stays open but sends nothing more (no event, no bookmark, no end at its timeout). */
+  stallWatches(): void {
+    this.watches.stallAll();
+  }
+
+  /** The open watches with the timeoutSeconds each asked for (undefined: none). */
+  watchTimeouts(): { resource: string; timeoutSeconds: number | undefined }[] {
+    return this.watches.describeOpen();
+  }
+
   /** Forgets the event history: resuming from any earlier resourceVersion now gets 410 Gone. */
   compact(): void {
     this.storage.compact();

@@ -24,6 +24,8 @@ interface ActiveWatch {
   res: ServerResponse;
   key: string;
   timers: NodeJS.Timeout[];
+  /** Open but sending nothing: no events, no bookmarks, no end at its timeout. */
+  stalled?: boolean;
 }
 
 export class WatchHub {
@@ -107,7 +109,8 @@ export class WatchHub {
   }
 
   private dispatch(event: StoredEvent): void {
-    for (const watch of this.active) if (watch.key === event.resource) this.deliver(watch.res, watch.req, event);
+    for (const watch of this.active)
+      if (watch.key === event.resource && !watch.stalled) this.deliver(watch.res, watch.req, event);
   }
 
   private bookmark(watch: ActiveWatch): void {
@@ -116,7 +119,20 @@ export class WatchHub {
 
   /** Sends a BOOKMARK now on every watch that asked for them. */
   bookmarkAll(): void {
-    for (const watch of this.active) if (watch.req.bookmarks) this.bookmark(watch);
+    for (const watch of this.active) if (watch.req.bookmarks && !watch.stalled) this.bookmark(watch);
+  }
+
+  /** Every open watch goes silent but stays open, as behind a proxy that lost the other side; later watches work. */
+  stallAll(): void {
+    for (const watch of this.active) {
+      watch.stalled = true;
+      for (const t of watch.timers) clearTimeout(t);
+    }
+  }
+
+  /** The open watches: resource (group/plural key) and the timeoutSeconds each asked for. */
+  describeOpen(): { resource: string; timeoutSeconds: number | undefined }[] {
+    return [...this.active].map((w) => ({ resource: w.key, timeoutSeconds: w.req.timeoutSeconds }));
   }
 
   /** Cuts every watch connection without a clean end, as a crashed server or a proxy would. */
