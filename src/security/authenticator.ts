@@ -54,6 +54,8 @@ export interface AuthenticatorOptions {
   trustDomain: () => string;
   /** CLUSTER_ID: a `clusterid` of "" or this value means this cluster. */
   clusterId: string;
+  /** --clusterAliases: a `clusterid` naming an alias means the cluster it maps to (istiod's kube JWT authenticator). */
+  clusterAliases?: ReadonlyMap<string, string>;
   /** Certificates a mesh client certificate may be issued by (signing cert, intermediates, roots). */
   meshIssuers: () => readonly crypto.X509Certificate[];
   tokens: TokenVerifier;
@@ -142,7 +144,8 @@ export function createCallAuthenticator(
     if (bearer === undefined) return new AuthError('malformed_token', 'authorization header is not "Bearer <token>"');
     const cluster = call.metadata.get(CLUSTER_ID_HEADER);
     // istiod reads the header only when it has exactly one value.
-    const clusterId = cluster.length === 1 ? String(cluster[0]) : '';
+    const named = cluster.length === 1 ? String(cluster[0]) : '';
+    const clusterId = opts.clusterAliases?.get(named) ?? named;
     if (clusterId !== '' && clusterId !== opts.clusterId) {
       return new AuthError(
         'unknown_cluster',

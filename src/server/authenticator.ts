@@ -6,7 +6,7 @@
 
 import * as crypto from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { ServeOptions } from '../config/options';
+import { clusterAliasMap, type ServeOptions } from '../config/options';
 import type { MeshConfigSource } from '../mesh/types';
 import { createCallAuthenticator, LocalTokenVerifier, type TokenVerifier } from '../security/authenticator';
 import type { CallAuthenticator } from '../security/identity';
@@ -52,6 +52,7 @@ export function callAuthenticatorFactory(
     createCallAuthenticator({
       trustDomain: () => mesh.current().trustDomain,
       clusterId: options.env.CLUSTER_ID,
+      clusterAliases: clusterAliasMap(options.flags.clusterAliases),
       meshIssuers,
       tokens: tokenVerifier(options, sources),
     });
