@@ -39,6 +39,19 @@ export interface ElectionParams {
 
 const monotonicMs = (): number => performance.now();
 
+/**
+ * The limit on one lock call (read, create, update): the renew deadline. client-go sets no limit of
+ * its own on a lock call; it bounds a whole renewal by the renew deadline, since a call that takes
+ * longer cannot keep the lease anyway. The retry period (the old limit) is far too short for a slow
+ * but working API server: at istiod's 7.5 s and 6 s per call no replica held a lock.
+ */
+export function lockCallTimeoutMs(timing: LeaderTiming): number {
+  return timing.renewDeadlineMs;
+}
+
+/** Consecutive transient failures (timeouts, 5xx, connection errors) before they are a warning: one is routine. */
+export const LOCK_FAILURES_BEFORE_WARNING = 2;
+
 export class Election {
   private readonly runs: (() => StopFn)[] = [];
   private stops: StopFn[] = [];
@@ -51,12 +64,13 @@ export class Election {
   private observedAtMs = 0;
   private last: LockState | undefined;
   private lastProblem = '';
+  private transientFailures = 0;
 
   constructor(private readonly p: ElectionParams) {}
 
-  /** One try per call: the retry period is the retry loop, and a renewal must not outlast it. */
+  /** One try per call: the retry period is the retry loop; see lockCallTimeoutMs for the limit. */
   private get callOptions(): WriteOptions {
-    return { timeoutMs: this.p.timing.retryPeriodMs, maxAttempts: 1 };
+    return { timeoutMs: lockCallTimeoutMs(this.p.timing), maxAttempts: 1 };
   }
 
   add(run: () => StopFn): void {
@@ -77,27 +91,45 @@ export class Election {
 
   private async tick(): Promise<void> {
     let ok = false;
+    const startedMs = monotonicMs();
     try {
       ok = await this.tryAcquireOrRenew();
       this.lastProblem = '';
+      this.transientFailures = 0;
     } catch (err) {
       this.report(err);
     }
     if (this.stopped) return;
     if (ok && !this.leading) this.becomeLeader();
     if (ok) this.armDeadline();
-    const jitter = this.leading ? 1 : 1 + Math.random() * ACQUIRE_JITTER;
-    this.schedule(this.p.timing.retryPeriodMs * jitter);
+    if (this.leading) {
+      // Renewals are a retry period apart from start to start, so a slow API server's time per try
+      // does not add to the gap the renew deadline measures.
+      this.schedule(Math.max(0, this.p.timing.retryPeriodMs - (monotonicMs() - startedMs)));
+      return;
+    }
+    this.schedule(this.p.timing.retryPeriodMs * (1 + Math.random() * ACQUIRE_JITTER));
   }
 
   /**
    * A malformed record or a refusal (403, 422) is an operator's problem worth one warning per
-   * distinct message; an overloaded or unreachable API server is routine and retried quietly.
+   * distinct message. An overloaded or unreachable API server is retried quietly at first; once it
+   * fails LOCK_FAILURES_BEFORE_WARNING times in a row it is a warning too (once per distinct
+   * error), since no replica may be leading.
    */
   private report(err: unknown): void {
     const message = (err as Error).message;
     if (!(err instanceof LeaderRecordError) && isTransient(err)) {
-      log.debug({ lock: this.p.lock.describe, err: message }, 'lock acquire/renew failed');
+      this.transientFailures++;
+      if (this.transientFailures < LOCK_FAILURES_BEFORE_WARNING || message === this.lastProblem) {
+        log.debug({ lock: this.p.lock.describe, err: message }, 'lock acquire/renew failed');
+        return;
+      }
+      log.warn(
+        { lock: this.p.lock.describe, problem: message, failures: this.transientFailures },
+        'lock acquire/renew keeps failing; retrying',
+      );
+      this.lastProblem = message;
       return;
     }
     if (message !== this.lastProblem)
