@@ -173,12 +173,14 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
         () => authority.rootBundlePem(),
         deps.rootCertResyncMs,
       );
-      let stopPublisher: (() => void) | undefined;
+      let stopPublisher: (() => Promise<void>) | undefined;
       ctx.leader.runWhileLeader(ROOT_CERT_LEASE, () => {
         stopPublisher = publisher.start((l) => authority.onChange(l));
+        // Resolves once the sync under way has stopped writing.
         return () => {
-          stopPublisher?.();
+          const stop = stopPublisher;
           stopPublisher = undefined;
+          return stop?.();
         };
       });
       // Shutdown stops the triggers even when leadership is never handed back.

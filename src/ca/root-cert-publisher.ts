@@ -37,10 +37,16 @@ export interface RootConfigMap {
 }
 
 export interface RootConfigMapApi {
-  /** Every ConfigMap named `name`, across namespaces. */
-  list(name: string): Promise<RootConfigMap[]>;
-  /** Creates or overwrites the ConfigMap `name` in `namespace`. */
-  put(namespace: string, name: string, data: Record<string, string>, labels: Record<string, string>): Promise<void>;
+  /** Every ConfigMap named `name`, across namespaces; `signal` cancels the read and its retries. */
+  list(name: string, signal?: AbortSignal): Promise<RootConfigMap[]>;
+  /** Creates or overwrites the ConfigMap `name` in `namespace`; `signal` cancels it and its retries. */
+  put(
+    namespace: string,
+    name: string,
+    data: Record<string, string>,
+    labels: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<void>;
 }
 
 const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps' };
@@ -49,8 +55,12 @@ const CONFIGMAPS = { group: '', version: 'v1', plural: 'configmaps' };
 export class KubeRootConfigMapApi implements RootConfigMapApi {
   constructor(private readonly writer: Pick<KubeWriter, 'list' | 'createOrReplace'>) {}
 
-  async list(name: string): Promise<RootConfigMap[]> {
-    const { items } = await this.writer.list(CONFIGMAPS, { fieldSelector: `metadata.name=${name}` });
+  async list(name: string, signal?: AbortSignal): Promise<RootConfigMap[]> {
+    const { items } = await this.writer.list(
+      CONFIGMAPS,
+      { fieldSelector: `metadata.name=${name}` },
+      signal ? { signal } : {},
+    );
     return items.map((cm) => ({
       namespace: cm.metadata.namespace ?? '',
       data: cm.data ?? {},
@@ -63,9 +73,10 @@ export class KubeRootConfigMapApi implements RootConfigMapApi {
     name: string,
     data: Record<string, string>,
     labels: Record<string, string>,
+    signal?: AbortSignal,
   ): Promise<void> {
     const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels }, data };
-    await this.writer.createOrReplace({ ...CONFIGMAPS, namespace, name }, body);
+    await this.writer.createOrReplace({ ...CONFIGMAPS, namespace, name }, body, signal ? { signal } : {});
   }
 }
 
@@ -74,6 +85,11 @@ export class RootCertPublisher {
   private syncing: Promise<void> | undefined;
   /** Sync requests so far; a request that arrives during a run makes the run go round once more. */
   private requests = 0;
+  /**
+   * The running term's, aborted by its stop: a sync under way writes no further namespace and its
+   * write in flight is cancelled, so nothing is written after the lock may have passed on.
+   */
+  private cancel: AbortController | undefined;
 
   constructor(
     private readonly store: ObjectStore,
@@ -84,7 +100,9 @@ export class RootCertPublisher {
   ) {}
 
   /** Starts the triggers; returns the stop function (for LeaderElector.runWhileLeader). */
-  start(onRootChange: (listener: () => void) => () => void): () => void {
+  start(onRootChange: (listener: () => void) => () => void): () => Promise<void> {
+    const cancel = new AbortController();
+    this.cancel = cancel;
     // requestSync never rejects (a failed run is logged and retried), so its promise can be dropped here.
     const unsubStore = this.store.subscribe((events) => {
       if (events.some((e) => e.kind === 'Namespace' && e.type === 'add')) void this.requestSync();
@@ -93,10 +111,12 @@ export class RootCertPublisher {
     const timer = setInterval(() => void this.requestSync(), this.resyncMs);
     timer.unref();
     void this.requestSync();
-    return () => {
+    return async () => {
+      cancel.abort();
       unsubStore();
       unsubRoot();
       clearInterval(timer);
+      await this.syncing;
     };
   }
 
@@ -120,19 +140,24 @@ export class RootCertPublisher {
   }
 
   async syncOnce(): Promise<number> {
+    const signal = this.cancel?.signal;
+    if (signal?.aborted) return 0;
     const pem = this.rootPem();
-    const existing = new Map((await this.api.list(this.name)).map((cm) => [cm.namespace, cm]));
+    const existing = new Map((await this.api.list(this.name, signal)).map((cm) => [cm.namespace, cm]));
     let written = 0;
     for (const ns of this.store.list('Namespace')) {
       const name = ns.metadata.name;
       if (EXCLUDED_NAMESPACES.has(name) || ns.metadata.deletionTimestamp || statusPhase(ns) === 'Terminating') continue;
       const cm = existing.get(name);
       if (cm && cm.data[ROOT_CERT_KEY] === pem && cm.labels['istio.io/config'] === 'true') continue;
+      if (signal?.aborted) break;
       try {
-        await this.api.put(name, this.name, { [ROOT_CERT_KEY]: pem }, { ...(cm?.labels ?? {}), ...ROOT_CERT_LABEL });
+        const labels = { ...(cm?.labels ?? {}), ...ROOT_CERT_LABEL };
+        await this.api.put(name, this.name, { [ROOT_CERT_KEY]: pem }, labels, signal);
         written++;
         log.info({ namespace: name, repaired: cm !== undefined }, `${this.name} written`);
       } catch (err) {
+        if (signal?.aborted) break;
         log.warn({ namespace: name, err: (err as Error).message }, `writing ${this.name} failed`);
       }
     }

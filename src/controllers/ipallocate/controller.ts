@@ -44,6 +44,11 @@ export class IpAutoallocateController {
   private running: Promise<void> | undefined;
   private unsubscribe: (() => void) | undefined;
   private stopped = false;
+  /**
+   * Aborted on stop: a write still retrying when the leadership ends is cancelled, so no write
+   * starts after the lock may have passed to another replica.
+   */
+  private readonly cancel = new AbortController();
   /** Status writes made, for metrics and tests. */
   writes = 0;
 
@@ -66,6 +71,7 @@ export class IpAutoallocateController {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.cancel.abort();
     this.unsubscribe?.();
     for (const t of this.retryTimers.values()) clearTimeout(t);
     this.retryTimers.clear();
@@ -134,7 +140,7 @@ export class IpAutoallocateController {
     if (plan.kind === 'none') return;
     try {
       this.writes++;
-      const written = await this.opts.writer.write(se, plan.addresses);
+      const written = await this.opts.writer.write(se, plan.addresses, this.cancel.signal);
       if (!written) {
         this.allocator.abandon(plan);
         return;
@@ -150,6 +156,7 @@ export class IpAutoallocateController {
   }
 
   private retry(key: string, err: unknown): void {
+    if (this.stopped) return;
     const attempt = (this.attempts.get(key) ?? 0) + 1;
     const max = this.opts.maxAttempts ?? IP_ALLOCATE_MAX_ATTEMPTS;
     const stale = err instanceof StaleStatusError;

@@ -27,9 +27,10 @@ export interface AddressStatusWriter {
   /**
    * Sets status.addresses of the entry read as `current`. Resolves to the entry as written, or
    * undefined when it no longer exists; rejects with StaleStatusError when another writer changed
-   * status.addresses since `current` was read.
+   * status.addresses since `current` was read. `signal` cancels the write and its retries (the
+   * leadership it was made under has ended).
    */
-  write(current: KubeObject, addresses: ServiceEntryAddress[]): Promise<KubeObject | undefined>;
+  write(current: KubeObject, addresses: ServiceEntryAddress[], signal?: AbortSignal): Promise<KubeObject | undefined>;
 }
 
 /** The JSON patch for `addresses` over the entry as read in `current`. */
@@ -56,10 +57,18 @@ const SERVICE_ENTRIES = {
 export class KubeAddressStatusWriter implements AddressStatusWriter {
   constructor(private readonly writer: Pick<KubeWriter, 'patch'>) {}
 
-  async write(current: KubeObject, addresses: ServiceEntryAddress[]): Promise<KubeObject | undefined> {
+  async write(
+    current: KubeObject,
+    addresses: ServiceEntryAddress[],
+    signal?: AbortSignal,
+  ): Promise<KubeObject | undefined> {
     const ref = { ...SERVICE_ENTRIES, namespace: current.metadata.namespace ?? '', name: current.metadata.name };
     try {
-      return await this.writer.patch(ref, { type: 'json', ops: addressesPatch(current, addresses) }, { status: true });
+      return await this.writer.patch(
+        ref,
+        { type: 'json', ops: addressesPatch(current, addresses) },
+        { status: true, ...(signal ? { signal } : {}) },
+      );
     } catch (err) {
       if (isNotFound(err)) return undefined;
       if (err instanceof KubeApiError && err.status === 422) throw new StaleStatusError(err.message);

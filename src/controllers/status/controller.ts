@@ -73,6 +73,11 @@ export class AmbientStatusController {
   private debounce: NodeJS.Timeout | undefined;
   private pass: Promise<void> | undefined;
   private stopped = true;
+  /**
+   * One per leadership term, aborted on stop: a write still retrying when the term ends is
+   * cancelled, so no write starts after the lease may have passed to another replica.
+   */
+  private cancel = new AbortController();
   /** Successful writes, for tests and the debug page. */
   writes = 0;
 
@@ -86,6 +91,7 @@ export class AmbientStatusController {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
+    this.cancel = new AbortController();
     this.unsubscribe.push(this.opts.store.subscribe((events) => this.onEvents(events)));
     if (this.opts.onMeshChange)
       this.unsubscribe.push(this.opts.onMeshChange(() => this.markWith((out) => this.tracker.serviceEntries(out))));
@@ -94,6 +100,7 @@ export class AmbientStatusController {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.cancel.abort();
     for (const u of this.unsubscribe.splice(0)) u();
     clearTimeout(this.debounce);
     this.debounce = undefined;
@@ -193,7 +200,7 @@ export class AmbientStatusController {
       plan = this.plan(key);
       if (!plan) return;
     }
-    const outcome = await this.opts.sink.write(plan.kind, plan.object, plan.conditions);
+    const outcome = await this.opts.sink.write(plan.kind, plan.object, plan.conditions, this.cancel.signal);
     if (outcome !== 'written') {
       log.debug({ object: key, outcome }, 'status not written; waiting for the next event');
       return;
@@ -219,6 +226,7 @@ export class AmbientStatusController {
   }
 
   private retryLater(key: string, err: unknown): void {
+    if (this.stopped) return;
     const attempt = (this.attempts.get(key) ?? 0) + 1;
     if (attempt >= STATUS_MAX_ATTEMPTS) {
       this.attempts.delete(key);

@@ -17,7 +17,8 @@ export interface StatusSink {
   readonly rateLimited: boolean;
   /** The object's status.conditions as this sink knows them. */
   current(kind: StatusKind, o: KubeObject): unknown;
-  write(kind: StatusKind, o: KubeObject, conditions: unknown[]): Promise<WriteOutcome>;
+  /** `signal` cancels the write and its retries (the leadership it was made under has ended). */
+  write(kind: StatusKind, o: KubeObject, conditions: unknown[], signal?: AbortSignal): Promise<WriteOutcome>;
   /** The object was deleted. */
   forget(kind: StatusKind, o: KubeObject): void;
 }
@@ -53,7 +54,7 @@ export class KubeStatusSink implements StatusSink {
     return isFields(status) ? status['conditions'] : undefined;
   }
 
-  async write(kind: StatusKind, o: KubeObject, conditions: unknown[]): Promise<WriteOutcome> {
+  async write(kind: StatusKind, o: KubeObject, conditions: unknown[], signal?: AbortSignal): Promise<WriteOutcome> {
     const info = KINDS[kind];
     const ref = {
       group: info.group,
@@ -63,7 +64,11 @@ export class KubeStatusSink implements StatusSink {
       name: o.metadata.name,
     };
     try {
-      await this.writer.patch(ref, { type: 'json', ops: statusPatch(o, conditions) }, { status: true });
+      await this.writer.patch(
+        ref,
+        { type: 'json', ops: statusPatch(o, conditions) },
+        { status: true, ...(signal ? { signal } : {}) },
+      );
       return 'written';
     } catch (err) {
       if (isNotFound(err)) return 'gone';

@@ -64,6 +64,11 @@ export class NodeUntaintController {
   private readonly retries = new Map<string, { attempts: number; timer?: NodeJS.Timeout }>();
   private unsubscribe: (() => void)[] = [];
   private stopped = false;
+  /**
+   * Aborted on stop: a read or patch still retrying when the leadership ends is cancelled, so no
+   * write starts after the lock may have passed to another replica.
+   */
+  private readonly cancel = new AbortController();
 
   constructor(private readonly options: NodeUntaintControllerOptions) {
     this.backoff = options.backoff ?? UNTAINT_BACKOFF;
@@ -98,6 +103,7 @@ export class NodeUntaintController {
   /** Stops taking work; resolves once no worker can write any more. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.cancel.abort();
     for (const off of this.unsubscribe.splice(0)) off();
     for (const retry of this.retries.values()) clearTimeout(retry.timer);
     this.retries.clear();
@@ -150,6 +156,8 @@ export class NodeUntaintController {
     try {
       return await this.reconcile(name);
     } catch (err) {
+      // Cancelled by stop(): nothing failed, and finish() retries nothing once stopped.
+      if (this.stopped) return 'retry';
       const attempt = (this.retries.get(name)?.attempts ?? 0) + 1;
       log[attempt === 1 ? 'warn' : 'debug'](
         { node: name, attempt, err: (err as Error).message },
@@ -194,7 +202,7 @@ export class NodeUntaintController {
 
     // The store may lag: the patch is built on a fresh read and guarded by a `test` of what it read.
     const ref: ObjectRef = { ...NODES, name };
-    const fresh = await writer.get(ref);
+    const fresh = await writer.get(ref, { signal: this.cancel.signal });
     if (!fresh) return 'done';
     // A node deleted and created again under the same name: its own store event brings it back here.
     if (node.metadata.uid !== undefined && fresh.metadata.uid !== node.metadata.uid) return 'done';
@@ -202,7 +210,7 @@ export class NodeUntaintController {
     if (!ops) return 'done';
     if (this.stopped) return 'done';
     try {
-      await writer.patch(ref, { type: 'json', ops });
+      await writer.patch(ref, { type: 'json', ops }, { signal: this.cancel.signal });
     } catch (err) {
       if (isNotFound(err)) return 'done';
       if (!movedOn(err)) throw err;
