@@ -35,6 +35,11 @@ export interface CaDeps {
     meshIssuers: () => readonly crypto.X509Certificate[],
   ) => CallAuthenticator | Promise<CallAuthenticator>;
   kubeConfig?: KubeConfig;
+  /**
+   * The replica's own client, whose User-Agent names its pod, so the API server's audit log (and a
+   * test) can tell which replica wrote a root-cert ConfigMap; built from kubeConfig otherwise.
+   */
+  kubeClient?: KubeClient;
   /** Overrides for tests; built from kubeConfig otherwise. */
   secretStore?: CaSecretStore;
   rootConfigMaps?: RootConfigMapApi;
@@ -54,6 +59,7 @@ export interface CaHandle {
 
 /** The CA's writes (CA Secret, root ConfigMaps) go through the one write path. */
 function kubeWriter(deps: CaDeps): KubeWriter | undefined {
+  if (deps.kubeClient) return new KubeWriter(deps.kubeClient);
   return deps.kubeConfig ? new KubeWriter(new KubeClient(deps.kubeConfig)) : undefined;
 }
 

@@ -26,7 +26,7 @@ export async function startComponents(
   const sources = kube ? { kubeConfig: kube.kubeConfig } : {};
   // The store's Pod deletions end cached TokenReviews of the deleted pods' tokens.
   const authenticator = callAuthenticatorFactory(ctx.options, ctx.mesh, { ...sources, store: ctx.store });
-  const ca = await startCertificateAuthority(ctx, { ...sources, authenticator });
+  const ca = await startCertificateAuthority(ctx, { ...sources, ...(kube ? { kubeClient: kube } : {}), authenticator });
   const index = new AmbientIndex({
     store: ctx.store,
     mesh: ctx.mesh,

@@ -23,6 +23,7 @@ import { startComponents } from './components';
 import { startWebhookServer } from '../webhook';
 import { drainWithin, ShutdownPart } from './shutdown';
 import { ListenError } from '../net/listen-error';
+import type { LeaderTiming } from '../store/kube/leader';
 
 const log = scopedLogger('server');
 
@@ -40,7 +41,16 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export async function startServer(options: ServeOptions): Promise<RunningServer> {
+/**
+ * What an in-process caller (a test running several replicas) may set that no flag or environment
+ * variable reaches: operators get istiod's timings, tests cannot wait 30 s for a failover.
+ */
+export interface ServerSeams {
+  /** Leader election timing in Kubernetes mode; default istiod's 30 s / 15 s / 7.5 s. */
+  leaderTiming?: Partial<LeaderTiming>;
+}
+
+export async function startServer(options: ServeOptions, seams: ServerSeams = {}): Promise<RunningServer> {
   logs.configure(options.flags.log_output_level);
   logs.setFormat(options.flags.log_as_json ? 'json' : 'text');
   const { flags, env } = options;
@@ -85,6 +95,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     debug,
     ignored,
     readiness,
+    ...(seams.leaderTiming ? { leaderTiming: seams.leaderTiming } : {}),
   });
 
   const grpcServers = new GrpcServers(flags.grpcAddr, flags.secureGRPCAddr, grpcServerOptions(options));

@@ -11,6 +11,7 @@ import type { ConfigSource } from '../store/types';
 import type { MeshConfigSource } from '../mesh/types';
 import type { DebugRegistry, Readiness } from '../contract/host';
 import type { LeaderElector } from '../contract/leader';
+import type { LeaderTiming } from '../store/kube/leader';
 import { SoleLeader } from './leader';
 import { scopedLogger } from '../log/logger';
 
@@ -32,6 +33,8 @@ export interface SourceDeps {
   debug: DebugRegistry;
   /** Objects the server does not act on; local mode reports the kinds it does not use here. */
   ignored?: IgnoredObjects;
+  /** Kubernetes mode: leader election timing (ServerSeams); istiod's by default. */
+  leaderTiming?: Partial<LeaderTiming>;
   /** Kubernetes mode registers API_SERVER_READINESS here: not ready, with the last error, until the API server answers. */
   readiness?: Readiness;
 }
@@ -87,6 +90,7 @@ async function kubernetesSource(options: ServeOptions, deps: SourceDeps): Promis
     revision: options.env.REVISION,
     store: deps.store,
     mesh: deps.mesh,
+    ...(deps.leaderTiming ? { leaderTiming: deps.leaderTiming } : {}),
   });
   deps.debug.add('kubernetes', 'watched kinds: synced, objects, resourceVersion, failures, missing CRDs', () => ({
     body: kube.source.status(),

@@ -27,8 +27,20 @@ export interface RecordedRequest {
   namespace?: string;
   name?: string;
   subresource?: string;
+  /** A create's object name, from its body (the path of a create names no object). */
+  createdName?: string;
   dryRun: boolean;
   userAgent: string;
+}
+
+/** metadata.name of a JSON body, if it has one; a body that does not parse is refused later. */
+function nameInBody(rawBody: string): string | undefined {
+  try {
+    const name = (JSON.parse(rawBody) as { metadata?: { name?: unknown } } | null)?.metadata?.name;
+    return typeof name === 'string' ? name : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export interface Fault {
@@ -267,6 +279,7 @@ export class TestApiServer {
     if (!route) throw errors.noSuchPath();
     const verb = verbOf(req.method ?? 'GET', route, url.searchParams);
     const { resource: r } = route;
+    const createdName = verb === 'create' && route.name === undefined ? nameInBody(rawBody) : undefined;
     this.requests.push({
       verb,
       group: r.group,
@@ -275,6 +288,7 @@ export class TestApiServer {
       ...(route.namespace !== undefined ? { namespace: route.namespace } : {}),
       ...(route.name !== undefined ? { name: route.name } : {}),
       ...(route.subresource !== undefined ? { subresource: route.subresource } : {}),
+      ...(createdName !== undefined ? { createdName } : {}),
       dryRun: url.searchParams.getAll('dryRun').includes('All'),
       userAgent: req.headers['user-agent'] ?? '',
     });
