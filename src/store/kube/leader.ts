@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { LEASE_NAMES, type LeaderElector } from '../../contract/leader';
 import type { KubeClient } from './client';
 import { WebhookDefaultRevision, type DefaultRevisionSource } from './leader-default-revision';
-import { ACQUIRE_JITTER, Election, type LeaderTiming, type StopFn } from './leader-election';
+import { ACQUIRE_JITTER, Election, lockCallTimeoutMs, type LeaderTiming, type StopFn } from './leader-election';
 import { newLock, type LockKind } from './leader-lock';
 import { DEFAULT_REVISION_NAME } from './leader-record';
 import { KubeWriter } from './writes';
@@ -89,7 +89,8 @@ export class KubeLeaderElector implements LeaderElector {
     this.defaultRevision =
       options.defaultRevision ??
       new WebhookDefaultRevision(this.writer, this.timing.retryPeriodMs, {
-        timeoutMs: this.timing.retryPeriodMs,
+        // Read inside a lock try, so it has a lock call's limit.
+        timeoutMs: lockCallTimeoutMs(this.timing),
         maxAttempts: 1,
       });
   }
