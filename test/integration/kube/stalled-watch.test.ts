@@ -6,7 +6,12 @@ import { namespace, service } from '../../support/apiserver/fixtures';
 import type { TestApiServer } from '../../support/apiserver';
 import type { KubeClient } from '../../../src/store/kube/client';
 import type { KubeSource } from '../../../src/store/kube/source';
-import { MIN_WATCH_TIMEOUT_SECONDS, randomWatchTimeoutSeconds } from '../../../src/store/kube/watch-liveness';
+import {
+  MIN_WATCH_TIMEOUT_SECONDS,
+  randomWatchTimeoutSeconds,
+  WATCH_STALL_MARGIN_MS,
+} from '../../../src/store/kube/watch-liveness';
+import { DEFAULT_WATCH_TIMING } from '../../../src/store/kube/kind-watcher';
 import { FAST_TIMING, startServer, startSource } from './helpers';
 
 let server: TestApiServer;
@@ -67,4 +72,12 @@ test('randomWatchTimeoutSeconds stays in [min, 2*min) at both ends of the random
   expect(randomWatchTimeoutSeconds(300, () => 0.5)).toBe(450);
   expect(randomWatchTimeoutSeconds(300, () => 0.999999999)).toBe(599);
   expect(MIN_WATCH_TIMEOUT_SECONDS).toBe(300);
+});
+
+test('by default a watch asks for at least 5 min and is cut 30 s after its timeout when silent', () => {
+  expect(WATCH_STALL_MARGIN_MS).toBe(30_000);
+  expect(DEFAULT_WATCH_TIMING).toMatchObject({
+    watchTimeoutSeconds: MIN_WATCH_TIMEOUT_SECONDS,
+    stallMarginMs: WATCH_STALL_MARGIN_MS,
+  });
 });
