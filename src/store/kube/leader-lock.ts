@@ -49,28 +49,30 @@ export interface ResourceLock {
   update(from: LockState, record: LeaderRecord, opts: WriteOptions): Promise<LockState | undefined>;
 }
 
-class ConfigMapLock implements ResourceLock {
-  readonly kind = 'ConfigMap';
+/**
+ * What both lock kinds share: one object read and written through KubeWriter, a 409 on create or
+ * update being a lost round. A kind says where it lives, how it writes times, how a record is read
+ * from the object and how a record is written into a body.
+ */
+abstract class ObjectLock implements ResourceLock {
+  abstract readonly kind: LockKind;
   readonly describe: string;
-  private readonly ref: ObjectRef;
+  protected readonly ref: ObjectRef;
 
   constructor(
     private readonly writer: KubeWriter,
+    resource: Pick<ObjectRef, 'group' | 'version' | 'plural'>,
     namespace: string,
-    private readonly name: string,
+    protected readonly name: string,
   ) {
-    this.ref = { group: '', version: 'v1', plural: 'configmaps', namespace, name };
-    this.describe = `configmaps ${namespace}/${name}`;
+    this.ref = { ...resource, namespace, name };
+    this.describe = `${resource.plural} ${namespace}/${name}`;
   }
 
-  time(ms: number): string {
-    return rfc3339Seconds(ms);
-  }
-
-  private state(object: LockObject): LockState {
-    const raw = object.metadata.annotations?.[LEADER_RECORD_ANNOTATION];
-    return { record: raw === undefined ? EMPTY_RECORD : parseRecord(raw), raw: raw ?? '', object };
-  }
+  abstract time(ms: number): string;
+  protected abstract state(object: LockObject): LockState;
+  /** The object to send: `base` is the metadata of a new object, or of the object as read. */
+  protected abstract body(base: ObjectMeta, record: LeaderRecord, from?: LockObject): LockObject;
 
   async read(opts: WriteOptions): Promise<LockState | undefined> {
     const object = await this.writer.get<LockObject>(this.ref, opts);
@@ -78,27 +80,41 @@ class ConfigMapLock implements ResourceLock {
   }
 
   async create(record: LeaderRecord, opts: WriteOptions): Promise<LockState | undefined> {
-    const body = {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: {
-        name: this.name,
-        namespace: this.ref.namespace,
-        annotations: { [LEADER_RECORD_ANNOTATION]: serializeRecord(record) },
-      },
-    };
+    const body = this.body({ name: this.name, namespace: this.ref.namespace }, record);
     const created = await unlessConflict(this.writer.create<LockObject>(this.ref, body, opts));
     return created && this.state(created);
   }
 
   async update(from: LockState, record: LeaderRecord, opts: WriteOptions): Promise<LockState | undefined> {
+    const body = this.body(from.object.metadata, record, from.object);
+    const updated = await unlessConflict(this.writer.update<LockObject>(this.ref, body, opts));
+    return updated && this.state(updated);
+  }
+}
+
+class ConfigMapLock extends ObjectLock {
+  readonly kind = 'ConfigMap';
+
+  constructor(writer: KubeWriter, namespace: string, name: string) {
+    super(writer, { group: '', version: 'v1', plural: 'configmaps' }, namespace, name);
+  }
+
+  time(ms: number): string {
+    return rfc3339Seconds(ms);
+  }
+
+  protected state(object: LockObject): LockState {
+    const raw = object.metadata.annotations?.[LEADER_RECORD_ANNOTATION];
+    return { record: raw === undefined ? EMPTY_RECORD : parseRecord(raw), raw: raw ?? '', object };
+  }
+
+  protected body(base: ObjectMeta, record: LeaderRecord, from?: LockObject): LockObject {
     // Everything else on the ConfigMap (labels, data, other annotations) is kept as read.
     const metadata: ObjectMeta = {
-      ...from.object.metadata,
-      annotations: { ...from.object.metadata.annotations, [LEADER_RECORD_ANNOTATION]: serializeRecord(record) },
+      ...base,
+      annotations: { ...base.annotations, [LEADER_RECORD_ANNOTATION]: serializeRecord(record) },
     };
-    const updated = await unlessConflict(this.writer.update<LockObject>(this.ref, { ...from.object, metadata }, opts));
-    return updated && this.state(updated);
+    return from ? { ...from, metadata } : { apiVersion: 'v1', kind: 'ConfigMap', metadata };
   }
 }
 
@@ -106,52 +122,28 @@ interface LeaseObject extends LockObject {
   spec?: LeaseSpec;
 }
 
-class LeaseLock implements ResourceLock {
+class LeaseLock extends ObjectLock {
   readonly kind = 'Lease';
-  readonly describe: string;
-  private readonly ref: ObjectRef;
 
-  constructor(
-    private readonly writer: KubeWriter,
-    namespace: string,
-    private readonly name: string,
-  ) {
-    this.ref = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespace, name };
-    this.describe = `leases ${namespace}/${name}`;
+  constructor(writer: KubeWriter, namespace: string, name: string) {
+    super(writer, { group: 'coordination.k8s.io', version: 'v1', plural: 'leases' }, namespace, name);
   }
 
   time(ms: number): string {
     return rfc3339Micros(ms);
   }
 
-  private state(object: LeaseObject): LockState {
+  protected state(object: LeaseObject): LockState {
     const record = recordFromLease(object.spec, object.metadata.annotations);
     return { record, raw: JSON.stringify(record), object };
   }
 
-  private body(base: ObjectMeta, record: LeaderRecord): LeaseObject {
+  protected body(base: ObjectMeta, record: LeaderRecord): LeaseObject {
     const metadata = { ...base };
     const annotations = leaseAnnotations(base.annotations, record.holderKey);
     if (annotations) metadata.annotations = annotations;
     else delete metadata.annotations;
     return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata, spec: leaseSpecFromRecord(record) };
-  }
-
-  async read(opts: WriteOptions): Promise<LockState | undefined> {
-    const object = await this.writer.get<LeaseObject>(this.ref, opts);
-    return object && this.state(object);
-  }
-
-  async create(record: LeaderRecord, opts: WriteOptions): Promise<LockState | undefined> {
-    const body = this.body({ name: this.name, namespace: this.ref.namespace }, record);
-    const created = await unlessConflict(this.writer.create<LeaseObject>(this.ref, body, opts));
-    return created && this.state(created);
-  }
-
-  async update(from: LockState, record: LeaderRecord, opts: WriteOptions): Promise<LockState | undefined> {
-    const body = this.body(from.object.metadata, record);
-    const updated = await unlessConflict(this.writer.update<LeaseObject>(this.ref, body, opts));
-    return updated && this.state(updated);
   }
 }
 
