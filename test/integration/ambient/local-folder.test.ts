@@ -9,7 +9,7 @@ import { decodeAddress } from '../../../src/ambient/codec';
 import { LocalSource } from '../../../src/store/local/local-source';
 import { MemoryStore } from '../../../src/store/memory-store';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, ChangeSet } from '../../../src/contract/xds-resources';
-import { meshSource } from '../../unit/ambient/fixtures';
+import { meshSource } from '../../support/ambient/fixtures';
 
 const DEMO = path.join(__dirname, '../../../examples/demo');
 const PRODUCTPAGE = 'Kubernetes//Pod/bookinfo/productpage-v1-5b8f6d9c4-x7k2p';

@@ -15,7 +15,7 @@ import { SoleLeader } from '../../../src/server/leader';
 import { LocalSource } from '../../../src/store/local/local-source';
 import { MemoryStore } from '../../../src/store/memory-store';
 import { eventually } from '../../support/apiserver';
-import { meshSource } from '../../unit/ambient/fixtures';
+import { meshSource } from '../../support/ambient/fixtures';
 
 logs.configure('leader:silent,ipallocate:error');
 

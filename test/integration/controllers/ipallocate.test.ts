@@ -26,7 +26,7 @@ import type { MemoryStore } from '../../../src/store/memory-store';
 import type { KubeObject } from '../../../src/store/types';
 import { eventually, type TestApiServer } from '../../support/apiserver';
 import { resourceKey } from '../../support/apiserver/resources';
-import { meshSource } from '../../unit/ambient/fixtures';
+import { meshSource } from '../../support/ambient/fixtures';
 import { startServer, startSource } from '../kube/helpers';
 import { logs } from '../../../src/log/logger';
 

@@ -9,7 +9,7 @@ import {
   envoyFilter,
   reviewBytes,
   virtualService,
-} from '../../unit/webhook/hostile-input';
+} from '../../support/webhook/hostile-input';
 import {
   admissionReview,
   policy,

@@ -3,7 +3,7 @@ import { decodeAddress } from '../../../src/ambient/codec';
 import { registerAmbientDebug } from '../../../src/ambient/debug';
 import type { DebugRequest, DebugResponse } from '../../../src/server/context';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, ChangeSet } from '../../../src/contract/xds-resources';
-import { authz, indexOf, meshSource, namespace, node, pod, service, storeWith } from './fixtures';
+import { authz, indexOf, meshSource, namespace, node, pod, service, storeWith } from '../../support/ambient/fixtures';
 
 const UID = (n: string, ns = 'default') => `Kubernetes//Pod/${ns}/${n}`;
 const SVC = 'default/web.default.svc.cluster.local';

@@ -3,7 +3,7 @@ import { inRevision } from '../../../src/ambient/settings';
 import { AuthzAction, AuthzScope } from '../../../src/ambient/messages';
 import { ipToText } from '../../../src/ambient/ip';
 import { podWorkload } from '../../../src/ambient/workloads';
-import { authz, pod, viewOf } from './fixtures';
+import { authz, pod, viewOf } from '../../support/ambient/fixtures';
 
 const convert = (spec: Record<string, unknown>, ns = 'default', meta = {}) =>
   convertAuthorizationPolicy(authz('p', ns, spec, meta).object, 'istio-system');

@@ -8,7 +8,7 @@ import { addressToJson, authorizationToJson } from '../../../src/ambient/codec';
 import { LocalSource } from '../../../src/store/local/local-source';
 import { MemoryStore } from '../../../src/store/memory-store';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../../../src/contract/xds-resources';
-import { meshSource } from './fixtures';
+import { meshSource } from '../../support/ambient/fixtures';
 
 const DEMO = path.join(__dirname, '../../../examples/demo');
 const GOLDEN = path.join(__dirname, 'golden/demo.json');

@@ -2,7 +2,16 @@ import { endpointSliceWorkloads, serviceEntryWorkloads } from '../../../src/ambi
 import { workloadEntryWorkload } from '../../../src/ambient/workloads';
 import { NetworkMode, WorkloadStatus, WorkloadType } from '../../../src/ambient/messages';
 import { ipToText } from '../../../src/ambient/ip';
-import { authz, endpointSlice, gateway, service, serviceEntry, viewOf, workloadEntry, Obj } from './fixtures';
+import {
+  authz,
+  endpointSlice,
+  gateway,
+  service,
+  serviceEntry,
+  viewOf,
+  workloadEntry,
+  Obj,
+} from '../../support/ambient/fixtures';
 
 describe('Workload from WorkloadEntry', () => {
   const we = (spec: Record<string, unknown>, meta = {}) =>

@@ -1,6 +1,6 @@
 import { decodeAddress, decodeAuthorization } from '../../../src/ambient/codec';
 import { AUTHORIZATION_TYPE_URL, ADDRESS_TYPE_URL } from '../../../src/contract/xds-resources';
-import { indexOf, peerAuthn, pod, storeWith, Obj } from './fixtures';
+import { indexOf, peerAuthn, pod, storeWith, Obj } from '../../support/ambient/fixtures';
 
 const ROOT = 'istio-system';
 const STATIC = `${ROOT}/istio_converted_static_strict`;

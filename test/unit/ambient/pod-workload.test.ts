@@ -1,7 +1,7 @@
 import { podWorkload } from '../../../src/ambient/workloads';
 import { NetworkMode, TunnelProtocol, WorkloadStatus, WorkloadType } from '../../../src/ambient/messages';
 import { ipToText } from '../../../src/ambient/ip';
-import { gateway, namespace, node, pod, service, viewOf, Obj, endpointSlice } from './fixtures';
+import { gateway, namespace, node, pod, service, viewOf, Obj, endpointSlice } from '../../support/ambient/fixtures';
 
 const derive = (p: Obj, others: Obj[] = [], settings = {}) => podWorkload(p.object, viewOf([p, ...others], settings));
 

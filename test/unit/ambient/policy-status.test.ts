@@ -2,7 +2,7 @@
 
 import { hasEnforceableRule, httpAttributesOf, policyStatusFacts } from '../../../src/ambient/policy-status';
 import { convertAuthorizationPolicy } from '../../../src/ambient/authorization';
-import { authz } from './fixtures';
+import { authz } from '../../support/ambient/fixtures';
 
 const facts = (spec: Record<string, unknown>, meta = {}, enableDryRun = false) =>
   policyStatusFacts(authz('p', 'ns1', spec, { generation: 3, ...meta }).object, 'istio-system', enableDryRun);

@@ -24,7 +24,7 @@ import {
   serviceEntry,
   workloadEntry,
   Obj,
-} from './fixtures';
+} from '../../support/ambient/fixtures';
 
 const EVENTS = 1000;
 const SEED = 20240611;

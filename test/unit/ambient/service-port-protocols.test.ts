@@ -3,7 +3,7 @@
 import { AppProtocol } from '../../../src/ambient/messages';
 import { kubePortAppProtocol, serviceEntryAppProtocol, WELL_KNOWN_TCP_PORTS } from '../../../src/ambient/protocols';
 import { kubeService } from '../../../src/ambient/services';
-import { service, viewOf } from './fixtures';
+import { service, viewOf } from '../../support/ambient/fixtures';
 
 type PortCase = [{ name?: string; port: number; protocol?: string; appProtocol?: string }, AppProtocol];
 /** Each case with the app protocol's name for the test title. */

@@ -1,7 +1,7 @@
 import { kubeService, servicesOfHostname } from '../../../src/ambient/services';
 import { AppProtocol, HealthPolicy, IPFamilies, LbMode, LbScope, Visibility } from '../../../src/ambient/messages';
 import { ipToText } from '../../../src/ambient/ip';
-import { gateway, namespace, service, serviceEntry, viewOf, Obj } from './fixtures';
+import { gateway, namespace, service, serviceEntry, viewOf, Obj } from '../../support/ambient/fixtures';
 
 const derive = (s: Obj, others: Obj[] = []) => kubeService(s.object, viewOf([s, ...others]));
 

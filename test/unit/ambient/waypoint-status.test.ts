@@ -4,7 +4,7 @@
 import { waypointStatusFacts } from '../../../src/ambient/waypoint-status';
 import { serviceWaypoint } from '../../../src/ambient/waypoints';
 import type { StoreView } from '../../../src/ambient/store-view';
-import { gateway, namespace, service, serviceEntry, viewOf, type Obj } from './fixtures';
+import { gateway, namespace, service, serviceEntry, viewOf, type Obj } from '../../support/ambient/fixtures';
 
 const USE = 'istio.io/use-waypoint';
 const svc = (labels: Record<string, string> = {}, spec: Record<string, unknown> = {}) =>

@@ -65,6 +65,11 @@ describe('imports under test/ and bench/', () => {
     expect(crossing('test/unit/', ['test/integration/', 'test/e2e/'])).toEqual([]);
   });
 
+  it('never reach test/unit/ from an integration or end-to-end test (shared fixtures live in test/support/)', () => {
+    expect(crossing('test/integration/', ['test/unit/'])).toEqual([]);
+    expect(crossing('test/e2e/', ['test/unit/', 'test/integration/'])).toEqual([]);
+  });
+
   it('never reach a test suite from test/support/ (shared fixtures sit below every suite)', () => {
     expect(crossing('test/support/', ['test/unit/', 'test/integration/', 'test/e2e/'])).toEqual([]);
   });

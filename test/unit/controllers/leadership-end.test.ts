@@ -12,7 +12,7 @@ import { MemoryStore } from '../../../src/store/memory-store';
 import type { KubeObject } from '../../../src/store/types';
 import { logs } from '../../../src/log/logger';
 import { eventually } from '../../support/apiserver';
-import { authz, indexOf, namespace, storeWith } from '../ambient/fixtures';
+import { authz, indexOf, namespace, storeWith } from '../../support/ambient/fixtures';
 
 logs.configure('untaint:silent,ipallocate:silent,status:silent,ca:silent');
 

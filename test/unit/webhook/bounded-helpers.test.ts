@@ -14,7 +14,7 @@ import { RepeatFinder } from '../../../src/webhook/validators/common/repeats';
 import { pathTemplateError } from '../../../src/webhook/validators/authorization-policy';
 import { validateConfig } from '../../../src/webhook/validators/registry';
 import { isPrime, MAGLEV_TABLE_SIZE_LIMIT } from '../../../src/webhook/validators/traffic-policy';
-import { deepObject } from './hostile-input';
+import { deepObject } from '../../support/webhook/hostile-input';
 
 /** A small deterministic generator (mulberry32), so a failure names a reproducible seed. */
 function random(seed: number): () => number {

@@ -18,7 +18,7 @@ import {
   jsonDepth,
   reviewBytes,
   virtualService,
-} from './hostile-input';
+} from '../../support/webhook/hostile-input';
 import { parseReview } from '../../support/webhook/review';
 
 const answer = (body: Buffer) => {

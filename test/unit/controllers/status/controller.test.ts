@@ -16,7 +16,7 @@ import {
   service,
   serviceEntry,
   storeWith,
-} from '../../ambient/fixtures';
+} from '../../../support/ambient/fixtures';
 
 const USE = 'istio.io/use-waypoint';
 
