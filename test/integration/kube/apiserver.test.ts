@@ -306,7 +306,7 @@ test('every request is recorded with verb, group, resource, namespace and subres
   );
   await api('POST', '/apis/authentication.k8s.io/v1/tokenreviews', { spec: { token: 'x' } });
   await api('GET', '/apis/coordination.k8s.io/v1/namespaces/istio-system/leases');
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- userAgent is left out by destructuring it away
+
   expect(server.requests.map(({ userAgent: _u, ...r }) => r)).toEqual([
     {
       verb: 'get',

@@ -63,7 +63,7 @@ export function matcherOf(query: URLSearchParams): (o: Record<string, unknown>) 
 /** Built-in kinds' list items carry no apiVersion/kind on the wire; custom resources' do. */
 function listItem(r: ServedResource, version: string, o: StoredObject): StoredObject {
   if (r.crd) return { ...o, apiVersion: apiVersionFor(r, version), kind: r.kind };
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- apiVersion and kind are left out by destructuring them away
+
   const { apiVersion: _a, kind: _k, ...rest } = o;
   return rest;
 }
@@ -206,9 +206,9 @@ function commit(ctx: HandlerContext, req: ResourceRequest, stored: StoredObject,
     else next['status'] = stored['status'];
     if (next['status'] === undefined) delete next['status'];
   }
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- resourceVersion is left out of the comparison by destructuring it away
+
   const { resourceVersion: _before, ...storedMeta } = stored.metadata;
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- as above
+
   const { resourceVersion: _after, ...nextMeta } = next.metadata;
   if (JSON.stringify({ ...stored, metadata: storedMeta }) === JSON.stringify({ ...next, metadata: nextMeta })) {
     return { status: 200, body: withType(r, req.version, stored) };

@@ -123,7 +123,7 @@ export class TestApiServer {
     [k: string]: unknown;
   }): StoredObject {
     const r = this.resourceOf(object.apiVersion, object.kind);
-    // eslint-disable-next-line @typescript-eslint/no-unused-vars -- apiVersion and kind are left out by destructuring them away
+
     const { apiVersion: _a, kind: _k, ...rest } = structuredClone(object);
     const body = rest;
     const key = resourceKey(r.group, r.plural);

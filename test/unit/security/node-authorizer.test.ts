@@ -64,7 +64,6 @@ describe('node authorization', () => {
   });
 
   test('a caller without pod claims is denied as caller_pod_unknown', () => {
-    // eslint-disable-next-line @typescript-eslint/no-unused-vars -- the pod claims are left out by destructuring them away
     const { podName: _n, podUid: _u, ...noPod } = ztunnel;
     expect(setup().authorizer.authorize(noPod, 'spiffe://cluster.local/ns/default/sa/sleep')).toMatchObject({
       allowed: false,
