@@ -54,22 +54,43 @@ export interface ResourceLock {
  * update being a lost round. A kind says where it lives, how it writes times, how a record is read
  * from the object and how a record is written into a body.
  */
+interface LockKindSpec {
+  kind: LockKind;
+  resource: Pick<ObjectRef, 'group' | 'version' | 'plural'>;
+  /** How this kind writes times: whole seconds in a ConfigMap record, microseconds in a Lease. */
+  time(ms: number): string;
+}
+
+const CONFIGMAP_LOCK: LockKindSpec = {
+  kind: 'ConfigMap',
+  resource: { group: '', version: 'v1', plural: 'configmaps' },
+  time: rfc3339Seconds,
+};
+const LEASE_LOCK: LockKindSpec = {
+  kind: 'Lease',
+  resource: { group: 'coordination.k8s.io', version: 'v1', plural: 'leases' },
+  time: rfc3339Micros,
+};
+
 abstract class ObjectLock implements ResourceLock {
-  abstract readonly kind: LockKind;
+  readonly kind: LockKind;
   readonly describe: string;
   protected readonly ref: ObjectRef;
 
   constructor(
     private readonly writer: KubeWriter,
-    resource: Pick<ObjectRef, 'group' | 'version' | 'plural'>,
+    private readonly spec: LockKindSpec,
     namespace: string,
     protected readonly name: string,
   ) {
-    this.ref = { ...resource, namespace, name };
-    this.describe = `${resource.plural} ${namespace}/${name}`;
+    this.kind = spec.kind;
+    this.ref = { ...spec.resource, namespace, name };
+    this.describe = `${spec.resource.plural} ${namespace}/${name}`;
   }
 
-  abstract time(ms: number): string;
+  time(ms: number): string {
+    return this.spec.time(ms);
+  }
   protected abstract state(object: LockObject): LockState;
   /** The object to send: `base` is the metadata of a new object, or of the object as read. */
   protected abstract body(base: ObjectMeta, record: LeaderRecord, from?: LockObject): LockObject;
@@ -93,16 +114,6 @@ abstract class ObjectLock implements ResourceLock {
 }
 
 class ConfigMapLock extends ObjectLock {
-  readonly kind = 'ConfigMap';
-
-  constructor(writer: KubeWriter, namespace: string, name: string) {
-    super(writer, { group: '', version: 'v1', plural: 'configmaps' }, namespace, name);
-  }
-
-  time(ms: number): string {
-    return rfc3339Seconds(ms);
-  }
-
   protected state(object: LockObject): LockState {
     const raw = object.metadata.annotations?.[LEADER_RECORD_ANNOTATION];
     return { record: raw === undefined ? EMPTY_RECORD : parseRecord(raw), raw: raw ?? '', object };
@@ -123,16 +134,6 @@ interface LeaseObject extends LockObject {
 }
 
 class LeaseLock extends ObjectLock {
-  readonly kind = 'Lease';
-
-  constructor(writer: KubeWriter, namespace: string, name: string) {
-    super(writer, { group: 'coordination.k8s.io', version: 'v1', plural: 'leases' }, namespace, name);
-  }
-
-  time(ms: number): string {
-    return rfc3339Micros(ms);
-  }
-
   protected state(object: LeaseObject): LockState {
     const record = recordFromLease(object.spec, object.metadata.annotations);
     return { record, raw: JSON.stringify(record), object };
@@ -148,5 +149,7 @@ class LeaseLock extends ObjectLock {
 }
 
 export function newLock(kind: LockKind, writer: KubeWriter, namespace: string, name: string): ResourceLock {
-  return kind === 'Lease' ? new LeaseLock(writer, namespace, name) : new ConfigMapLock(writer, namespace, name);
+  return kind === 'Lease'
+    ? new LeaseLock(writer, LEASE_LOCK, namespace, name)
+    : new ConfigMapLock(writer, CONFIGMAP_LOCK, namespace, name);
 }
