@@ -97,3 +97,19 @@ export class Issues {
     if (message) this.list.push({ field, message });
   }
 }
+
+/**
+ * A set of HTTP status codes written as the tables they come from read: "100 200-208 226 ...",
+ * single codes and inclusive ranges separated by spaces.
+ */
+export function statusCodes(spec: string): ReadonlySet<number> {
+  const out = new Set<number>();
+  for (const part of spec.split(' ').filter((p) => p !== '')) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(part);
+    if (!m) throw new Error(`bad status code range "${part}"`);
+    const from = Number(m[1]);
+    const to = m[2] === undefined ? from : Number(m[2]);
+    for (let code = from; code <= to; code++) out.add(code);
+  }
+  return out;
+}

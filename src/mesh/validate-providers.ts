@@ -10,6 +10,7 @@ import {
   isMap,
   mapOf,
   portProblem,
+  statusCodes,
   strOf,
   wildcardDomainProblem,
 } from './validate-common';
@@ -32,11 +33,9 @@ const WITH_SERVICE = [
 ];
 
 /** envoy.type.v3.StatusCode: the HTTP codes Envoy accepts for ext_authz statusOnError. */
-const ENVOY_STATUS_CODES = new Set([
-  100, 200, 201, 202, 203, 204, 205, 206, 207, 208, 226, 300, 301, 302, 303, 304, 305, 307, 308, 400, 401, 402, 403,
-  404, 405, 406, 407, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 421, 422, 423, 424, 426, 428, 429, 431, 500,
-  501, 502, 503, 504, 505, 506, 507, 508, 510, 511,
-]);
+const ENVOY_STATUS_CODES = statusCodes(
+  '100 200-208 226 300-305 307 308 400-417 421-424 426 428 429 431 500-508 510 511',
+);
 
 /** "host", an IP, or "namespace/host" where the namespace may be "*", "." or a DNS label. */
 function serviceProblem(service: string): string | undefined {

@@ -1,6 +1,7 @@
 // One HTTP route of a VirtualService.
 
 import { ENVOY_RETRY_ON } from '../../mesh/validate-traffic';
+import { statusCodes } from '../../mesh/validate-common';
 import { durationRuleError } from './common/durations';
 import { durationField } from './common/duration-field';
 import { eachMessage, int, isObject, JsonObject, list, num, obj, str, strList, strMap, UINT32 } from './common/fields';
@@ -44,11 +45,9 @@ const GRPC_STATUSES = new Set([
   'UNAUTHENTICATED',
 ]);
 /** Status codes Go's net/http has a name for; istiod accepts these as retryOn entries. */
-const KNOWN_HTTP_STATUS = new Set([
-  100, 101, 102, 103, 200, 201, 202, 203, 204, 205, 206, 207, 208, 226, 300, 301, 302, 303, 304, 305, 307, 308, 400,
-  401, 402, 403, 404, 405, 406, 407, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 418, 421, 422, 423, 424, 425,
-  426, 428, 429, 431, 451, 500, 501, 502, 503, 504, 505, 506, 507, 508, 510, 511,
-]);
+const KNOWN_HTTP_STATUS = statusCodes(
+  '100-103 200-208 226 300-305 307 308 400-418 421-426 428 429 431 451 500-508 510 511',
+);
 
 function checkDuration(r: Report, v: unknown, path: string): bigint | undefined {
   const nanos = durationField(r, v, path);
