@@ -45,30 +45,51 @@ function parseCerts(text: string, what: string): crypto.X509Certificate[] {
   return parsePems(splitPemCertificates(text), what);
 }
 
+/** The file names errors should mention: the layout the files came from (istiod's or a kubernetes.io/tls Secret). */
+export interface CaFileNames {
+  caCert: string;
+  caKey: string;
+  rootCert: string;
+  certChain: string;
+}
+
+export const ISTIOD_CA_FILE_NAMES: CaFileNames = {
+  caCert: 'ca-cert.pem',
+  caKey: 'ca-key.pem',
+  rootCert: 'root-cert.pem',
+  certChain: 'cert-chain.pem',
+};
+
 /** Validates a set of CA files and turns them into usable key material. */
-export function buildKeyMaterial(files: CaFiles, source: CaKeyMaterial['source']): CaKeyMaterial {
+export function buildKeyMaterial(
+  files: CaFiles,
+  source: CaKeyMaterial['source'],
+  names: CaFileNames = ISTIOD_CA_FILE_NAMES,
+): CaKeyMaterial {
   const signingPems = splitPemCertificates(files.caCertPem);
-  const [signingCert, ...extra] = parsePems(signingPems, 'ca-cert.pem');
+  const [signingCert, ...extra] = parsePems(signingPems, names.caCert);
   const [signingCertPem] = signingPems;
-  if (!signingCert || signingCertPem === undefined) throw new Error('ca-cert.pem holds no certificate');
+  if (!signingCert || signingCertPem === undefined) throw new Error(`${names.caCert} holds no certificate`);
   if (extra.length > 0)
-    throw new Error('ca-cert.pem must hold exactly one certificate (put intermediates in cert-chain.pem)');
-  if (!signingCert.ca) throw new Error('ca-cert.pem is not a CA certificate (BasicConstraints CA:true is required)');
+    throw new Error(`${names.caCert} must hold exactly one certificate (put intermediates in ${names.certChain})`);
+  if (!signingCert.ca)
+    throw new Error(`${names.caCert} is not a CA certificate (BasicConstraints CA:true is required)`);
   let signingKey: crypto.KeyObject;
   try {
     signingKey = crypto.createPrivateKey(files.caKeyPem);
   } catch {
     // The parser's own message could quote key material; say only what is wrong.
-    throw new Error('ca-key.pem is not a readable PEM private key');
+    throw new Error(`${names.caKey} is not a readable PEM private key`);
   }
   if (!signingCert.checkPrivateKey(signingKey))
-    throw new Error('ca-key.pem does not match the public key of ca-cert.pem');
-  const roots = parseCerts(files.rootCertPem, 'root-cert.pem');
-  if (roots.length === 0) throw new Error('root-cert.pem holds no certificate');
+    throw new Error(`${names.caKey} does not match the public key of ${names.caCert}`);
+  const roots = parseCerts(files.rootCertPem, names.rootCert);
+  if (roots.length === 0) throw new Error(`${names.rootCert} holds no certificate`);
   const chainPems = splitPemCertificates(files.certChainPem);
-  parseCerts(files.certChainPem, 'cert-chain.pem');
+  parseCerts(files.certChainPem, names.certChain);
   const now = Date.now();
-  if (new Date(signingCert.validTo).getTime() <= now) throw new Error(`ca-cert.pem expired at ${signingCert.validTo}`);
+  if (new Date(signingCert.validTo).getTime() <= now)
+    throw new Error(`${names.caCert} expired at ${signingCert.validTo}`);
   return {
     source,
     signingCert,

@@ -214,7 +214,7 @@ export const SERVE_ENV = {
   ROOT_CA_DIR: {
     kind: 'string',
     default: './etc/cacerts',
-    help: 'plugged-in CA files: ca-cert.pem, ca-key.pem, root-cert.pem, cert-chain.pem',
+    help: 'plugged-in CA files: ca-cert.pem, ca-key.pem, root-cert.pem, cert-chain.pem, or tls.crt, tls.key, ca.crt',
   },
   TOKEN_AUDIENCES: { kind: 'list', default: 'istio-ca', help: 'audiences accepted on bearer tokens' },
   PILOT_CA_CERT_CONFIGMAP: {
