@@ -20,6 +20,7 @@ import { KubeRootConfigMapApi, RootCertPublisher, RootConfigMapApi, writeRootCer
 import { ensureSelfSignedCa } from './self-signed';
 import { ServingCertRotator, servingSans } from './serving-cert-issuer';
 import { ServingCertFiles } from './serving-cert-files';
+import { servingCertFiles } from '../config/serving-cert-source';
 import { createCertificateService } from './service';
 import { registerCaDebug } from './debug';
 import { createNodeFairness } from './node-fairness';
@@ -135,13 +136,11 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
     ctx.grpc.addService(service.definition, service.implementation, ctx.grpc.secureEnabled ? 'secure' : 'plaintext');
   }
 
-  if (flags.tlsCertFile !== '') {
-    // istiod's --tlsCertFile: the operator's certificate serves the listeners; the CA keeps the roots.
-    const files = new ServingCertFiles(
-      { certFile: flags.tlsCertFile, keyFile: flags.tlsKeyFile, caFile: flags.caCertFile },
-      ctx.servingCerts,
-      () => authority.rootBundlePem(),
-    );
+  // istiod's --tlsCertFile, or a certificate mounted for an external provider (PILOT_CERT_PROVIDER):
+  // the operator's certificate serves the listeners; the CA keeps the roots.
+  const servingFiles = servingCertFiles({ ...flags, provider: env.PILOT_CERT_PROVIDER });
+  if (servingFiles) {
+    const files = new ServingCertFiles(servingFiles, ctx.servingCerts, () => authority.rootBundlePem());
     files.watch();
     stops.push(() => files.stop());
     stops.push(authority.onChange(() => files.rootsChanged()));

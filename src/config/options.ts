@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseLogLevels } from '../log/logger';
 import { readTlsFiles } from './tls-files';
+import { certProviderProblem, ISTIOD_TLS_DIR, servingCertFiles } from './serving-cert-source';
 import { describe, HELP_FLAG, parseEnv, parseFlags, SettingSpec, SettingValues, UsageError } from './settings';
 import { namespaceNameProblem, taintKeyProblem } from './kube-names';
 import { prefixProblem } from './cidr';
@@ -216,6 +217,12 @@ export const SERVE_ENV = {
     default: './etc/cacerts',
     help: 'plugged-in CA files: ca-cert.pem, ca-key.pem, root-cert.pem, cert-chain.pem, or tls.crt, tls.key, ca.crt',
   },
+  PILOT_CERT_PROVIDER: {
+    kind: 'string',
+    default: 'istiod',
+    help: `who issues istiod's serving certificate: istiod (the mesh CA) or custom (mounted in ${ISTIOD_TLS_DIR}: tls.crt, tls.key, ca.crt); --tlsCertFile, then a certificate mounted there, win over either`,
+    check: certProviderProblem,
+  },
   TOKEN_AUDIENCES: { kind: 'list', default: 'istio-ca', help: 'audiences accepted on bearer tokens' },
   PILOT_CA_CERT_CONFIGMAP: {
     kind: 'string',
@@ -366,12 +373,11 @@ export function parseServeOptions(argv: string[], env: Record<string, string | u
     throw new UsageError('--tlsCertFile and --tlsKeyFile go together: give both or neither');
   if (values.caCertFile !== '' && values.tlsCertFile === '')
     throw new UsageError('--caCertFile is the CA of --tlsCertFile: give --tlsCertFile and --tlsKeyFile too');
-  if (values.tlsCertFile !== '') {
-    try {
-      readTlsFiles({ certFile: values.tlsCertFile, keyFile: values.tlsKeyFile, caFile: values.caCertFile });
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
+  try {
+    const files = servingCertFiles({ ...values, provider: envValues.PILOT_CERT_PROVIDER });
+    if (files) readTlsFiles(files);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
   }
   if (values.configDir !== '') {
     const problem = stateDirProblem(values.stateDir);

@@ -11,7 +11,17 @@ export interface TlsFilePaths {
   keyFile: string;
   /** '' when not given: the last certificate of the chain is the CA. */
   caFile: string;
+  /** How errors name the three files; the flags when not given. */
+  names?: TlsFileNames;
 }
+
+export interface TlsFileNames {
+  cert: string;
+  key: string;
+  ca: string;
+}
+
+const FLAG_NAMES: TlsFileNames = { cert: '--tlsCertFile', key: '--tlsKeyFile', ca: '--caCertFile' };
 
 export interface TlsFiles {
   certChainPem: string;
@@ -45,23 +55,24 @@ function certificates(flag: string, file: string, pem: string): crypto.X509Certi
 
 /** Reads the three files; throws an Error naming the flag, the file and what is wrong. */
 export function readTlsFiles(paths: TlsFilePaths): TlsFiles {
-  const certChainPem = read('--tlsCertFile', paths.certFile);
-  const chain = certificates('--tlsCertFile', paths.certFile, certChainPem);
-  const privateKeyPem = read('--tlsKeyFile', paths.keyFile);
+  const names = paths.names ?? FLAG_NAMES;
+  const certChainPem = read(names.cert, paths.certFile);
+  const chain = certificates(names.cert, paths.certFile, certChainPem);
+  const privateKeyPem = read(names.key, paths.keyFile);
   let key: crypto.KeyObject;
   try {
     key = crypto.createPrivateKey(privateKeyPem);
   } catch {
     // The parser's message can quote the input; a private key must never reach a log line.
-    throw new Error(`--tlsKeyFile ${paths.keyFile} holds no readable PEM private key`);
+    throw new Error(`${names.key} ${paths.keyFile} holds no readable PEM private key`);
   }
   const [leaf] = chain;
   if (leaf === undefined || !leaf.checkPrivateKey(key))
-    throw new Error(`--tlsKeyFile ${paths.keyFile} is not the key of the certificate in ${paths.certFile}`);
+    throw new Error(`${names.key} ${paths.keyFile} is not the key of the certificate in ${paths.certFile}`);
   let caPem: string;
   if (paths.caFile !== '') {
-    caPem = read('--caCertFile', paths.caFile);
-    certificates('--caCertFile', paths.caFile, caPem);
+    caPem = read(names.ca, paths.caFile);
+    certificates(names.ca, paths.caFile, caPem);
   } else {
     const top = chain[chain.length - 1] ?? leaf;
     caPem = top.toString();
