@@ -30,8 +30,8 @@ export interface KubeObject {
   apiVersion?: string;
   kind?: string;
   metadata: ObjectMeta;
-  spec?: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-  status?: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  spec?: unknown;
+  status?: unknown;
   data?: Record<string, string>;
   [field: string]: unknown;
 }

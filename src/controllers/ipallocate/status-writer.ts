@@ -96,7 +96,7 @@ export class LocalStatusWriter implements AddressStatusWriter {
     if (!stored) return Promise.resolve(undefined);
     if (JSON.stringify(statusAddressesRaw(stored)) !== JSON.stringify(statusAddressesRaw(current)))
       return Promise.reject(new StaleStatusError('status.addresses changed since it was read'));
-    const status = typeof stored.status === 'object' && stored.status !== null ? (stored.status as object) : {};
+    const status = typeof stored.status === 'object' && stored.status !== null ? stored.status : {};
     // A new resourceVersion, as the API server would give: the store ignores an update without one.
     const resourceVersion = `${stored.metadata.resourceVersion ?? ''}+ipallocate.${++this.writes}`;
     const next: KubeObject = {

@@ -36,7 +36,7 @@ function se(
 /** The entry as it reads back after `plan` was written. */
 function written(entry: KubeObject, plan: Plan): KubeObject {
   if (plan.kind !== 'write') return entry;
-  return { ...entry, status: { ...((entry.status as object | undefined) ?? {}), addresses: plan.addresses } };
+  return { ...entry, status: { ...(entry.status ?? {}), addresses: plan.addresses } };
 }
 
 function statusOf(entry: KubeObject): ServiceEntryAddress[] {
