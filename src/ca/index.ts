@@ -16,7 +16,14 @@ import { KubeCaSecretStore } from './kube-ca-secret-store';
 import type { CaKeyMaterial } from './key-material';
 import { registerCaMetrics } from './metrics';
 import { loadPluggedInCa, watchPluggedInCa } from './plugged-in';
-import { KubeRootConfigMapApi, RootCertPublisher, RootConfigMapApi, writeRootCertFile } from './root-cert-publisher';
+import {
+  KubeRootConfigMapApi,
+  NamespaceConfigMapPublisher,
+  RootCertPublisher,
+  RootConfigMapApi,
+  writeRootCertFile,
+} from './root-cert-publisher';
+import { CA_CRL_CONFIGMAP, CA_CRL_FILE, CaCrlSource, writeCaCrlFile } from './ca-crl';
 import { ensureSelfSignedCa } from './self-signed';
 import { ServingCertRotator, servingSans } from './serving-cert-issuer';
 import { ServingCertFiles } from './serving-cert-files';
@@ -164,10 +171,20 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
     stops.push(ctx.mesh.subscribe(() => rotator.trigger('meshConfig changed', true)));
   }
 
+  // istiod reads ca-crl.pem only beside a plugged-in CA; a rotated cacerts Secret usually brings
+  // its CRL along, so the CRL is re-read with the new material as well as on its own changes.
+  const crl = authority.current().source === 'plugged-in' ? new CaCrlSource(env.ROOT_CA_DIR) : undefined;
+  if (crl) {
+    stops.push(crl.watch());
+    stops.push(authority.onChange(() => crl.reload()));
+  }
   let rootCertFile: string | undefined;
   if (local) {
     rootCertFile = writeRootCertFile(flags.stateDir, authority.rootBundlePem());
     stops.push(authority.onChange((m) => writeRootCertFile(flags.stateDir, m.rootBundlePem)));
+    const crlPem = crl?.current();
+    if (crlPem !== undefined) writeCaCrlFile(flags.stateDir, crlPem);
+    if (crl) stops.push(crl.onChange((pem) => writeCaCrlFile(flags.stateDir, pem)));
   } else {
     const api = deps.rootConfigMaps ?? (writer ? new KubeRootConfigMapApi(writer) : undefined);
     if (api) {
@@ -178,18 +195,19 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
         () => authority.rootBundlePem(),
         deps.rootCertResyncMs,
       );
-      let stopPublisher: (() => Promise<void>) | undefined;
-      ctx.leader.runWhileLeader(ROOT_CERT_LEASE, () => {
-        stopPublisher = publisher.start((l) => authority.onChange(l));
-        // Resolves once the sync under way has stopped writing.
-        return () => {
-          const stop = stopPublisher;
-          stopPublisher = undefined;
-          return stop?.();
-        };
-      });
-      // Shutdown stops the triggers even when leadership is never handed back.
-      stops.push(() => stopPublisher?.());
+      stops.push(publisher.runWhileLeader(ctx.leader, ROOT_CERT_LEASE, (l) => authority.onChange(l)));
+      if (crl) {
+        // istiod's namespace controller writes both ConfigMaps, so both run under its lock.
+        const crlPublisher = new NamespaceConfigMapPublisher(
+          ctx.store,
+          api,
+          CA_CRL_CONFIGMAP,
+          CA_CRL_FILE,
+          () => crl.current(),
+          deps.rootCertResyncMs,
+        );
+        stops.push(crlPublisher.runWhileLeader(ctx.leader, ROOT_CERT_LEASE, (l) => crl.onChange(l)));
+      }
     }
   }
 

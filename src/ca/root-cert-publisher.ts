@@ -1,9 +1,10 @@
-// Distributes the mesh root: ConfigMap istio-ca-root-cert (key root-cert.pem) in every namespace,
-// leader only. Kubernetes mode repairs drift from three triggers: a Namespace appearing in the
-// store, a root change, and a periodic resync that LISTs every istio-ca-root-cert ConfigMap in one
-// request (the store does not hold them, and one LIST per period is cheaper than a second
-// informer's memory in big clusters). An edited or deleted ConfigMap is therefore repaired within
-// ROOT_CERT_RESYNC_MS. Local mode writes <stateDir>/root-cert.pem.
+// Distributes one ConfigMap (a name, one data key) to every namespace, leader only: the mesh root
+// as istio-ca-root-cert (key root-cert.pem), and the plugged-in CA's CRL as istio-ca-crl (key
+// ca-crl.pem), each by its own publisher. Kubernetes mode repairs drift from three triggers: a
+// Namespace appearing in the store, a content change, and a periodic resync that LISTs every
+// ConfigMap of that name in one request (the store does not hold them, and one LIST per period is
+// cheaper than a second informer's memory in big clusters). An edited or deleted ConfigMap is
+// therefore repaired within ROOT_CERT_RESYNC_MS. Local mode writes <stateDir>/root-cert.pem.
 
 import * as path from 'node:path';
 import { scopedLogger } from '../log/logger';
@@ -11,6 +12,7 @@ import { statusPhase } from '../store/fields';
 import type { ObjectStore } from '../store/types';
 import { PUBLIC_FILE_MODE, writeFileAtomicSync } from '../config/atomic-file';
 import type { KubeWriter } from '../store/kube/writes';
+import type { LeaderElector } from '../contract/leader';
 
 const log = scopedLogger('ca');
 
@@ -80,8 +82,11 @@ export class KubeRootConfigMapApi implements RootConfigMapApi {
   }
 }
 
-/** Keeps istio-ca-root-cert current in every namespace while running. */
-export class RootCertPublisher {
+/**
+ * Keeps the ConfigMap `name` holding `content()` under `key` in every namespace while running.
+ * While `content()` is undefined (nothing to distribute) a sync writes nothing.
+ */
+export class NamespaceConfigMapPublisher {
   private syncing: Promise<void> | undefined;
   /** Sync requests so far; a request that arrives during a run makes the run go round once more. */
   private requests = 0;
@@ -95,28 +100,54 @@ export class RootCertPublisher {
     private readonly store: ObjectStore,
     private readonly api: RootConfigMapApi,
     private readonly name: string,
-    private readonly rootPem: () => string,
+    private readonly key: string,
+    private readonly content: () => string | undefined,
     private readonly resyncMs = ROOT_CERT_RESYNC_MS,
   ) {}
 
   /** Starts the triggers; returns the stop function (for LeaderElector.runWhileLeader). */
-  start(onRootChange: (listener: () => void) => () => void): () => Promise<void> {
+  start(onContentChange: (listener: () => void) => () => void): () => Promise<void> {
     const cancel = new AbortController();
     this.cancel = cancel;
     // requestSync never rejects (a failed run is logged and retried), so its promise can be dropped here.
     const unsubStore = this.store.subscribe((events) => {
       if (events.some((e) => e.kind === 'Namespace' && e.type === 'add')) void this.requestSync();
     });
-    const unsubRoot = onRootChange(() => void this.requestSync());
+    const unsubContent = onContentChange(() => void this.requestSync());
     const timer = setInterval(() => void this.requestSync(), this.resyncMs);
     timer.unref();
     void this.requestSync();
     return async () => {
       cancel.abort();
       unsubStore();
-      unsubRoot();
+      unsubContent();
       clearInterval(timer);
       await this.syncing;
+    };
+  }
+
+  /**
+   * Runs the publisher only while this replica leads `lease`. The returned function stops it at
+   * shutdown, when leadership may never be handed back, and resolves once no write is under way.
+   */
+  runWhileLeader(
+    leader: LeaderElector,
+    lease: string,
+    onContentChange: (listener: () => void) => () => void,
+  ): () => Promise<void> {
+    let stop: (() => Promise<void>) | undefined;
+    leader.runWhileLeader(lease, () => {
+      stop = this.start(onContentChange);
+      return () => {
+        const running = stop;
+        stop = undefined;
+        return running?.();
+      };
+    });
+    return async () => {
+      const running = stop;
+      stop = undefined;
+      await running?.();
     };
   }
 
@@ -131,7 +162,7 @@ export class RootCertPublisher {
         try {
           await this.syncOnce();
         } catch (err) {
-          log.warn({ err: (err as Error).message }, 'root certificate distribution failed; will retry');
+          log.warn({ err: (err as Error).message }, `distributing ${this.name} failed; will retry`);
         }
       } while (this.requests !== served);
       this.syncing = undefined;
@@ -142,18 +173,19 @@ export class RootCertPublisher {
   async syncOnce(): Promise<number> {
     const signal = this.cancel?.signal;
     if (signal?.aborted) return 0;
-    const pem = this.rootPem();
+    const pem = this.content();
+    if (pem === undefined) return 0;
     const existing = new Map((await this.api.list(this.name, signal)).map((cm) => [cm.namespace, cm]));
     let written = 0;
     for (const ns of this.store.list('Namespace')) {
       const name = ns.metadata.name;
       if (EXCLUDED_NAMESPACES.has(name) || ns.metadata.deletionTimestamp || statusPhase(ns) === 'Terminating') continue;
       const cm = existing.get(name);
-      if (cm && cm.data[ROOT_CERT_KEY] === pem && cm.labels['istio.io/config'] === 'true') continue;
+      if (cm && cm.data[this.key] === pem && cm.labels['istio.io/config'] === 'true') continue;
       if (signal?.aborted) break;
       try {
         const labels = { ...(cm?.labels ?? {}), ...ROOT_CERT_LABEL };
-        await this.api.put(name, this.name, { [ROOT_CERT_KEY]: pem }, labels, signal);
+        await this.api.put(name, this.name, { [this.key]: pem }, labels, signal);
         written++;
         log.info({ namespace: name, repaired: cm !== undefined }, `${this.name} written`);
       } catch (err) {
@@ -162,5 +194,12 @@ export class RootCertPublisher {
       }
     }
     return written;
+  }
+}
+
+/** Keeps istio-ca-root-cert (or PILOT_CA_CERT_CONFIGMAP) current in every namespace while running. */
+export class RootCertPublisher extends NamespaceConfigMapPublisher {
+  constructor(store: ObjectStore, api: RootConfigMapApi, name: string, rootPem: () => string, resyncMs?: number) {
+    super(store, api, name, ROOT_CERT_KEY, rootPem, resyncMs);
   }
 }

@@ -58,6 +58,8 @@ export interface HarnessOptions {
   store?: MemoryStore;
   stateDir?: string;
   mesh?: MeshConfigSource;
+  /** alwaysLeader unless given. */
+  leader?: LeaderElector;
 }
 
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
@@ -83,7 +85,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     readiness: { register: (name) => (ready) => void readiness.set(name, ready) },
     debug: { add: (name, _description, handler) => void debug.set(name, handler) },
     servingCerts: holder,
-    leader: alwaysLeader,
+    leader: opts.leader ?? alwaysLeader,
     onShutdown: (hook) => void shutdown.push(hook),
   };
   const authenticator =
