@@ -23,7 +23,7 @@ import {
   RootConfigMapApi,
   writeRootCertFile,
 } from './root-cert-publisher';
-import { CA_CRL_CONFIGMAP, CA_CRL_FILE, CaCrlSource, writeCaCrlFile } from './ca-crl';
+import { CA_CRL_FILE, CaCrlSource, writeCaCrlFile } from './ca-crl';
 import { ensureSelfSignedCa } from './self-signed';
 import { ServingCertRotator, servingSans } from './serving-cert-issuer';
 import { ServingCertFiles } from './serving-cert-files';
@@ -173,7 +173,10 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
 
   // istiod reads ca-crl.pem only beside a plugged-in CA; a rotated cacerts Secret usually brings
   // its CRL along, so the CRL is re-read with the new material as well as on its own changes.
-  const crl = authority.current().source === 'plugged-in' ? new CaCrlSource(env.ROOT_CA_DIR) : undefined;
+  const crl =
+    env.PILOT_ENABLE_CA_CRL && authority.current().source === 'plugged-in'
+      ? new CaCrlSource(env.ROOT_CA_DIR)
+      : undefined;
   if (crl) {
     stops.push(crl.watch());
     stops.push(authority.onChange(() => crl.reload()));
@@ -201,7 +204,7 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
         const crlPublisher = new NamespaceConfigMapPublisher(
           ctx.store,
           api,
-          CA_CRL_CONFIGMAP,
+          env.PILOT_CRL_CONFIGMAP,
           CA_CRL_FILE,
           () => crl.current(),
           deps.rootCertResyncMs,

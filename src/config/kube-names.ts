@@ -34,3 +34,11 @@ export function taintKeyProblem(v: string): string | undefined {
     return `"${v}" is not a taint key: the name must be letters, digits, '-', '_' or '.', starting and ending with a letter or digit`;
   return undefined;
 }
+
+/** Why `v` cannot be a ConfigMap name (a DNS-1123 subdomain), or undefined when it can. */
+export function configMapNameProblem(v: string): string | undefined {
+  if (v.length > DNS1123_SUBDOMAIN_MAX) return `"${v}" is longer than ${DNS1123_SUBDOMAIN_MAX} characters`;
+  if (!DNS1123_SUBDOMAIN.test(v))
+    return `"${v}" is not a ConfigMap name (lower-case letters, digits, '-' and '.', starting and ending with a letter or digit)`;
+  return undefined;
+}

@@ -7,7 +7,7 @@ import { parseLogLevels } from '../log/logger';
 import { readTlsFiles } from './tls-files';
 import { certProviderProblem, ISTIOD_TLS_DIR, servingCertFiles } from './serving-cert-source';
 import { describe, HELP_FLAG, parseEnv, parseFlags, SettingSpec, SettingValues, UsageError } from './settings';
-import { namespaceNameProblem, taintKeyProblem } from './kube-names';
+import { configMapNameProblem, namespaceNameProblem, taintKeyProblem } from './kube-names';
 import { prefixProblem } from './cidr';
 
 const atLeast = (min: number) => (v: number) => (v < min ? `must be at least ${min}` : undefined);
@@ -228,6 +228,17 @@ export const SERVE_ENV = {
     kind: 'string',
     default: 'istio-ca-root-cert',
     help: 'ConfigMap the root certificate is written to in every namespace',
+  },
+  PILOT_ENABLE_CA_CRL: {
+    kind: 'bool',
+    default: 'true',
+    help: 'publish ca-crl.pem from a plugged-in CA folder as a ConfigMap in every namespace (Kubernetes) or in --stateDir (local mode)',
+  },
+  PILOT_CRL_CONFIGMAP: {
+    kind: 'string',
+    default: 'istio-ca-crl',
+    help: 'name of the ConfigMap the plugged-in CA CRL is written to in every namespace',
+    check: configMapNameProblem,
   },
   ISTIOD_CUSTOM_HOST: { kind: 'list', default: '', help: "extra DNS names on istiod's serving certificate" },
   // Validating webhook.

@@ -139,7 +139,7 @@ describe('ConfigMap istio-ca-crl in Kubernetes mode (test API server)', () => {
   const crlIn = (ns: string) =>
     (api.get('v1', 'ConfigMap', ns, CA_CRL_CONFIGMAP)?.['data'] as Record<string, string> | undefined)?.[CA_CRL_FILE];
   /** A CA on `dir`, with its own store of Namespaces fed from the API server (as a replica has). */
-  const start = async (dir: string, leader?: Harness['ctx']['leader']) => {
+  const start = async (dir: string, leader?: Harness['ctx']['leader'], env: Record<string, string> = {}) => {
     const store = new MemoryStore();
     const source = new KubeSource({
       client: new KubeClient(kubeConfig),
@@ -154,7 +154,7 @@ describe('ConfigMap istio-ca-crl in Kubernetes mode (test API server)', () => {
     const h = await startHarness({
       mode: 'kubernetes',
       store,
-      env: { ROOT_CA_DIR: dir },
+      env: { ROOT_CA_DIR: dir, ...env },
       deps: { kubeConfig, rootCertResyncMs: 200 },
       ...(leader ? { leader } : {}),
     });
@@ -205,6 +205,32 @@ describe('ConfigMap istio-ca-crl in Kubernetes mode (test API server)', () => {
     api.put(namespace('new-ns'));
     await eventually('a new namespace gets the CRL', () => crlIn('new-ns') === second);
     api.delete('v1', 'Namespace', '', 'new-ns');
+  });
+
+  test('PILOT_CRL_CONFIGMAP names the ConfigMap the CRL is published as', async () => {
+    const { dir, intermediate } = pluggedInCaDir();
+    const crl = opensslCrl(intermediate, tempDir());
+    fs.writeFileSync(path.join(dir, CA_CRL_FILE), crl);
+    const named = (ns: string) =>
+      (api.get('v1', 'ConfigMap', ns, 'mesh-crl')?.['data'] as Record<string, string> | undefined)?.[CA_CRL_FILE];
+    await start(dir, undefined, { PILOT_CRL_CONFIGMAP: 'mesh-crl' });
+    await eventually('mesh-crl in every namespace', () => ['istio-system', 'default'].every((ns) => named(ns) === crl));
+    expect(crlIn('default')).toBeUndefined();
+    for (const ns of ['istio-system', 'default', 'kube-system']) api.delete('v1', 'ConfigMap', ns, 'mesh-crl');
+  });
+
+  test('PILOT_ENABLE_CA_CRL=false publishes no CRL, while the root still is', async () => {
+    const { dir, intermediate } = pluggedInCaDir();
+    fs.writeFileSync(path.join(dir, CA_CRL_FILE), opensslCrl(intermediate, tempDir()));
+    const h = await start(dir, undefined, { PILOT_ENABLE_CA_CRL: 'false' });
+    const rootIn = (ns: string) =>
+      (api.get('v1', 'ConfigMap', ns, 'istio-ca-root-cert')?.['data'] as Record<string, string> | undefined)?.[
+        'root-cert.pem'
+      ];
+    await eventually('the root is distributed', () => rootIn('default') === h.ca.rootCertPem());
+    // Two more resync periods: the CRL publisher would have had every chance to write.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(['istio-system', 'default', 'kube-system'].map(crlIn)).toEqual([undefined, undefined, undefined]);
   });
 
   test('without ca-crl.pem no istio-ca-crl ConfigMap is written, while the root still is', async () => {
