@@ -1,10 +1,12 @@
 // charts/istiod: what it renders for the install scenarios, checked against the Kubernetes API
 // types and against what the istiod-ts code really reads (flags, env, meshConfig, ports).
 
+import * as path from 'node:path';
 import { parseServeOptions, SERVE_ENV, SERVE_FLAGS } from '../../../src/config/options';
 import { buildMeshConfig } from '../../../src/mesh/build';
 import { ConfigMapLayer, MESH_CONFIG_KEY, meshConfigMapName } from '../../../src/mesh/layers';
 import { servingSans } from '../../../src/ca/serving-cert-issuer';
+import { ISTIOD_TLS_CA_DIR, ISTIOD_TLS_DIR } from '../../../src/config/serving-cert-source';
 import { MemoryStore } from '../../../src/store/memory-store';
 import { findObject, helmLint, helmTemplate, helmTemplateRaw, type Rendered } from '../../support/helm';
 import { deploymentOf, resolvedEnv, serviceSelector, servicePorts } from './istiod-objects';
@@ -97,6 +99,16 @@ describe('charts/istiod Deployment', () => {
     expect(mount.readOnly).toBe(true);
     expect(d.volumes.find((v) => v.name === mount.name)!.secret).toEqual({ secretName: 'cacerts', optional: true });
     expect(resolvedEnv(d.container, NS)['ROOT_CA_DIR']).toBe(mount.mountPath);
+  });
+
+  test('mounts the optional istiod-tls Secret and the root ConfigMap where the serving-certificate folders are read, as upstream', () => {
+    const tls = d.container.volumeMounts.find((m) => m.mountPath === '/var/run/secrets/istiod/tls')!;
+    const ca = d.container.volumeMounts.find((m) => m.mountPath === '/var/run/secrets/istiod/ca')!;
+    expect(d.volumes.find((v) => v.name === tls.name)!.secret).toEqual({ secretName: 'istiod-tls', optional: true });
+    expect(d.volumes.find((v) => v.name === ca.name)!.configMap).toMatchObject({ name: 'istio-ca-root-cert', optional: true });
+    // The server reads them relative to its working directory, which is / in the image.
+    expect(path.posix.resolve('/', ISTIOD_TLS_DIR)).toBe(tls.mountPath);
+    expect(path.posix.resolve('/', ISTIOD_TLS_CA_DIR)).toBe(ca.mountPath);
   });
 
   test('is ready when GET /ready on 8080 says so, the port of --httpAddr', () => {

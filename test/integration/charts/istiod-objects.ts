@@ -22,6 +22,7 @@ export interface Container {
 export interface Volume {
   name: string;
   secret?: { secretName: string; optional?: boolean };
+  configMap?: { name: string; optional?: boolean; defaultMode?: number };
   emptyDir?: object;
   projected?: { sources: { serviceAccountToken?: { audience: string; path: string; expirationSeconds: number } }[] };
 }
