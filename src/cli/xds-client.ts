@@ -7,7 +7,8 @@ import * as fs from 'node:fs';
 import { describe, HELP_FLAG, parseFlags, SettingSpec, UsageError } from '../config/settings';
 import { AdsClient, AdsClientOptions, DeltaResponse, HeldResources, ztunnelNodeId } from './ads-client';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../contract/xds-resources';
-import { deltaJson, meshView, renderDelta, renderTable } from './xds-view';
+import { DeltaNamer } from './xds-delta';
+import { deltaJson, meshView, renderTable } from './xds-view';
 
 export const XDS_CLIENT_FLAGS = {
   addr: { kind: 'string', default: '', help: 'xDS server HOST:PORT (15012 with --rootCert, 15010 without)' },
@@ -140,6 +141,7 @@ async function session(
   err: Writer,
 ): Promise<number> {
   const held = new HeldResources();
+  const namer = new DeltaNamer();
   const firstOf = new Set<string>();
   let onDemandSent = onDemand.length === 0;
   let onDemandAnswered = onDemand.length === 0;
@@ -168,7 +170,7 @@ async function session(
     client.onResponse((r: DeltaResponse) => {
       held.apply(r);
       if (initialPrinted) {
-        out(output === 'json' ? JSON.stringify(deltaJson(r)) + '\n' : renderDelta(r));
+        out(output === 'json' ? JSON.stringify(deltaJson(r)) + '\n' : namer.render(r));
         return;
       }
       if (firstOf.has(ADDRESS_TYPE_URL) && r.type_url === ADDRESS_TYPE_URL && onDemandSent) onDemandAnswered = true;
@@ -181,6 +183,7 @@ async function session(
       if (firstOf.has(ADDRESS_TYPE_URL) && firstOf.has(AUTHORIZATION_TYPE_URL) && onDemandAnswered) {
         clearTimeout(timer);
         printAll();
+        namer.seed(held);
         initialPrinted = true;
         if (!watch) resolve(0);
       }

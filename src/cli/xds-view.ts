@@ -126,19 +126,6 @@ export function renderTable(view: MeshView): string {
   return parts.join('\n') + '\n';
 }
 
-/** One delta as lines: "+ kind name version" for adds and updates, "- name" for removals. */
-export function renderDelta(r: DeltaResponse): string {
-  const lines = [
-    `# ${r.type_url} nonce=${r.nonce} resources=${r.resources.length} removed=${r.removed_resources.length}`,
-  ];
-  for (const res of r.resources) {
-    const d = decodeResource(r.type_url, res);
-    lines.push(`+ ${d.kind} ${d.name} ${d.version}`);
-  }
-  for (const name of r.removed_resources) lines.push(`- ${name}`);
-  return lines.join('\n') + '\n';
-}
-
 export function deltaJson(r: DeltaResponse): Record<string, unknown> {
   return {
     typeUrl: r.type_url,

@@ -103,7 +103,7 @@ test('missing --addr or --node is a usage error', async () => {
   expect(err).toContain('missing --addr, --node');
 });
 
-test('--watch prints each delta as it arrives until the server ends the stream', async () => {
+test('--watch names each delta (kind, namespace/name, addresses) and the fields an edit changed', async () => {
   const cache = demoCache('proto');
   const own = await startHarness(cache);
   let out = '';
@@ -129,9 +129,13 @@ test('--watch prints each delta as it arrives until the server ends the stream',
   };
   await waitFor('POLICIES (1)');
   cache.setWorkload({ uid: 'Kubernetes//Pod/default/d', ip: '10.0.0.4', node: 'node-2' }).commit();
-  await waitFor('+ workload Kubernetes//Pod/default/d');
+  await waitFor('+ added Workload default/d [10.0.0.4] uid=Kubernetes//Pod/default/d');
+  cache.setWorkload({ uid: 'Kubernetes//Pod/default/a', ip: '10.0.0.1', node: 'node-2' }).commit();
+  await waitFor('~ changed Workload default/a [10.0.0.1] uid=Kubernetes//Pod/default/a');
+  expect(out).toMatch(/~ changed Workload default\/a .* fields=node$/m);
   cache.delete('type.googleapis.com/istio.workload.Address', 'Kubernetes//Pod/default/d').commit();
-  await waitFor('- Kubernetes//Pod/default/d');
+  // The removal carries only the uid; the name and address printed are the ones last received.
+  await waitFor('- removed Workload default/d [10.0.0.4] uid=Kubernetes//Pod/default/d');
   own.xds.close();
   expect(await done).toBe(0);
   await own.close();
