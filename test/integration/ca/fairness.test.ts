@@ -158,6 +158,10 @@ describe('CA fairness by node: two ztunnels, one flooding', () => {
       );
       const aheadOfB: number[] = [];
       for (let renewal = 0; renewal < 5; renewal++) {
+        // Start from rest: both slots held at the gate. A job the previous round let through may
+        // still be signing; when it ends, its slot goes to the next node in turn, which under load
+        // used to land after B had queued and was then counted as one more call ahead of B.
+        await until('both slots to be held at the gate', () => s.pool.held === 2);
         const reachedSigning = s.pool.lanes.length;
         const call = s.callB();
         await until("node B's call to queue", () =>
