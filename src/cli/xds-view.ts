@@ -82,14 +82,52 @@ function workloadRow(d: DecodedResource): string[] {
   ];
 }
 
-function serviceRow(d: DecodedResource): string[] {
+type PortEntry = { servicePort?: number; targetPort?: number };
+
+/** Per Service key (namespace/hostname), per service port: the target ports the held workloads map it to. */
+export type WorkloadTargets = Map<string, Map<number, Set<number>>>;
+
+/**
+ * A Service port with a named targetPort reaches ztunnel as target_port 0: the name itself is not
+ * in the Service message, because one name can be a different number on each pod. ztunnel resolves
+ * it per endpoint from the Workload's `services[namespace/hostname].ports` (a pod without that
+ * named port carries no entry and gets no traffic on it). So the view resolves it the same way,
+ * from the workloads it holds: one number when they agree, all of them (a|b) when pods differ,
+ * and "named" when no held workload maps it (e.g. an on-demand view without the endpoints).
+ */
+export function workloadTargets(workloads: DecodedResource[]): WorkloadTargets {
+  const out: WorkloadTargets = new Map();
+  for (const w of workloads) {
+    const services = w.value['services'] as Record<string, { ports?: PortEntry[] }> | undefined;
+    for (const [key, list] of Object.entries(services ?? {})) {
+      let byPort = out.get(key);
+      if (!byPort) out.set(key, (byPort = new Map<number, Set<number>>()));
+      for (const p of list.ports ?? []) {
+        if (!p.targetPort) continue;
+        const port = p.servicePort ?? 0;
+        let set = byPort.get(port);
+        if (!set) byPort.set(port, (set = new Set()));
+        set.add(p.targetPort);
+      }
+    }
+  }
+  return out;
+}
+
+export function renderPort(serviceKey: string, p: PortEntry, targets: WorkloadTargets): string {
+  const servicePort = p.servicePort ?? 0;
+  if (p.targetPort) return `${servicePort}->${p.targetPort}`;
+  const resolved = [...(targets.get(serviceKey)?.get(servicePort) ?? [])].sort((a, b) => a - b);
+  return `${servicePort}->${resolved.length > 0 ? resolved.join('|') : 'named'}`;
+}
+
+function serviceRow(d: DecodedResource, targets: WorkloadTargets): string[] {
   const s = d.value;
   const vips = ((s['addresses'] as { network?: string; address?: string }[] | undefined) ?? []).map(
     (a) => `${a.network ?? ''}/${a.address ?? ''}`,
   );
-  const ports = ((s['ports'] as { servicePort?: number; targetPort?: number }[] | undefined) ?? []).map(
-    (p) => `${p.servicePort ?? 0}->${p.targetPort ?? 0}`,
-  );
+  const key = `${str(s['namespace'])}/${str(s['hostname'])}`;
+  const ports = ((s['ports'] as PortEntry[] | undefined) ?? []).map((p) => renderPort(key, p, targets));
   return [d.name, vips.join(','), ports.join(','), str(s['waypoint'])];
 }
 
@@ -104,12 +142,16 @@ function policyRow(d: DecodedResource): string[] {
 }
 
 export function renderTable(view: MeshView): string {
+  const targets = workloadTargets(view.workloads);
   const parts = [
     `WORKLOADS (${view.workloads.length})`,
     table(['UID', 'NAMESPACE', 'NAME', 'ADDRESSES', 'NODE', 'PROTOCOL', 'STATUS'], view.workloads.map(workloadRow)),
     '',
     `SERVICES (${view.services.length})`,
-    table(['NAME', 'VIPS', 'PORTS', 'WAYPOINT'], view.services.map(serviceRow)),
+    table(
+      ['NAME', 'VIPS', 'PORTS', 'WAYPOINT'],
+      view.services.map((d) => serviceRow(d, targets)),
+    ),
     '',
     `POLICIES (${view.policies.length})`,
     table(['NAME', 'SCOPE', 'ACTION', 'RULES'], view.policies.map(policyRow)),
