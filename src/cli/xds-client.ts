@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import { describe, HELP_FLAG, parseFlags, SettingSpec, UsageError } from '../config/settings';
 import { AdsClient, AdsClientOptions, DeltaResponse, HeldResources, ztunnelNodeId } from './ads-client';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../contract/xds-resources';
+import { readToken, runXdsCertCommand } from './xds-cert';
 import { DeltaNamer } from './xds-delta';
 import { deltaJson, meshView, renderTable } from './xds-view';
 
@@ -55,6 +56,7 @@ export function xdsClientHelp(): string {
     '                           [--namespace NS] [--pod NAME] [--on-demand NAME,...] [--watch] [--output table|json]',
     '',
     "Shows what a node's ztunnel receives: connects as ztunnel does, ACKs every response, prints the result.",
+    '`istiod-ts xds-client cert --identity spiffe://...` requests a certificate as the ztunnel would (see cert --help).',
     '',
     describe(XDS_CLIENT_FLAGS, '--'),
     '',
@@ -63,21 +65,12 @@ export function xdsClientHelp(): string {
 
 type Writer = (s: string) => void;
 
-function readToken(value: string): string {
-  if (value === '') return '';
-  if (fs.existsSync(value) && fs.statSync(value).isFile()) {
-    const text = fs.readFileSync(value, 'utf8').trim();
-    if (text === '') throw new UsageError(`--token file ${value} is empty`);
-    return text;
-  }
-  return value;
-}
-
 export async function runXdsClientCommand(
   argv: string[],
   out: Writer = (s) => process.stdout.write(s),
   err: Writer = (s) => process.stderr.write(s),
 ): Promise<number> {
+  if (argv[0] === 'cert') return runXdsCertCommand(argv.slice(1), out, err);
   let client: AdsClient | undefined;
   try {
     const { values, given, positional } = parseFlags(XDS_CLIENT_FLAGS, argv);
