@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestApiServer } from '../support/apiserver';
-import { ServerProcess, waitForStatus } from '../support/cli';
+import { ServerProcess, waitForStatus, LOOPBACK_LISTENER_ARGS } from '../support/cli';
 
 describe('Kubernetes mode end to end', () => {
   let api: TestApiServer;
@@ -46,16 +46,7 @@ describe('Kubernetes mode end to end', () => {
         api.writeKubeconfig(),
         '--meshConfig',
         join(dir, 'no-such-mesh-file'),
-        '--grpcAddr',
-        '127.0.0.1:0',
-        '--secureGRPCAddr',
-        '127.0.0.1:0',
-        '--httpsAddr',
-        '127.0.0.1:0',
-        '--monitoringAddr',
-        '127.0.0.1:0',
-        '--httpAddr',
-        '127.0.0.1:0',
+        ...LOOPBACK_LISTENER_ARGS,
       ],
       { POD_NAME: 'istiod-e2e', ROOT_CA_DIR: join(dir, 'no-cacerts') },
     );

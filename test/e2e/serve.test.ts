@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEMO, localServeArgs, runCli, ServerProcess, waitForStatus } from '../support/cli';
+import { DEMO, localServeArgs, LOOPBACK_LISTENER_ARGS, runCli, ServerProcess, waitForStatus } from '../support/cli';
 
 describe('istiod-ts command line', () => {
   it('--help lists flags and env vars and exits 0', () => {
@@ -48,20 +48,7 @@ describe('istiod-ts command line', () => {
         'current-context: x',
       ].join('\n'),
     );
-    const server = ServerProcess.start([
-      '--kubeconfig',
-      kubeconfig,
-      '--httpAddr',
-      '127.0.0.1:0',
-      '--monitoringAddr',
-      '127.0.0.1:0',
-      '--grpcAddr',
-      '127.0.0.1:0',
-      '--secureGRPCAddr',
-      '127.0.0.1:0',
-      '--httpsAddr',
-      '127.0.0.1:0',
-    ]);
+    const server = ServerProcess.start(['--kubeconfig', kubeconfig, ...LOOPBACK_LISTENER_ARGS]);
     try {
       const warning = await server.waitForLog((l) => l.msg === 'waiting for the API server');
       expect(warning.level).toBe('warn');

@@ -7,6 +7,20 @@ import { join } from 'node:path';
 export const BIN = join(__dirname, '..', '..', 'bin', 'istiod-ts.js');
 export const DEMO = join(__dirname, '..', '..', 'examples', 'demo');
 
+/** Every listener of `serve` on a free loopback port. */
+export const LOOPBACK_LISTENER_ARGS: readonly string[] = [
+  '--grpcAddr',
+  '127.0.0.1:0',
+  '--secureGRPCAddr',
+  '127.0.0.1:0',
+  '--httpsAddr',
+  '127.0.0.1:0',
+  '--monitoringAddr',
+  '127.0.0.1:0',
+  '--httpAddr',
+  '127.0.0.1:0',
+];
+
 /** `serve` on the demo mesh with its state in `state`, no meshConfig file, every listener on a free loopback port. */
 export function localServeArgs(state: string): string[] {
   return [
@@ -16,16 +30,7 @@ export function localServeArgs(state: string): string[] {
     state,
     '--meshConfig',
     join(state, 'no-such-mesh-file'),
-    '--grpcAddr',
-    '127.0.0.1:0',
-    '--secureGRPCAddr',
-    '127.0.0.1:0',
-    '--httpsAddr',
-    '127.0.0.1:0',
-    '--monitoringAddr',
-    '127.0.0.1:0',
-    '--httpAddr',
-    '127.0.0.1:0',
+    ...LOOPBACK_LISTENER_ARGS,
   ];
 }
 

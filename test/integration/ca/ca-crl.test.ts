@@ -20,17 +20,11 @@ import { KubeSource } from '../../../src/store/kube/source';
 import { MemoryStore } from '../../../src/store/memory-store';
 import { logs } from '../../../src/log/logger';
 import { TestApiServer, eventually } from '../../support/apiserver';
-import { namespace } from '../../support/apiserver/fixtures';
+import { namespace, FAST_WATCH_TIMING } from '../../support/apiserver/fixtures';
 import { tempDir } from '../../support/ca/fixtures';
 import { OpensslCa, opensslCaPair } from '../../support/ca/openssl-ca';
 import { Harness, startHarness } from '../../support/ca/harness';
 
-const FAST_TIMING = {
-  backoff: { initialMs: 20, maxMs: 200 },
-  missingKindRetryMs: 100,
-  quickFailMs: 50,
-  watchTimeoutSeconds: 300,
-};
 type Line = Record<string, unknown>;
 
 /** A CRL signed by `ca`, from openssl's own CA tool; each call in one `dir` gets the next CRL number. */
@@ -146,7 +140,7 @@ describe('ConfigMap istio-ca-crl in Kubernetes mode (test API server)', () => {
       writer: store,
       systemNamespace: 'istio-system',
       kinds: ['Namespace'],
-      timing: FAST_TIMING,
+      timing: FAST_WATCH_TIMING,
     });
     await source.start();
     await store.whenSynced();

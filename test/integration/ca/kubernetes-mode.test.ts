@@ -12,28 +12,11 @@ import { loadKubeConfig } from '../../../src/store/kube/config';
 import { KubeSource } from '../../../src/store/kube/source';
 import { MemoryStore } from '../../../src/store/memory-store';
 import { TestApiServer, eventually, serviceAccountIdentity } from '../../support/apiserver';
-import { namespace } from '../../support/apiserver/fixtures';
+import { namespace, FAST_WATCH_TIMING, scheduledPod as pod } from '../../support/apiserver/fixtures';
 import { makeCsr, opensslVerify, peculiarSan } from '../../support/ca/fixtures';
 import { Harness, ZtunnelLikeClient, startHarness } from '../../support/ca/harness';
 
 const id = (ns: string, sa: string) => `spiffe://cluster.local/ns/${ns}/sa/${sa}`;
-const FAST_TIMING = {
-  backoff: { initialMs: 20, maxMs: 200 },
-  missingKindRetryMs: 100,
-  quickFailMs: 50,
-  watchTimeoutSeconds: 300,
-};
-
-function pod(ns: string, name: string, sa: string, node: string | undefined, phase = 'Running') {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: ns },
-    spec: { serviceAccountName: sa, containers: [{ name: 'c', image: 'x' }], ...(node ? { nodeName: node } : {}) },
-    status: { phase },
-  };
-}
-
 describe('the CA in Kubernetes mode (test API server)', () => {
   let api: TestApiServer;
   let kubeConfig: KubeConfig;
@@ -75,7 +58,7 @@ describe('the CA in Kubernetes mode (test API server)', () => {
       writer: store,
       systemNamespace: 'istio-system',
       kinds: ['Namespace', 'Pod'],
-      timing: FAST_TIMING,
+      timing: FAST_WATCH_TIMING,
     });
     await source.start();
     await store.whenSynced();

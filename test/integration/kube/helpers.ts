@@ -8,18 +8,14 @@ import type { WatchTiming } from '../../../src/store/kube/kind-watcher';
 import { MemoryStore } from '../../../src/store/memory-store';
 import { KINDS, type KindId, apiVersionOf } from '../../../src/store/kinds';
 import { TestApiServer } from '../../support/apiserver';
+import { FAST_WATCH_TIMING } from '../../support/apiserver/fixtures';
 import { logs } from '../../../src/log/logger';
 
 // Retries and re-lists are logged at warn; the tests provoke them on purpose.
 logs.configure(process.env['KUBE_TEST_LOG'] ?? 'kube:error,leader:error');
 
-export const FAST_TIMING: WatchTiming = {
-  backoff: { initialMs: 20, maxMs: 200 },
-  missingKindRetryMs: 100,
-  quickFailMs: 50,
-  watchTimeoutSeconds: 300,
-  stallMarginMs: 30_000,
-};
+/** The tests' watch timing, shared with the CA tests through test/support. */
+export const FAST_TIMING: WatchTiming = FAST_WATCH_TIMING;
 
 export async function startServer(): Promise<{ server: TestApiServer; client: KubeClient }> {
   const server = await TestApiServer.start();

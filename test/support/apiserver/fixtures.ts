@@ -1,6 +1,8 @@
 // Realistic objects for tests and the hand-run server: a kubectl-style Pod (managedFields,
 // last-applied annotation, full spec and status), Namespaces, Services.
 
+import type { WatchTiming } from '../../../src/store/kube/kind-watcher';
+
 export function namespace(name: string, labels: Record<string, string> = {}) {
   return {
     apiVersion: 'v1',
@@ -209,5 +211,25 @@ export function fatPod(namespace: string, name: string, i = 0) {
       ],
       qosClass: 'Burstable',
     },
+  };
+}
+
+/** Watch timing for tests: quick retries, istiod's watch timeout, the default stall margin. */
+export const FAST_WATCH_TIMING: WatchTiming = {
+  backoff: { initialMs: 20, maxMs: 200 },
+  missingKindRetryMs: 100,
+  quickFailMs: 50,
+  watchTimeoutSeconds: 300,
+  stallMarginMs: 30_000,
+};
+
+/** A pod of a service account, on a node (or unscheduled), in a phase: what the CA's node checks read. */
+export function scheduledPod(ns: string, name: string, sa: string, node: string | undefined, phase = 'Running') {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: ns },
+    spec: { serviceAccountName: sa, containers: [{ name: 'c', image: 'x' }], ...(node ? { nodeName: node } : {}) },
+    status: { phase },
   };
 }

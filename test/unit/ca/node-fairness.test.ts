@@ -1,32 +1,11 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { Registry } from 'prom-client';
 import { parseServeOptions, serveHelp } from '../../../src/config/options';
 import { UsageError } from '../../../src/config/settings';
 import { registerCaMetrics } from '../../../src/ca/metrics';
 import { createNodeFairness, DENIAL_TRACKED_NODES, TOP_DENIED_NODES } from '../../../src/ca/node-fairness';
-import { logs } from '../../../src/log/logger';
-import { runCli } from '../../support/cli';
 
-function captureLogs(): { lines: () => Record<string, unknown>[]; restore: () => void } {
-  const out: string[] = [];
-  const sink = new Writable({
-    write(chunk, _enc, done) {
-      out.push(String(chunk));
-      done();
-    },
-  });
-  logs.setDestination(sink);
-  return {
-    lines: () =>
-      out
-        .join('')
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as Record<string, unknown>),
-    restore: () => logs.setDestination(pino.destination({ fd: 2, sync: true })),
-  };
-}
+import { captureLogs } from '../../support/logs';
+import { runCli } from '../../support/cli';
 
 describe('CA fairness denials: counted by reason at once, logged once per interval', () => {
   beforeEach(() => jest.useFakeTimers());

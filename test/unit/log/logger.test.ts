@@ -1,24 +1,5 @@
-import { Writable } from 'node:stream';
 import { logs, parseLogLevels, scopedLogger } from '../../../src/log/logger';
-
-function capture(): { lines: () => Record<string, unknown>[] } {
-  const out: string[] = [];
-  const sink = new Writable({
-    write(chunk, _enc, done) {
-      out.push(String(chunk));
-      done();
-    },
-  });
-  logs.setDestination(sink);
-  return {
-    lines: () =>
-      out
-        .join('')
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as Record<string, unknown>),
-  };
-}
+import { captureLogs } from '../../support/logs';
 
 describe('log levels', () => {
   it('parses istiod-style scope:level lists', () => {
@@ -40,7 +21,7 @@ describe('log levels', () => {
 
 describe('scoped loggers', () => {
   it('every line is JSON with its scope, and each scope has its own level', () => {
-    const sink = capture();
+    const sink = captureLogs();
     logs.configure('default:info,test-ca:debug');
     scopedLogger('test-ca').debug('ca detail');
     scopedLogger('test-xds').debug('xds detail');
@@ -54,7 +35,7 @@ describe('scoped loggers', () => {
   });
 
   it('a level changed at runtime takes effect at once on existing loggers', () => {
-    const sink = capture();
+    const sink = captureLogs();
     logs.configure('default:info');
     const log = scopedLogger('test-runtime');
     log.debug('hidden');
