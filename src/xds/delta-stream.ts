@@ -380,7 +380,7 @@ export class DeltaStream {
     this.deps.onClose(this);
   }
 
-  /** Whether a response is still being written (for /debug/syncz). */
+  /** Whether a response is still being written (for /debug/ztunnels). */
   get busy(): boolean {
     return this.writing;
   }

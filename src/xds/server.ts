@@ -153,7 +153,7 @@ export interface XdsServerHandle {
   close(): void;
 }
 
-/** Registers the ADS service on both gRPC ports, its metrics and /debug/syncz, and ties it to meshConfig and shutdown. */
+/** Registers the ADS service on both gRPC ports, its metrics and /debug/ztunnels, and ties it to meshConfig and shutdown. */
 export function startXdsServer(
   ctx: XdsHostDeps,
   cache: ResourceCache,
@@ -173,7 +173,7 @@ export function startXdsServer(
   );
   ctx.grpc.addService(adsServiceDefinition(), server.implementation(), 'both');
   ctx.debug.add(
-    'syncz',
+    'ztunnels',
     'connected xDS clients: node, identity, subscriptions, last nonce, ACK/NACK, pending names',
     () => ({
       body: server.debugSyncz(),

@@ -1,4 +1,5 @@
-// /debug/syncz: what each connected client holds and owes, for operators.
+// /debug/ztunnels: what each connected client holds and owes, for operators (istiod's
+// /debug/syncz shape is sync-status.ts).
 
 import type { DeltaStream } from './delta-stream';
 

@@ -55,10 +55,10 @@ test('the ADS service is registered on both gRPC ports with the delta method', (
   expect(f.services[0]!.service[DELTA_METHOD]!.path).toBe(`/${ADS_SERVICE}/${DELTA_METHOD}`);
 });
 
-test('/debug/syncz is registered and lists connected clients and full-sync slots', async () => {
+test('/debug/ztunnels is registered and lists connected clients and full-sync slots', async () => {
   const f = fakeContext();
   startXdsServer(f.ctx, demoCache(), new FakeAuthenticator());
-  const res = await f.debug.get('syncz')!();
+  const res = await f.debug.get('ztunnels')!();
   expect(res.body).toMatchObject({ clients: [], fullSyncs: { active: 0, queued: 0 } });
 });
 
