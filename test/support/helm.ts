@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
-import { parseAllDocuments } from 'yaml';
+import { parse as parseYaml } from 'yaml';
 
 const REPO_ROOT = path.join(__dirname, '..', '..');
 export const LAYER_ZIP = path.join(
@@ -200,15 +200,38 @@ export function helmTemplateRaw(chart: string, opts: TemplateOptions = {}): Helm
   return withValues(args, opts.values);
 }
 
+/**
+ * Parsed documents by their text, so a render that repeats a document (charts/base's CRDs, about
+ * 1 MB of YAML that takes over a second to parse) parses it once per test file. Bounded: when
+ * full it is emptied, which costs only a re-parse.
+ */
+const parsedDocs = new Map<string, unknown>();
+/** Enough for every distinct document of a test file's renders of both charts. */
+export const PARSED_DOC_CACHE_MAX = 256;
+
+/** One YAML document of helm's output as a value (null for a comment-only one); callers get their own copy. */
+function parseDocument(chart: string, text: string): unknown {
+  let value = parsedDocs.get(text);
+  if (value === undefined) {
+    try {
+      value = parseYaml(text) as unknown;
+    } catch (err) {
+      throw new Error(`helm template ${chart}: rendered YAML does not parse: ${(err as Error).message}`);
+    }
+    if (parsedDocs.size >= PARSED_DOC_CACHE_MAX) parsedDocs.clear();
+    parsedDocs.set(text, value);
+  }
+  return value === null ? null : structuredClone(value);
+}
+
 /** `helm template` of charts/<chart>, parsed; throws with helm's stderr when rendering fails. */
 export function helmTemplate(chart: string, opts: TemplateOptions = {}): Rendered[] {
   const r = helmTemplateRaw(chart, opts);
   if (r.status !== 0) throw new Error(`helm template ${chart} failed (${r.status}): ${r.stderr}`);
   const objects: Rendered[] = [];
-  for (const doc of parseAllDocuments(r.stdout)) {
-    if (doc.errors.length > 0)
-      throw new Error(`helm template ${chart}: rendered YAML does not parse: ${doc.errors[0]!.message}`);
-    const value = doc.toJS() as Rendered | null;
+  // Documents start at a line "---" (helm writes no other document markers, and block scalars are indented).
+  for (const text of r.stdout.split(/^---[ \t]*$/m)) {
+    const value = parseDocument(chart, text) as Rendered | null;
     if (value) objects.push(value);
   }
   return objects;
