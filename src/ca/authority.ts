@@ -1,10 +1,12 @@
 // The signing authority: the current key material and its leaf signer, swapped atomically when a
-// plugged-in CA rotates, plus the response chain istiod returns.
+// plugged-in CA rotates, plus the response chain istiod returns. The trust bundle it serves is the
+// material's roots, the other root of a self-signed rotation (root-rotation.ts) and meshConfig's
+// caCertificates, combined once per change so signing only reads a reference.
 
-import type * as crypto from 'node:crypto';
+import * as crypto from 'node:crypto';
 import { ParsedCsr, checkVerified, verifyJob } from './csr';
 import { CsrVerifierPool, sharedCsrVerifierPool } from './csr-verifier-pool';
-import { CaKeyMaterial, meshIssuers } from './key-material';
+import { CaKeyMaterial, meshIssuers, splitPemCertificates } from './key-material';
 import { IssuedLeaf, LeafRequest, LeafSigner, SanEntry } from './leaf-signer';
 
 /** NotBefore is back-dated like istiod's, so peers with a slow clock accept fresh certificates. */
@@ -21,7 +23,14 @@ export interface IssuedCertificate extends IssuedLeaf {
 }
 
 export class CertificateAuthority {
+  /** What signs, as loaded. */
+  private signing!: CaKeyMaterial;
+  /** `signing` with the whole trust bundle as its roots: what callers and the chain see. */
   private material!: CaKeyMaterial;
+  /** The other root of a rotation in progress: trusted, and an issuer of valid mesh certificates. */
+  private rotationRoots: readonly string[] = [];
+  /** meshConfig caCertificates: trusted by peers, never an issuer of mesh identities here. */
+  private anchors: readonly string[] = [];
   private signer!: LeafSigner;
   /** The pool's handle for the current signing key. */
   private keyHandle: number | undefined;
@@ -35,15 +44,59 @@ export class CertificateAuthority {
     this.setMaterial(material);
   }
 
-  setMaterial(material: CaKeyMaterial): void {
+  /** Replaces what signs; `rotationRoots` are the other roots of a rotation in progress. */
+  setMaterial(material: CaKeyMaterial, rotationRoots: readonly string[] = []): void {
     const signer = new LeafSigner(material.signingCert.raw, material.signingKey);
     const retired = this.keyHandle;
     this.keyHandle = this.pool.registerKey(material.signingKey);
     if (retired !== undefined) setTimeout(() => this.pool.forgetKey(retired), RETIRED_KEY_GRACE_MS).unref();
-    this.material = material;
+    this.signing = material;
     this.signer = signer;
-    this.issuers = meshIssuers(material);
-    for (const l of this.listeners) l(material);
+    this.rotationRoots = rotationRoots;
+    this.rebuild();
+  }
+
+  /**
+   * A rotation step: switches the signer only when the signing root changed, so a step that
+   * changes the bundle alone keeps the worker's key registration.
+   */
+  setRotation(material: CaKeyMaterial, rotationRoots: readonly string[]): void {
+    if (
+      material.signingCertPem === this.signing.signingCertPem &&
+      material.rootBundlePem === this.signing.rootBundlePem
+    ) {
+      if (sameList(rotationRoots, this.rotationRoots)) return;
+      this.rotationRoots = rotationRoots;
+      this.rebuild();
+      return;
+    }
+    this.setMaterial(material, rotationRoots);
+  }
+
+  /** meshConfig caCertificates PEMs, already checked (mesh-trust-anchors.ts). */
+  setTrustAnchors(pems: readonly string[]): void {
+    if (sameList(pems, this.anchors)) return;
+    this.anchors = pems;
+    this.rebuild();
+  }
+
+  /** The material as loaded (its own roots only): what a plugged-in CA watcher compares against. */
+  signingMaterial(): CaKeyMaterial {
+    return this.signing;
+  }
+
+  private rebuild(): void {
+    const own = splitPemCertificates(this.signing.rootBundlePem);
+    const rotation = this.rotationRoots.flatMap(splitPemCertificates);
+    const bundle = [...new Set([...own, ...rotation, ...this.anchors.flatMap(splitPemCertificates)])];
+    const parsed = new Map(this.signing.roots.map((r, i) => [own[i] ?? '', r]));
+    const roots = bundle.map((pem) => parsed.get(pem) ?? new crypto.X509Certificate(pem));
+    this.material = { ...this.signing, rootBundlePem: bundle.join(''), roots };
+    this.issuers = [
+      ...meshIssuers(this.signing),
+      ...rotation.filter((pem) => !own.includes(pem)).map((pem) => new crypto.X509Certificate(pem)),
+    ];
+    for (const l of this.listeners) l(this.material);
   }
 
   /** Signing worker threads behind this authority (the fair queue sizes its slots by them). */
@@ -107,6 +160,10 @@ export class CertificateAuthority {
     const leaf = signer.assemble(prepared, outcome.certificateSignature);
     return { ...leaf, chain: [leaf.pem, ...material.chainPems, material.rootBundlePem] };
   }
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 function leafRequest(spki: Buffer, sans: readonly SanEntry[], ttlMs: number, now: number): LeafRequest {

@@ -9,6 +9,7 @@ import { scopedLogger } from '../log/logger';
 import type { CallAuthenticator } from '../security/identity';
 import { NodeAuthorizer } from '../security/node-authorizer';
 import type { CaHostDeps } from './host-deps';
+import type { MeshConfig } from '../mesh/types';
 import { LEASE_NAMES } from '../contract/leader';
 import { CertificateAuthority } from './authority';
 import { CaSecretStore, LocalCaSecretStore } from './ca-secret-store';
@@ -24,7 +25,10 @@ import {
   writeRootCertFile,
 } from './root-cert-publisher';
 import { CA_CRL_FILE, CaCrlSource, writeCaCrlFile } from './ca-crl';
-import { ensureSelfSignedCa } from './self-signed';
+import { ensureSelfSignedRoot, generateRoot, selfSignedMaterial, SelfSignedOptions } from './self-signed';
+import { RootRotator, toRootState } from './root-rotation-driver';
+import { RootState, trustedRoots } from './root-rotation';
+import { meshTrustAnchors } from './mesh-trust-anchors';
 import { ServingCertRotator, servingSans } from './serving-cert-issuer';
 import { ServingCertFiles } from './serving-cert-files';
 import { servingCertFiles } from '../config/serving-cert-source';
@@ -71,19 +75,49 @@ function kubeWriter(deps: CaDeps): KubeWriter | undefined {
   return deps.kubeConfig ? new KubeWriter(new KubeClient(deps.kubeConfig)) : undefined;
 }
 
-async function loadKeyMaterial(ctx: CaHostDeps, secretStore: CaSecretStore): Promise<CaKeyMaterial> {
+interface LoadedKeyMaterial {
+  material: CaKeyMaterial;
+  /** Self-signed with rotation on: the rotator, and the other root of a rotation in progress. */
+  rotator?: RootRotator;
+  rotationRoots: string[];
+}
+
+/** The material for a self-signed root state, and the roots trusted beside it. */
+function selfSignedView(state: RootState, store: CaSecretStore): { material: CaKeyMaterial; rotationRoots: string[] } {
+  const material = selfSignedMaterial({ caCertPem: state.signing.certPem, caKeyPem: state.signing.keyPem }, store);
+  return { material, rotationRoots: trustedRoots(state).filter((pem) => pem !== state.signing.certPem) };
+}
+
+async function loadKeyMaterial(ctx: CaHostDeps, secretStore: CaSecretStore): Promise<LoadedKeyMaterial> {
   const env = ctx.options.env;
   const plugged = loadPluggedInCa(env.ROOT_CA_DIR);
   if (plugged) {
     log.info({ dir: env.ROOT_CA_DIR, signer: plugged.signingCert.subject }, 'using the plugged-in CA');
-    return plugged;
+    return { material: plugged, rotationRoots: [] };
   }
-  return ensureSelfSignedCa(secretStore, {
+  const rootOpts: SelfSignedOptions = {
     trustDomain: ctx.mesh.current().trustDomain,
     keyType: env.CITADEL_SELF_SIGNED_CA_KEY_TYPE === 'ECDSA' ? 'ECDSA' : 'RSA',
     rsaBits: env.CITADEL_SELF_SIGNED_CA_RSA_KEY_SIZE,
     ttlMs: env.CITADEL_SELF_SIGNED_CA_CERT_TTL,
+  };
+  const stored = await ensureSelfSignedRoot(secretStore, rootOpts);
+  if (env.CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL <= 0) {
+    return { ...selfSignedView(toRootState(stored, Date.now()), secretStore) };
+  }
+  const rotator = new RootRotator(secretStore, {
+    policy: {
+      gracePercentile: env.CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE,
+      distributionDelayMs: env.CITADEL_SELF_SIGNED_ROOT_CERT_DISTRIBUTION_DELAY,
+      maxLeafTtlMs: env.MAX_WORKLOAD_CERT_TTL,
+    },
+    generate: () => generateRoot(rootOpts),
+    metrics: ctx.metrics,
   });
+  // The first check runs before anything signs: a root found past its grace period, or expired
+  // while istiod-ts was down, is dealt with before the first certificate is issued.
+  const state = await rotator.check();
+  return { ...selfSignedView(state, secretStore), rotator };
 }
 
 export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): Promise<CaHandle> {
@@ -101,17 +135,46 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
         ? new KubeCaSecretStore(writer, env.POD_NAMESPACE)
         : undefined);
   if (!secretStore) throw new Error('Kubernetes mode needs a kubeConfig (or a secretStore) for the CA');
-  const authority = new CertificateAuthority(await loadKeyMaterial(ctx, secretStore));
+  const loaded = await loadKeyMaterial(ctx, secretStore);
+  const authority = new CertificateAuthority(loaded.material);
+  if (loaded.rotationRoots.length > 0) authority.setRotation(loaded.material, loaded.rotationRoots);
   if (authority.current().source === 'plugged-in') {
-    stops.push(watchPluggedInCa(env.ROOT_CA_DIR, authority.current(), (m) => authority.setMaterial(m)));
+    stops.push(watchPluggedInCa(env.ROOT_CA_DIR, authority.signingMaterial(), (m) => authority.setMaterial(m)));
   }
+  const { rotator } = loaded;
+  if (rotator) {
+    rotator.onState((state) => {
+      try {
+        const view = selfSignedView(state, secretStore);
+        authority.setRotation(view.material, view.rotationRoots);
+      } catch (err) {
+        log.error({ err: (err as Error).message }, 'the rotated root cannot be used; the CA keeps the one in use');
+      }
+    });
+    stops.push(rotator.start(env.CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL));
+  }
+  // meshConfig caCertificates join the served bundle; a bad entry is logged and the anchors in use stay.
+  const applyAnchors = (mesh: MeshConfig) => {
+    try {
+      authority.setTrustAnchors(meshTrustAnchors(mesh));
+    } catch (err) {
+      log.error(
+        { err: (err as Error).message },
+        'meshConfig caCertificates not applied; the trust bundle in use stays',
+      );
+    }
+  };
+  applyAnchors(ctx.mesh.current());
+  stops.push(ctx.mesh.subscribe((mesh) => applyAnchors(mesh)));
 
   const metrics = registerCaMetrics(ctx.metrics);
-  const updateExpiryGauges = (m: CaKeyMaterial) => {
+  // The signing material's own roots: a retiring root or a meshConfig anchor is not what expires the CA.
+  const updateExpiryGauges = () => {
+    const m = authority.signingMaterial();
     metrics.rootExpiry.set(Math.min(...m.roots.map((r) => new Date(r.validTo).getTime())) / 1000);
     metrics.chainExpiry.set(new Date(m.signingCert.validTo).getTime() / 1000);
   };
-  updateExpiryGauges(authority.current());
+  updateExpiryGauges();
   stops.push(authority.onChange(updateExpiryGauges));
 
   const authenticator = await deps.authenticator(() => authority.meshIssuers());

@@ -182,6 +182,24 @@ export const SERVE_ENV = {
     help: "lifetime of the self-signed root (and of istiod's serving certificate)",
     check: positive,
   },
+  CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL: {
+    kind: 'duration',
+    default: '1h',
+    help: 'how often the self-signed root is checked for rotation (docs/ca.md); 0 turns rotation off',
+    check: (v: number) => (v < 0 ? 'must be 0 (off) or a positive duration' : undefined),
+  },
+  CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE: {
+    kind: 'int',
+    default: '20',
+    help: 'the self-signed root is rotated once this last percentage of its lifetime is reached',
+    check: (v: number) => (v < 1 || v > 100 ? 'must be a percentage from 1 to 100' : undefined),
+  },
+  CITADEL_SELF_SIGNED_ROOT_CERT_DISTRIBUTION_DELAY: {
+    kind: 'duration',
+    default: '24h',
+    help: 'how long a new self-signed root is trusted everywhere before it signs; at least DEFAULT_WORKLOAD_CERT_TTL, so every workload renews once and receives it (docs/ca.md)',
+    check: (v: number) => (v < 0 ? 'must be 0 or a positive duration' : undefined),
+  },
   CITADEL_SELF_SIGNED_CA_RSA_KEY_SIZE: {
     kind: 'int',
     default: '2048',
