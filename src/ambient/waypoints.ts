@@ -1,6 +1,7 @@
 // Waypoints: Gateways with status addresses, and which waypoint an object (pod, service, entry)
 // is bound to through istio.io/use-waypoint on itself or on its namespace (amb/waypoints.go).
 
+import type { DecisionTrace } from '../contract/decision';
 import type { LabelSelector } from '../store/selector';
 import { matchesSelector } from '../store/selector';
 import type { KubeObject } from '../store/types';
@@ -8,6 +9,9 @@ import { ANNOTATION, DEFAULT_TRAFFIC_TYPE, HBONE_PORT, LABEL, MAX_CANARY_WEIGHT,
 import { parseIp } from './ip';
 import { AppTunnelProtocol, ApplicationTunnel, GatewayAddress } from './messages';
 import { GatewayListener, gatewaySpec, gatewayStatus, namespaceOf, ownValue } from './specs';
+
+/** The topic of waypoint steps in a decision record (explain). */
+const WP = 'waypoint';
 
 /** The listener protocol a PROXY inbound binding attaches to. */
 export const PROXY_LISTENER_PROTOCOL = 'istio.io/PROXY';
@@ -172,17 +176,57 @@ function waypointForTarget(
   namespace: string,
   labels: Record<string, string> | undefined,
   view: WaypointLookup,
+  trace?: DecisionTrace,
 ): Waypoint | undefined {
   const own = waypointRefFromLabels(labels, namespace);
-  if (own === null) return undefined;
+  trace?.fact(`own label ${LABEL.useWaypoint}`, ownValue(labels, LABEL.useWaypoint) ?? null);
+  if (own === null) {
+    trace?.decide(WP, 'waypoint.opt-out', `${LABEL.useWaypoint}=${WAYPOINT_NONE} opts out of any waypoint`, 'none');
+    return undefined;
+  }
   let ref = own;
   if (ref === undefined) {
     const ns = view.get('Namespace', undefined, namespace);
+    trace?.fact(`Namespace ${namespace} exists`, ns !== undefined);
+    trace?.fact(`namespace label ${LABEL.useWaypoint}`, ownValue(ns?.metadata.labels, LABEL.useWaypoint) ?? null);
     ref = ns ? (waypointRefFromLabels(ns.metadata.labels, namespace) ?? undefined) : undefined;
   }
-  if (!ref) return undefined;
+  if (!ref) {
+    trace?.decide(
+      WP,
+      'waypoint.unlabelled',
+      `no ${LABEL.useWaypoint} on the object, nor (when it has none) on its namespace, other than ${WAYPOINT_NONE}`,
+      'none',
+    );
+    return undefined;
+  }
+  trace?.decide(
+    WP,
+    own ? 'waypoint.own-label' : 'waypoint.namespace-label',
+    own
+      ? `the object's own ${LABEL.useWaypoint} wins over its namespace's`
+      : `without a label of its own, the object takes its namespace's ${LABEL.useWaypoint}`,
+    `names ${ref.namespace}/${ref.name}`,
+  );
   const wp = view.waypoint(ref.namespace, ref.name);
-  return wp && attachmentAllowed(wp, namespace, view) ? wp : undefined;
+  if (!wp) {
+    trace?.decide(
+      WP,
+      'waypoint.missing',
+      'a waypoint is a Gateway with status addresses; there is no fallback to the namespace',
+      `none: Gateway ${ref.namespace}/${ref.name} is missing or has no status addresses`,
+    );
+    return undefined;
+  }
+  trace?.fact(`waypoint ${wp.namespace}/${wp.name} allowedRoutes.namespaces.from`, wp.allowedFrom);
+  const allowed = attachmentAllowed(wp, namespace, view);
+  trace?.decide(
+    WP,
+    allowed ? 'waypoint.attachment-allowed' : 'waypoint.attachment-denied',
+    "the waypoint's listener allowedRoutes must admit the object's namespace",
+    allowed ? `${namespace} may bind` : `none: ${namespace} may not bind ${wp.namespace}/${wp.name}`,
+  );
+  return allowed ? wp : undefined;
 }
 
 /** A workload binds only a `workload` or `all` waypoint. */
@@ -190,9 +234,20 @@ export function workloadWaypoint(
   namespace: string,
   labels: Record<string, string> | undefined,
   view: WaypointLookup,
+  trace?: DecisionTrace,
 ): Waypoint | undefined {
-  const wp = waypointForTarget(namespace, labels, view);
-  return wp && (wp.trafficType === 'workload' || wp.trafficType === 'all') ? wp : undefined;
+  const wp = waypointForTarget(namespace, labels, view, trace);
+  const binds = wp && (wp.trafficType === 'workload' || wp.trafficType === 'all');
+  if (wp) {
+    trace?.fact(`waypoint ${wp.namespace}/${wp.name} ${LABEL.waypointFor}`, wp.trafficType);
+    trace?.decide(
+      WP,
+      'waypoint.traffic-type',
+      'a workload binds only a waypoint for workload or all traffic',
+      binds ? 'binds' : `none: the waypoint is for ${wp.trafficType} traffic`,
+    );
+  }
+  return binds ? wp : undefined;
 }
 
 /** A service binds only a `service` or `all` waypoint; a waypoint's or east-west gateway's own Service binds none. */
@@ -222,10 +277,27 @@ export function computeWorkloadWaypoint(
   namespace: string,
   labels: Record<string, string> | undefined,
   view: WaypointLookup,
+  trace?: DecisionTrace,
 ): { waypoint?: GatewayAddress; applicationTunnel?: ApplicationTunnel } {
   const instanceOf = waypointOfInstance(namespace, labels, view);
-  if (instanceOf) return instanceOf.inboundBinding ? { applicationTunnel: { ...instanceOf.inboundBinding } } : {};
-  const wp = workloadWaypoint(namespace, labels, view);
+  trace?.fact(`label ${LABEL.gatewayName}`, labels?.[LABEL.gatewayName] ?? null);
+  if (instanceOf) {
+    trace?.decide(
+      WP,
+      'waypoint.instance',
+      "a waypoint's own pod gets no waypoint, only the waypoint's inbound binding",
+      instanceOf.inboundBinding ? 'application tunnel from the inbound binding' : 'none',
+    );
+    return instanceOf.inboundBinding ? { applicationTunnel: { ...instanceOf.inboundBinding } } : {};
+  }
+  const wp = workloadWaypoint(namespace, labels, view, trace);
+  if (wp)
+    trace?.decide(
+      WP,
+      wp.address ? 'waypoint.bound' : 'waypoint.no-address',
+      "ztunnel is sent the waypoint's status address; without one it is sent none",
+      wp.address ? `${wp.namespace}/${wp.name}` : `none: ${wp.namespace}/${wp.name} has no usable status address`,
+    );
   return wp?.address ? { waypoint: wp.address } : {};
 }
 

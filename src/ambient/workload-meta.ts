@@ -1,5 +1,6 @@
 // Per-workload facts istiod derives from labels, annotations and owner references.
 
+import type { DecisionTrace } from '../contract/decision';
 import type { KubeObject } from '../store/types';
 import { ANNOTATION, LABEL, REDIRECTION_ENABLED } from './constants';
 import { Locality, TunnelProtocol } from './messages';
@@ -47,17 +48,41 @@ export function canonicalService(
 
 /**
  * HBONE only from the CNI's redirection annotation, or natively from the tunnel label listing
- * `http` (sidecars with HBONE); istiod never reads istio.io/dataplane-mode.
+ * `http` (sidecars with HBONE); istiod never reads istio.io/dataplane-mode. A trace (explain only)
+ * gets the two values read and the rule that decided.
  */
 export function tunnelOf(
   labels: Record<string, string> | undefined,
   annotations: Record<string, string> | undefined,
+  trace?: DecisionTrace,
 ): { tunnelProtocol: TunnelProtocol; nativeTunnel: boolean } {
   const tunnel = labels?.[LABEL.tunnel];
-  if (tunnel !== undefined && tunnel.split(',').includes('http'))
+  trace?.fact(`label ${LABEL.tunnel}`, tunnel ?? null);
+  if (tunnel !== undefined && tunnel.split(',').includes('http')) {
+    trace?.decide(
+      'protocol',
+      'protocol.tunnel-label',
+      'a tunnel label listing http: the workload speaks HBONE itself',
+      'HBONE (native tunnel)',
+    );
     return { tunnelProtocol: TunnelProtocol.HBONE, nativeTunnel: true };
-  if (annotations?.[ANNOTATION.redirection] === REDIRECTION_ENABLED)
+  }
+  trace?.fact(`annotation ${ANNOTATION.redirection}`, annotations?.[ANNOTATION.redirection] ?? null);
+  if (annotations?.[ANNOTATION.redirection] === REDIRECTION_ENABLED) {
+    trace?.decide(
+      'protocol',
+      'protocol.redirection',
+      `the node agent redirects the pod's traffic (${ANNOTATION.redirection}=${REDIRECTION_ENABLED}): ztunnel tunnels it in HBONE`,
+      'HBONE',
+    );
     return { tunnelProtocol: TunnelProtocol.HBONE, nativeTunnel: false };
+  }
+  trace?.decide(
+    'protocol',
+    'protocol.none',
+    `no tunnel label with http and no ${ANNOTATION.redirection}=${REDIRECTION_ENABLED}: plain TCP to the workload`,
+    'NONE (TCP)',
+  );
   return { tunnelProtocol: TunnelProtocol.NONE, nativeTunnel: false };
 }
 

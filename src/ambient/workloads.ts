@@ -1,15 +1,24 @@
 // Workloads from Pods and WorkloadEntries (amb/workloads.go podWorkloadBuilder,
 // workloadEntryWorkloadBuilder): pure functions of the object and the MeshView.
 
+import type { DecisionTrace } from '../contract/decision';
 import type { KubeObject } from '../store/types';
 import { ANNOTATION, LABEL } from './constants';
 import { parseIp } from './ip';
 import { NetworkMode, PortList, Workload, WorkloadStatus, WorkloadType, setIf } from './messages';
 import { candidatePeerAuthentications, peerAuthenticationKeys } from './peer-authentication';
-import { workloadPolicyName } from './authorization';
+import { policyDisposition, workloadPolicyName } from './authorization';
 import { kubeServicePortsForPod, podTcpPorts, serviceEntryPortsForPod, servicePortsForEntry } from './service-ports';
 import { workloadTrustDomain } from './settings';
-import { namespaceOf, podSpec, serviceSpec, sliceEndpoints, workloadEntrySpec } from './specs';
+import {
+  namespaceOf,
+  peerAuthenticationSpec,
+  podSpec,
+  podStatus,
+  serviceSpec,
+  sliceEndpoints,
+  workloadEntrySpec,
+} from './specs';
 import type { MeshView } from './view';
 import { kubeServiceHostname, serviceClusterIps, serviceEntryWinningHosts } from './services';
 import { computeWorkloadWaypoint } from './waypoints';
@@ -24,6 +33,11 @@ import {
   tunnelOf,
 } from './workload-meta';
 
+/** The topic of whole-workload steps in a decision record (explain). */
+const WORKLOAD = 'workload';
+/** The topic of service steps in a decision record (explain). */
+const SERVICES = 'services';
+
 export function podUid(clusterId: string, namespace: string, name: string): string {
   return `${clusterId}//Pod/${namespace}/${name}`;
 }
@@ -37,13 +51,34 @@ export function selectingPolicyNames(
   view: MeshView,
   namespace: string,
   labels: Record<string, string> | undefined,
+  trace?: DecisionTrace,
 ): string[] {
   const names: string[] = [];
   for (const ap of view.policiesSelecting(namespace, labels ?? {})) {
     const n = workloadPolicyName(ap, view.settings.enableDryRun);
     if (n !== undefined) names.push(n);
+    if (trace) explainSelectingPolicy(trace, ap, n, view.settings.enableDryRun);
   }
+  if (names.length === 0)
+    trace?.decide(
+      'policies',
+      'policies.none-selecting',
+      "AuthorizationPolicies are listed on a workload when their selector's matchLabels (in its namespace or the root namespace) pick its labels",
+      'no AuthorizationPolicy selects the workload',
+    );
   return names.sort();
+}
+
+/** Explain only: one selecting policy, sent by name or kept from ztunnel and why. */
+function explainSelectingPolicy(trace: DecisionTrace, ap: KubeObject, name: string | undefined, dryRun?: boolean) {
+  const ref = `${ap.metadata.namespace ?? ''}/${ap.metadata.name}`;
+  trace.fact(`AuthorizationPolicy ${ref} disposition`, policyDisposition(ap, dryRun));
+  trace.decide(
+    'policies',
+    name === undefined ? 'policies.not-sent' : 'policies.selector',
+    'a policy whose selector picks the workload is listed on it, unless ztunnel never gets it (targetRef, dry-run, CUSTOM/AUDIT)',
+    name === undefined ? `${ref} selects the workload but is not sent to ztunnel` : `listed: ${name}`,
+  );
 }
 
 /** PeerAuthentication-derived policy names a workload references. */
@@ -51,13 +86,26 @@ export function peerAuthenticationNames(
   view: MeshView,
   namespace: string,
   labels: Record<string, string> | undefined,
+  trace?: DecisionTrace,
 ): string[] {
   const root = view.settings.rootNamespace;
   const inRoot = namespace === root ? [] : view.peerAuthentications(root);
-  return peerAuthenticationKeys(
-    root,
-    candidatePeerAuthentications(namespace, labels, view.peerAuthentications(namespace), inRoot, root),
-  );
+  const candidates = candidatePeerAuthentications(namespace, labels, view.peerAuthentications(namespace), inRoot, root);
+  const keys = peerAuthenticationKeys(root, candidates);
+  if (trace) {
+    const mode = (pa: KubeObject) => peerAuthenticationSpec(pa).mtls?.mode ?? 'UNSET';
+    trace.fact(
+      'PeerAuthentications that apply (mesh-wide in the root namespace, namespace-wide, selecting)',
+      candidates.map((pa) => `${pa.metadata.namespace ?? ''}/${pa.metadata.name} mtls ${mode(pa)}`),
+    );
+    trace.decide(
+      'policies',
+      'policies.peer-authentication',
+      'the oldest mesh, namespace and workload PeerAuthentication decide in that order: STRICT adds the static strict policy, port-level exceptions a converted one',
+      keys.length ? `listed: ${keys.join(', ')}` : 'none',
+    );
+  }
+  return keys;
 }
 
 /** AP names (sorted), then the PeerAuthentication-derived names, as istiod orders them. */
@@ -65,8 +113,12 @@ export function workloadPolicies(
   view: MeshView,
   namespace: string,
   labels: Record<string, string> | undefined,
+  trace?: DecisionTrace,
 ): string[] {
-  return [...selectingPolicyNames(view, namespace, labels), ...peerAuthenticationNames(view, namespace, labels)];
+  return [
+    ...selectingPolicyNames(view, namespace, labels, trace),
+    ...peerAuthenticationNames(view, namespace, labels, trace),
+  ];
 }
 
 /** Keys sorted so the encoded map is the same whatever order services were found in. */
@@ -84,19 +136,29 @@ export function isServedKubeService(svc: KubeObject): boolean {
   return serviceClusterIps(svc).every((ip) => parseIp(ip) !== undefined);
 }
 
-function podServices(pod: KubeObject, view: MeshView): Record<string, PortList> | undefined {
+function podServices(pod: KubeObject, view: MeshView, trace?: DecisionTrace): Record<string, PortList> | undefined {
   const ns = namespaceOf(pod);
   const labels = pod.metadata.labels ?? {};
   const containerPorts = podTcpPorts(pod);
   const out = new Map<string, PortList>();
   const domain = view.settings.domain;
   for (const svc of view.servicesSelecting(ns, labels)) {
-    if (!isServedKubeService(svc)) continue;
+    const served = isServedKubeService(svc);
+    if (trace) explainService(trace, 'services.selector', `Service ${ns}/${svc.metadata.name}`, served);
+    if (!served) continue;
     out.set(`${ns}/${kubeServiceHostname(svc.metadata.name, ns, domain)}`, kubeServicePortsForPod(svc, containerPorts));
   }
   for (const se of view.serviceEntriesSelecting(ns, labels)) {
     const ports = serviceEntryPortsForPod(se, containerPorts);
-    for (const host of serviceEntryWinningHosts(se, view)) out.set(`${ns}/${host}`, ports);
+    const hosts = serviceEntryWinningHosts(se, view);
+    trace?.fact(`ServiceEntry ${ns}/${se.metadata.name} hosts it wins`, hosts);
+    trace?.decide(
+      SERVICES,
+      'services.serviceentry-selector',
+      "a ServiceEntry of the pod's namespace whose workloadSelector picks its labels lists it under each host it wins",
+      hosts.length ? `listed under ${hosts.map((h) => `${ns}/${h}`).join(', ')}` : 'no host it wins',
+    );
+    for (const host of hosts) out.set(`${ns}/${host}`, ports);
   }
   // Services reach pods through EndpointSlices whose endpoints name the pod exactly (kind, namespace,
   // name and uid, as istiod's TargetRef index), unless a selector already matched that hostname.
@@ -116,10 +178,36 @@ function podServices(pod: KubeObject, view: MeshView): Record<string, PortList> 
     if (!targets || matched.has(hostname)) continue;
     const svc = view.get('Service', sliceNs, svcName);
     if (!svc || !isServedKubeService(svc)) continue;
+    trace?.fact(`EndpointSlice ${sliceNs}/${slice.metadata.name}`, `names this pod for Service ${svcName}`);
+    trace?.decide(
+      SERVICES,
+      'services.endpointslice',
+      'a Service reaches a pod through an EndpointSlice endpoint naming it (kind, namespace, name, uid) when no selector matched that hostname',
+      `listed: ${sliceNs}/${hostname}`,
+    );
     matched.add(hostname);
     out.set(`${sliceNs}/${hostname}`, kubeServicePortsForPod(svc, containerPorts));
   }
+  if (out.size === 0)
+    trace?.decide(
+      SERVICES,
+      'services.none',
+      'no Service or ServiceEntry selects the pod and no EndpointSlice names it',
+      'none',
+    );
   return sortedMap(out);
+}
+
+/** Explain only: a selecting Service, listed unless ztunnel gets no Service from it. */
+function explainService(trace: DecisionTrace, rule: string, ref: string, served: boolean): void {
+  trace.decide(
+    SERVICES,
+    served ? rule : 'services.not-served',
+    served
+      ? "a Service of the pod's namespace whose non-empty selector is a subset of the pod's labels lists the pod"
+      : 'an ExternalName Service, or one with a cluster IP that does not parse, yields no Service for ztunnel',
+    served ? `listed: ${ref}` : `${ref} selects the pod but is not served`,
+  );
 }
 
 /** What every workload carries about how the mesh reaches it: tunnel, identity and waypoint. */
@@ -130,13 +218,14 @@ function setMeshIdentity(
   annotations: Record<string, string> | undefined,
   serviceAccount: string | undefined,
   view: MeshView,
+  trace?: DecisionTrace,
 ): void {
-  const tunnel = tunnelOf(labels, annotations);
+  const tunnel = tunnelOf(labels, annotations, trace);
   setIf(w, 'tunnelProtocol', tunnel.tunnelProtocol);
   setIf(w, 'nativeTunnel', tunnel.nativeTunnel);
   setIf(w, 'trustDomain', workloadTrustDomain(view.settings));
   setIf(w, 'serviceAccount', serviceAccount);
-  const waypoint = computeWorkloadWaypoint(ns, labels, view);
+  const waypoint = computeWorkloadWaypoint(ns, labels, view, trace);
   setIf(w, 'waypoint', waypoint.waypoint);
   setIf(w, 'applicationTunnel', waypoint.applicationTunnel);
 }
@@ -150,17 +239,37 @@ function setWorkloadNames(w: Workload, labels: Record<string, string> | undefine
   setIf(w, 'workloadName', workloadName);
 }
 
-/** Every pod with an IP that is not Failed/Succeeded becomes a workload, enrolled or not. */
-export function podWorkload(pod: KubeObject, view: MeshView): Workload | undefined {
-  if (podIsTerminal(pod)) return undefined;
+/**
+ * Every pod with an IP that is not Failed/Succeeded becomes a workload, enrolled or not. A trace
+ * (explain only) gets each fact read and each rule applied, topic by topic; the index passes none.
+ */
+export function podWorkload(pod: KubeObject, view: MeshView, trace?: DecisionTrace): Workload | undefined {
+  trace?.fact('status.phase', podStatus(pod).phase ?? null);
+  if (podIsTerminal(pod)) {
+    trace?.decide(WORKLOAD, 'workload.terminal', 'a Failed or Succeeded pod is no workload', 'no workload');
+    return undefined;
+  }
   const ipTexts = podIpTexts(pod);
-  if (ipTexts.length === 0) return undefined;
+  trace?.fact('status.podIPs (or status.podIP)', ipTexts);
+  if (ipTexts.length === 0) {
+    trace?.decide(WORKLOAD, 'workload.no-ip', 'a pod without an IP is no workload yet', 'no workload');
+    return undefined;
+  }
   const addresses: Uint8Array[] = [];
   for (const t of ipTexts) {
     const ip = parseIp(t);
-    if (!ip) return undefined;
+    if (!ip) {
+      trace?.decide(WORKLOAD, 'workload.bad-ip', 'a pod whose IP does not parse is no workload', `no workload: "${t}"`);
+      return undefined;
+    }
     addresses.push(ip);
   }
+  trace?.decide(
+    WORKLOAD,
+    'workload.pod',
+    'a pod with IPs that has not finished is a workload, enrolled or not',
+    'a workload',
+  );
   const s = view.settings;
   const ns = namespaceOf(pod);
   const labels = pod.metadata.labels;
@@ -170,12 +279,22 @@ export function podWorkload(pod: KubeObject, view: MeshView): Workload | undefin
   setIf(w, 'namespace', ns);
   w.addresses = addresses;
   setIf(w, 'network', s.network);
-  setMeshIdentity(w, ns, labels, pod.metadata.annotations, spec.serviceAccountName, view);
+  setMeshIdentity(w, ns, labels, pod.metadata.annotations, spec.serviceAccountName, view, trace);
   setIf(w, 'node', spec.nodeName);
   setWorkloadNames(w, labels, podWorkloadName(pod));
-  setIf(w, 'services', podServices(pod, view));
-  setIf(w, 'authorizationPolicies', workloadPolicies(view, ns, labels));
+  setIf(w, 'services', podServices(pod, view, trace));
+  setIf(w, 'authorizationPolicies', workloadPolicies(view, ns, labels, trace));
   const healthy = podIsReady(pod) && !pod.metadata.deletionTimestamp;
+  if (trace) {
+    trace.fact('Ready condition', podIsReady(pod));
+    trace.fact('metadata.deletionTimestamp', pod.metadata.deletionTimestamp ?? null);
+    trace.decide(
+      WORKLOAD,
+      'workload.health',
+      'HEALTHY when Ready and not being deleted',
+      healthy ? 'HEALTHY' : 'UNHEALTHY',
+    );
+  }
   setIf(w, 'status', healthy ? WorkloadStatus.HEALTHY : WorkloadStatus.UNHEALTHY);
   setIf(w, 'clusterId', s.clusterId);
   setIf(w, 'locality', spec.nodeName ? localityOfNode(view.get('Node', undefined, spec.nodeName)) : undefined);
