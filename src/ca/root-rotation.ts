@@ -122,7 +122,8 @@ export function finishRotation(state: RootState, now: number): RootState {
 
 /**
  * Applies every transition the clock allows except `begin` (which needs a new root, generated
- * outside this pure function). After a long outage this walks straight through to steady.
+ * outside this pure function). After a long outage a distributing rotation switches at once, but
+ * its overlap counts from now: leaves the old root signed before the outage may still be in use.
  */
 export function settle(state: RootState, now: number, policy: RotationPolicy): RootState {
   let s = state;
