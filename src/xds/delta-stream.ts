@@ -298,6 +298,7 @@ export class DeltaStream {
         delta.shared ??
         encodeResponseBody({ typeUrl: sub.typeUrl, resources: delta.resources, removed: delta.removed });
       sub.nonceSent = nonce;
+      sub.sentAt = new Date();
       sub.sentEventAt = delta.eventAt;
       this.writing = true;
       const started = this.deps.clock.now();

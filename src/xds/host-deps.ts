@@ -9,7 +9,15 @@ import type { MeshConfigSource } from '../mesh/types';
 
 export interface XdsHostDeps {
   options: {
-    env: Pick<ServeEnv, 'PILOT_DEBOUNCE_AFTER' | 'PILOT_DEBOUNCE_MAX' | 'XDS_AUTH' | 'PILOT_ENABLE_XDS_IDENTITY_CHECK'>;
+    env: Pick<
+      ServeEnv,
+      | 'PILOT_DEBOUNCE_AFTER'
+      | 'PILOT_DEBOUNCE_MAX'
+      | 'XDS_AUTH'
+      | 'PILOT_ENABLE_XDS_IDENTITY_CHECK'
+      | 'POD_NAME'
+      | 'POD_NAMESPACE'
+    >;
   };
   metrics: Registry;
   grpc: GrpcRegistrar;

@@ -1,5 +1,5 @@
 // Loading the project's protos, and the ADS service definition: requests are read by the hand
-// decoder (request-wire.ts), responses pass pre-encoded bytes through (wire.ts). The request
+// decoders (request-wire.ts, sotw-wire.ts), responses pass pre-encoded bytes through (wire.ts). The request
 // shapes are in messages.ts and re-exported here.
 
 import * as path from 'node:path';
@@ -7,6 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { PROTO_LOADER_OPTIONS, protoDir } from '../proto-files';
 import { decodeDeltaRequest } from './request-wire';
+import { decodeSotwRequest } from './sotw-wire';
 import { serializeOutgoing } from './wire';
 
 export { PROTO_LOADER_OPTIONS, protoDir } from '../proto-files';
@@ -22,6 +23,8 @@ export {
 
 export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
 export const DELTA_METHOD = 'DeltaAggregatedResources';
+/** State of the World: istioctl's debug queries only (sotw-stream.ts); ztunnel uses Delta. */
+export const SOTW_METHOD = 'StreamAggregatedResources';
 
 /** Loads .proto files from proto/ (e.g. "xds.proto", "workload.proto"). */
 export function loadProtos(files: string[]): protoLoader.PackageDefinition {
@@ -43,12 +46,19 @@ export function adsServiceDefinition(): grpc.ServiceDefinition {
   const pkg = loadProtos(['xds.proto']);
   const service = pkg[ADS_SERVICE] as grpc.ServiceDefinition | undefined;
   const method = service?.[DELTA_METHOD];
-  if (!method) throw new Error(`${ADS_SERVICE}.${DELTA_METHOD} not found in proto/xds.proto`);
+  const sotw = service?.[SOTW_METHOD];
+  if (!method || !sotw) throw new Error(`${ADS_SERVICE}.${DELTA_METHOD}/${SOTW_METHOD} not found in proto/xds.proto`);
   cached = {
     [DELTA_METHOD]: {
       ...method,
       requestDeserialize: decodeDeltaRequest,
       responseSerialize: serializeOutgoing,
+    },
+    [SOTW_METHOD]: {
+      ...sotw,
+      requestDeserialize: decodeSotwRequest,
+      // Responses are encoded when built (sotw-wire.ts).
+      responseSerialize: (body: Buffer) => body,
     },
   };
   return cached;

@@ -2,6 +2,7 @@
 // fans each push out to every stream. It sees only the ResourceCache interface, never Kubernetes.
 
 import * as grpc from '@grpc/grpc-js';
+import { Counter } from 'prom-client';
 import { scopedLogger } from '../log/logger';
 import type { CallAuthenticator } from '../security/identity';
 import type { XdsHostDeps } from './host-deps';
@@ -11,9 +12,13 @@ import { Clock, DebounceSettings, PushDebouncer, PushRequest, realClock } from '
 import { DeltaCall, DeltaStream } from './delta-stream';
 import { DEFAULT_FLOW_CONTROL, DrainMonitor, FlowControlSettings } from './drain';
 import { XdsMetrics, metricType } from './metrics';
-import { DELTA_METHOD, adsServiceDefinition } from './proto';
+import { DELTA_METHOD, SOTW_METHOD, adsServiceDefinition } from './proto';
 import { FullSyncGate, PushBatch, SnapshotCache } from './push';
-import { Syncz, syncz } from './syncz';
+import { PushStatusRecorder } from './push-status';
+import { SotwServer, SotwSettings } from './sotw';
+import type { SotwCall, SotwOutcome } from './sotw-stream';
+import { ControlPlaneBuild, controlPlaneIdentifier } from './sotw-syncz';
+import { SyncStatusEntry, Syncz, syncStatusEntries, syncz } from './syncz';
 import { CacheDigests } from './version-digest';
 
 const log = scopedLogger('xds');
@@ -35,10 +40,17 @@ export interface XdsServerSettings {
    * loaded yet. Absent: always ready.
    */
   ready?: () => boolean;
+  /** istioctl's debug queries over StreamAggregatedResources; defaults for tests. */
+  debug?: Partial<Pick<SotwSettings, 'systemNamespace' | 'controlPlane' | 'writeTimeoutMs' | 'maxStreams' | 'count'>>;
 }
+
+/** The system namespace when none is given (POD_NAMESPACE's default). */
+export const DEFAULT_SYSTEM_NAMESPACE = 'istio-system';
 
 export class XdsServer {
   readonly streams = new Set<DeltaStream>();
+  /** The last pushes, for /debug/push_status. */
+  readonly pushStatus = new PushStatusRecorder();
   /** Streams accepted but not ready yet (authenticating, or waiting for their first request). */
   private readonly starting = new Set<DeltaStream>();
   private readonly debouncer: PushDebouncer;
@@ -47,6 +59,7 @@ export class XdsServer {
   private readonly fullSyncs = new FullSyncGate();
   private readonly digests: CacheDigests;
   private readonly drains: DrainMonitor;
+  private readonly sotw: SotwServer;
   private closed = false;
 
   constructor(
@@ -60,6 +73,21 @@ export class XdsServer {
     this.snapshots = new SnapshotCache(cache);
     this.drains = new DrainMonitor({ ...DEFAULT_FLOW_CONTROL, ...settings.flowControl }, clock);
     this.digests = new CacheDigests(cache, XDS_TYPE_ORDER);
+    const debug = settings.debug ?? {};
+    this.sotw = new SotwServer(
+      {
+        streams: () => this.streams,
+        authenticator,
+        systemNamespace: debug.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE,
+        controlPlane:
+          debug.controlPlane ?? controlPlaneIdentifier('', { version: 'unknown', runtime: process.version }),
+        log,
+        count: debug.count ?? (() => undefined),
+        ...(debug.writeTimeoutMs !== undefined ? { writeTimeoutMs: debug.writeTimeoutMs } : {}),
+        ...(debug.maxStreams !== undefined ? { maxStreams: debug.maxStreams } : {}),
+      },
+      log,
+    );
     this.unsubscribe = cache.subscribe((changes) => {
       this.snapshots.invalidate();
       this.digests.apply(changes);
@@ -69,7 +97,10 @@ export class XdsServer {
 
   /** The grpc-js implementation object for adsServiceDefinition(). */
   implementation(): grpc.UntypedServiceImplementation {
-    return { [DELTA_METHOD]: (call: DeltaCall) => this.accept(call) };
+    return {
+      [DELTA_METHOD]: (call: DeltaCall) => this.accept(call),
+      [SOTW_METHOD]: (call: SotwCall) => this.sotw.accept(call),
+    };
   }
 
   /** Resends every subscribed resource to every client (meshConfig changed). */
@@ -83,6 +114,7 @@ export class XdsServer {
     this.closed = true;
     this.unsubscribe();
     this.debouncer.close();
+    this.sotw.close();
     // The DrainMonitor keeps watching: while ended streams drain, one that stops reading is still cut.
     for (const s of [...this.streams, ...this.starting]) s.end();
   }
@@ -90,6 +122,11 @@ export class XdsServer {
   debugSyncz(): Syncz {
     const gate = this.fullSyncs;
     return syncz(this.streams, { active: gate.active, queued: gate.queued, limit: gate.limit, stalled: gate.stalled });
+  }
+
+  /** istiod's /debug/syncz: every proxy's sync state, or those of one namespace. */
+  debugSyncStatus(namespace = ''): SyncStatusEntry[] {
+    return syncStatusEntries(this.streams, namespace);
   }
 
   private accept(call: DeltaCall): void {
@@ -134,6 +171,7 @@ export class XdsServer {
     for (const s of this.streams) s.enqueue(batch);
     batch.finish();
     const seconds = (this.clock.now() - started) / 1000;
+    this.pushStatus.record(req, started, seconds * 1000, this.streams.size, this.cache);
     const types = req.full ? ['full'] : [...req.changes.keys()].map(metricType);
     for (const type of new Set(types)) this.metrics.pushTime.observe({ type }, seconds);
     log.debug(
@@ -158,8 +196,15 @@ export function startXdsServer(
   ctx: XdsHostDeps,
   cache: ResourceCache,
   authenticator: CallAuthenticator,
+  build: ControlPlaneBuild = { version: 'unknown', runtime: process.version },
 ): XdsServerHandle {
   const env = ctx.options.env;
+  const debugRequests = new Counter({
+    name: 'istiod_ts_xds_debug_requests_total',
+    help: "istioctl's State-of-the-World debug requests by outcome (answered, unauthenticated, invalid, refused_type, write_timeout, refused_streams)",
+    labelNames: ['outcome'],
+    registers: [ctx.metrics],
+  });
   const server = new XdsServer(
     cache,
     authenticator,
@@ -168,10 +213,20 @@ export function startXdsServer(
       auth: env.XDS_AUTH,
       identityCheck: env.PILOT_ENABLE_XDS_IDENTITY_CHECK,
       ready: () => ctx.store.hasSynced(),
+      debug: {
+        systemNamespace: env.POD_NAMESPACE,
+        controlPlane: controlPlaneIdentifier(env.POD_NAME, build),
+        count: (outcome: SotwOutcome) => debugRequests.inc({ outcome }),
+      },
     },
     new XdsMetrics(ctx.metrics),
   );
   ctx.grpc.addService(adsServiceDefinition(), server.implementation(), 'both');
+  ctx.debug.add(
+    'syncz',
+    "istiod's sync status per proxy: nonce sent and ACKed, send time, last error and status per type (?namespace=)",
+    (req) => ({ body: server.debugSyncStatus(req.query.get('namespace') ?? '') }),
+  );
   ctx.debug.add(
     'ztunnels',
     'connected xDS clients: node, identity, subscriptions, last nonce, ACK/NACK, pending names',

@@ -51,6 +51,8 @@ export class TypeSubscription {
 
   // Last response and its answer.
   nonceSent = '';
+  /** When nonceSent was written (istiod's LastSendTime, shown by the sync status views). */
+  sentAt: Date | undefined;
   sentEventAt: number | undefined;
   lastAck: AckState | undefined;
   lastNack: NackState | undefined;

@@ -2,6 +2,7 @@
 // /debug/syncz shape is sync-status.ts).
 
 import type { DeltaStream } from './delta-stream';
+import { SyncStatus, currentError, syncStatus } from './sync-status';
 
 export interface SynczType {
   typeUrl: string;
@@ -64,4 +65,52 @@ export interface Syncz {
 
 export function syncz(streams: Iterable<DeltaStream>, fullSyncs: Syncz['fullSyncs']): Syncz {
   return { fullSyncs, clients: [...streams].filter((s) => s.node).map(synczEntry) };
+}
+
+/** One type's state in istiod's /debug/syncz (ResourceStatus), plus the computed status. */
+export interface SyncStatusResource {
+  sent?: string;
+  acked?: string;
+  sentTime?: string;
+  lastError?: string;
+  status: SyncStatus;
+}
+
+/** One proxy in istiod's /debug/syncz shape (SyncStatus); empty fields are left out as istiod does. */
+export interface SyncStatusEntry {
+  cluster_id?: string;
+  proxy: string;
+  proxy_type: string;
+  istio_version?: string;
+  resources: Record<string, SyncStatusResource>;
+}
+
+export function syncStatusEntry(stream: DeltaStream): SyncStatusEntry | undefined {
+  const node = stream.node;
+  if (!node) return undefined;
+  const entry: SyncStatusEntry = { proxy: node.id, proxy_type: node.type, resources: {} };
+  if (node.clusterId) entry.cluster_id = node.clusterId;
+  const version = node.metadata['ISTIO_VERSION'];
+  if (version) entry.istio_version = version;
+  for (const sub of stream.subs.values()) {
+    const r: SyncStatusResource = { status: syncStatus(sub) };
+    if (sub.nonceSent) r.sent = sub.nonceSent;
+    if (sub.lastAck) r.acked = sub.lastAck.nonce;
+    if (sub.sentAt) r.sentTime = sub.sentAt.toISOString();
+    const error = currentError(sub);
+    if (error) r.lastError = error.message;
+    entry.resources[sub.typeUrl] = r;
+  }
+  return entry;
+}
+
+/** Every connected proxy's entry, by proxy id; only one namespace's when `namespace` is set. */
+export function syncStatusEntries(streams: Iterable<DeltaStream>, namespace = ''): SyncStatusEntry[] {
+  const out: SyncStatusEntry[] = [];
+  for (const s of streams) {
+    if (namespace !== '' && s.node?.namespace !== namespace) continue;
+    const entry = syncStatusEntry(s);
+    if (entry) out.push(entry);
+  }
+  return out.sort((a, b) => (a.proxy < b.proxy ? -1 : a.proxy > b.proxy ? 1 : 0));
 }

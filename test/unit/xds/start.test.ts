@@ -6,7 +6,7 @@ import { Registry } from 'prom-client';
 import { parseServeOptions } from '../../../src/config/options';
 import type { MeshConfig, MeshConfigSource } from '../../../src/mesh/types';
 import type { DebugResponse, GrpcPorts, ServerContext } from '../../../src/server/context';
-import { ADS_SERVICE, DELTA_METHOD } from '../../../src/xds/proto';
+import { ADS_SERVICE, DELTA_METHOD, SOTW_METHOD } from '../../../src/xds/proto';
 import { XdsServer, startXdsServer } from '../../../src/xds/server';
 import { demoCache } from '../../support/xds/fake-cache';
 import { FakeAuthenticator } from '../../support/xds/fake-authenticator';
@@ -55,6 +55,19 @@ test('the ADS service is registered on both gRPC ports with the delta method', (
   expect(f.services[0]!.service[DELTA_METHOD]!.path).toBe(`/${ADS_SERVICE}/${DELTA_METHOD}`);
 });
 
+test('the State-of-the-World method is registered on both gRPC ports beside the delta method', () => {
+  const f = fakeContext();
+  startXdsServer(f.ctx, demoCache(), new FakeAuthenticator());
+  expect(f.services[0]!.service[SOTW_METHOD]!.path).toBe(`/${ADS_SERVICE}/${SOTW_METHOD}`);
+});
+
+test("/debug/syncz is registered in istiod's shape: a list of per-proxy sync states", async () => {
+  const f = fakeContext();
+  startXdsServer(f.ctx, demoCache(), new FakeAuthenticator());
+  const handler = f.debug.get('syncz') as unknown as (req: { query: URLSearchParams }) => DebugResponse;
+  expect(handler({ query: new URLSearchParams() }).body).toEqual([]);
+});
+
 test('/debug/ztunnels is registered and lists connected clients and full-sync slots', async () => {
   const f = fakeContext();
   startXdsServer(f.ctx, demoCache(), new FakeAuthenticator());
@@ -76,11 +89,12 @@ test('a meshConfig change asks for a full push; shutdown stops listening and clo
   close.mockRestore();
 });
 
-test("metrics are registered on the server's registry under istiod's names", async () => {
+test("metrics are registered on the server's registry under istiod's names, and istioctl's debug requests by outcome", async () => {
   const f = fakeContext();
   startXdsServer(f.ctx, demoCache(), new FakeAuthenticator());
   const names = (await f.ctx.metrics.getMetricsAsJSON()).map((m) => m.name).sort();
   expect(names).toEqual([
+    'istiod_ts_xds_debug_requests_total',
     'pilot_proxy_convergence_time',
     'pilot_total_xds_rejects',
     'pilot_xds',
