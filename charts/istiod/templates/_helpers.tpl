@@ -60,10 +60,104 @@ istio.io/rev: {{ include "istiod.revLabel" . | quote }}
 {{- end -}}
 {{- end -}}
 
-{{/* Whether a PodDisruptionBudget is useful: more than one replica at all times. */}}
+{{/*
+Whether a PodDisruptionBudget is wanted (global.defaultPodDisruptionBudget.enabled, as Istio's
+chart) and useful: more than one replica at all times.
+*/}}
 {{- define "istiod.pdbEnabled" -}}
 {{- $v := include "istiod.values" . | fromYaml -}}
+{{- if (($v.global).defaultPodDisruptionBudget).enabled -}}
 {{- if or (and $v.autoscaleEnabled (gt (int $v.autoscaleMin) 1)) (and (not $v.autoscaleEnabled) (gt (int $v.replicaCount) 1)) -}}
 true
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Service spec shared by istiod[-<rev>] and each revision tag's Service. */}}
+{{- define "istiod.serviceSpec" -}}
+{{- $v := include "istiod.values" . | fromYaml -}}
+# ztunnel dials istiod[-<revision>].<namespace>.svc:15012 for certificates and workloads.
+ports:
+  - name: grpc-xds
+    port: 15010
+    protocol: TCP
+  - name: https-dns
+    port: 15012
+    protocol: TCP
+  - name: https-webhook
+    port: 443
+    targetPort: 15017
+    protocol: TCP
+  - name: http-monitoring
+    port: 15014
+    protocol: TCP
+selector:
+  {{- include "istiod.selector" . | nindent 2 }}
+{{- with $v.ipFamilyPolicy }}
+ipFamilyPolicy: {{ . }}
+{{- end }}
+{{- with $v.ipFamilies }}
+ipFamilies: {{ toJson . }}
+{{- end }}
+{{- with $v.trafficDistribution }}
+trafficDistribution: {{ . }}
+{{- end }}
+{{- end -}}
+
+{{/* The chart's own volume names; a `volumes` entry must not reuse one. */}}
+{{- define "istiod.chartVolumes" -}}
+{{ list "istio-token" "cacerts" "istio-csr-dns-cert" "istio-csr-ca-configmap" "tmp" | toJson }}
+{{- end -}}
+
+{{/*
+Values istiod-ts cannot honour fail the render with the reason, instead of being ignored. The
+schema has already checked types; these are the combinations and values it cannot express.
+*/}}
+{{- define "istiod.checks" -}}
+{{- $v := include "istiod.values" . | fromYaml -}}
+{{- if hasKey ($v.pilot | default dict) "pilot" -}}
+{{- fail "pilot.pilot: the pilot. prefix applies once; give the key under pilot. or at the top level" -}}
+{{- end -}}
+{{- $provider := $v.global.pilotCertProvider | default "istiod" -}}
+{{- if not (has $provider (list "istiod" "custom")) -}}
+{{- fail (printf "global.pilotCertProvider=%s is not supported by istiod-ts (the Kubernetes CSR API signers it would use no longer sign serving certificates): use istiod (the mesh CA issues istiod's certificate) or custom (a certificate in Secret istiod-tls, mounted at /var/run/secrets/istiod/tls)" $provider) -}}
+{{- end -}}
+{{- if ($v.istiodRemote).enabled -}}
+{{- fail "istiodRemote.enabled: istiod-ts has no remote mode; install it in the cluster it serves" -}}
+{{- end -}}
+{{- if $v.global.externalIstiod -}}
+{{- fail "global.externalIstiod: istiod-ts serves the cluster it runs in only; it cannot control remote clusters" -}}
+{{- end -}}
+{{- if ne ($v.global.resourceScope | default "all") "all" -}}
+{{- fail (printf "global.resourceScope=%s is not supported: this chart renders its cluster- and namespace-scoped objects together (use all)" $v.global.resourceScope) -}}
+{{- end -}}
+{{- range $key, $profile := dict "profile" ($v.profile | default "") "global.profile" ($v.global.profile | default "") -}}
+{{- if not (has $profile (list "" "ambient")) -}}
+{{- fail (printf "%s=%s: istiod-ts is an ambient control plane and its defaults are Istio's ambient profile; use %s=ambient or leave it unset" $key $profile $key) -}}
+{{- end -}}
+{{- end -}}
+{{- $fromNames := list -}}
+{{- range $v.envVarFrom -}}
+{{- if hasKey ($v.env | default dict) .name -}}
+{{- fail (printf "envVarFrom: %s is also set in env; give each variable once" .name) -}}
+{{- end -}}
+{{- $fromNames = append $fromNames .name -}}
+{{- end -}}
+{{- if ne (len $fromNames) (len (uniq $fromNames)) -}}
+{{- fail (printf "envVarFrom: a variable appears twice in %s" (toJson $fromNames)) -}}
+{{- end -}}
+{{- $volumeNames := include "istiod.chartVolumes" . | fromJsonArray -}}
+{{- range $v.volumes -}}
+{{- if has .name $volumeNames -}}
+{{- fail (printf "volumes: %s is already a volume of the chart (or given twice); choose another name" .name) -}}
+{{- end -}}
+{{- $volumeNames = append $volumeNames .name -}}
+{{- end -}}
+{{- $tags := list -}}
+{{- range $v.revisionTags -}}
+{{- if has . $tags -}}
+{{- fail (printf "revisionTags: %s is listed twice" .) -}}
+{{- end -}}
+{{- $tags = append $tags . -}}
 {{- end -}}
 {{- end -}}
