@@ -35,6 +35,8 @@ export interface DebugResponse {
   /** Serialised as JSON unless a string. */
   body: unknown;
   contentType?: string;
+  /** Extra response headers (a paged list's next page, see debug-page.ts). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 export interface DebugRegistry {

@@ -14,15 +14,22 @@ import type { IgnoredObjects } from '../store/ignored';
 import { startNodeUntaintController } from '../controllers/untaint';
 import type { ServerContext } from './context';
 import { callAuthenticatorFactory } from './authenticator';
+import { registerXdsDebug } from './debug-xds';
+import type { CallAuthenticator } from '../security/identity';
 import { startIpAutoallocate } from '../controllers/ipallocate';
 import { MemoryStore } from '../store/memory-store';
 import { KubeWriter } from '../store/kube/writes';
+
+/** What the server needs back from the components: the authenticator remote /debug/ callers pass. */
+export interface StartedComponents {
+  authenticator: CallAuthenticator;
+}
 
 export async function startComponents(
   ctx: ServerContext,
   kube: KubeClient | undefined,
   ignored?: IgnoredObjects,
-): Promise<void> {
+): Promise<StartedComponents> {
   const sources = kube ? { kubeConfig: kube.kubeConfig } : {};
   // The store's Pod deletions end cached TokenReviews of the deleted pods' tokens.
   const authenticator = callAuthenticatorFactory(ctx.options, ctx.mesh, { ...sources, store: ctx.store });
@@ -44,7 +51,8 @@ export async function startComponents(
   // leader of istio-status-leader (Kubernetes) or kept for /debug/status (local mode).
   startAmbientStatus(ctx, index, kube ? new KubeWriter(kube) : undefined);
   // The CA and the xDS server register their own shutdown hooks.
-  startXdsServer(ctx, index, ca.authenticator);
+  const xds = startXdsServer(ctx, index, ca.authenticator);
+  registerXdsDebug(ctx.debug, xds.server);
   // Kubernetes mode only, and only in the replica that leads: keeps the webhook configurations'
   // caBundle current and flips failurePolicy to Fail once validation is known to work.
   if (kube) startWebhookConfigController(ctx, kube);
@@ -63,4 +71,5 @@ export async function startComponents(
   // Kubernetes mode, PILOT_ENABLE_NODE_UNTAINT_CONTROLLERS on, leader of istio-node-untaint only:
   // removes the istio-cni readiness taint from nodes whose istio-cni pod is Ready.
   if (kube) startNodeUntaintController(ctx, kube);
+  return { authenticator: ca.authenticator };
 }

@@ -5,30 +5,36 @@ import type { ObjectStore } from '../store/types';
 import type { MeshConfigSource } from '../mesh/types';
 import { logs } from '../log/logger';
 import type { DebugRegistry, DebugResponse } from '../contract/host';
+import { MAX_DEBUG_PAGE_SIZE, pageError, pageResponse, parsePageRequest } from '../contract/debug-page';
+import { registerConfigz } from './debug-configz';
+import { StorePages } from './debug-store-pages';
 
-/** /debug/config answers at most this many objects; narrow with kind= and namespace= for more. */
-export const MAX_DEBUG_CONFIG_OBJECTS = 5_000;
+/** /debug/config answers at most this many objects per page; continue= walks the rest (debug-page.ts). */
+export const MAX_DEBUG_CONFIG_OBJECTS = MAX_DEBUG_PAGE_SIZE;
 
 export function registerBuiltinDebug(debug: DebugRegistry, store: ObjectStore, mesh: MeshConfigSource): void {
   debug.add('mesh', 'effective meshConfig as JSON', () => ({ body: mesh.current() }));
 
-  debug.add('config', 'objects in the store; ?kind=Pod&namespace=ns', (req): DebugResponse => {
+  const pages = new StorePages(store);
+  registerConfigz(debug, pages);
+  debug.add('config', 'objects in the store; ?kind=Pod&namespace=ns&limit=&continue=', (req): DebugResponse => {
     const kindParam = req.query.get('kind');
     const namespace = req.query.get('namespace') ?? undefined;
     if (kindParam && !KIND_IDS.includes(kindParam as KindId)) {
       return { status: 400, body: { error: `unknown kind "${kindParam}"; one of ${KIND_IDS.join(', ')}` } };
     }
     const kinds = kindParam ? [kindParam as KindId] : KIND_IDS;
-    const objects = kinds.flatMap((kind) => store.list(kind, namespace).map((o) => ({ kind, ...o })));
-    objects.sort((a, b) =>
-      a.kind === b.kind
-        ? `${a.metadata.namespace ?? ''}/${a.metadata.name}`.localeCompare(
-            `${b.metadata.namespace ?? ''}/${b.metadata.name}`,
-          )
-        : a.kind.localeCompare(b.kind),
-    );
-    const truncated = objects.length > MAX_DEBUG_CONFIG_OBJECTS;
-    return { body: { total: objects.length, truncated, objects: objects.slice(0, MAX_DEBUG_CONFIG_OBJECTS) } };
+    const page = parsePageRequest(req.query);
+    if ('error' in page) return pageError(page.error);
+    const { items, next, total } = pages.page(kinds, namespace, page);
+    // total counts every match; truncated says more pages follow (the continue token is also in the headers).
+    const body = {
+      total,
+      truncated: next !== undefined,
+      objects: items.map(({ kind, object }) => ({ kind, ...object })),
+      ...(next !== undefined ? { continue: next } : {}),
+    };
+    return pageResponse(req, body, next);
   });
 
   debug.add('logging', 'log levels per scope; PUT ?scope=ca&level=debug changes one', (req): DebugResponse => {

@@ -7,15 +7,23 @@ import type { Registry } from 'prom-client';
 import type { DebugRequest } from '../contract/host';
 import { errorMessage } from '../log/error-message';
 import type { DebugRouter } from './debug';
+import type { DebugAccess } from './debug-access';
 import type { ReadinessTracker } from './readiness';
 import { versionInfo } from './version';
 
 /** Debug request bodies are tiny (a log level); anything larger is refused. */
 export const MAX_DEBUG_BODY_BYTES = 64 * 1024;
 
-function send(res: http.ServerResponse, status: number, body: unknown, contentType?: string): void {
+function send(
+  res: http.ServerResponse,
+  status: number,
+  body: unknown,
+  contentType?: string,
+  headers: Readonly<Record<string, string>> = {},
+): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body, null, 2) + '\n';
   res.writeHead(status, {
+    ...headers,
     'content-type': contentType ?? (typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json'),
   });
   res.end(text);
@@ -52,6 +60,22 @@ export interface HttpHandlers {
   allowRemoteDebug: boolean;
 }
 
+function isDebugPath(url: URL): boolean {
+  return url.pathname === '/debug' || url.pathname.startsWith('/debug/');
+}
+
+/** Answers a /debug/ request from the router, on either listener. */
+function serveDebug(debug: DebugRouter, req: http.IncomingMessage, res: http.ServerResponse, url: URL): void {
+  const name = url.pathname.slice('/debug/'.length);
+  readBody(req, MAX_DEBUG_BODY_BYTES)
+    .then((body) => {
+      const dreq: DebugRequest = { path: url.pathname, query: url.searchParams, method: req.method ?? 'GET', body };
+      return debug.handle(name, dreq);
+    })
+    .then((out) => send(res, out.status ?? 200, out.body, out.contentType, out.headers))
+    .catch((err: unknown) => send(res, 400, { error: errorMessage(err) }));
+}
+
 /** /ready and /debug/ on httpAddr. */
 export function httpHandler(h: HttpHandlers): http.RequestListener {
   return (req, res) => {
@@ -62,7 +86,7 @@ export function httpHandler(h: HttpHandlers): http.RequestListener {
       else send(res, 503, `not ready: ${missing.join(', ')}\n`);
       return;
     }
-    if (url.pathname === '/debug' || url.pathname.startsWith('/debug/')) {
+    if (isDebugPath(url)) {
       if (!h.allowRemoteDebug && !isLoopback(req.socket.remoteAddress)) {
         // Debug pages show the mesh's configuration; by default only local callers see them.
         send(res, 403, {
@@ -70,22 +94,21 @@ export function httpHandler(h: HttpHandlers): http.RequestListener {
         });
         return;
       }
-      const name = url.pathname.slice('/debug/'.length);
-      readBody(req, MAX_DEBUG_BODY_BYTES)
-        .then((body) => {
-          const dreq: DebugRequest = { path: url.pathname, query: url.searchParams, method: req.method ?? 'GET', body };
-          return h.debug.handle(name, dreq);
-        })
-        .then((out) => send(res, out.status ?? 200, out.body, out.contentType))
-        .catch((err: unknown) => send(res, 400, { error: errorMessage(err) }));
+      serveDebug(h.debug, req, res, url);
       return;
     }
     send(res, 404, 'not found; try /ready or /debug/\n');
   };
 }
 
-/** /metrics and /version on monitoringAddr. */
-export function monitoringHandler(registry: Registry): http.RequestListener {
+/** /debug/ on monitoringAddr: the router and who may read it (debug-access.ts). */
+export interface MonitoringDebug {
+  router: DebugRouter;
+  access: { check(req: http.IncomingMessage, res: http.ServerResponse): Promise<DebugAccess> };
+}
+
+/** /metrics and /version on monitoringAddr, and /debug/ with istiod's authentication rules when given. */
+export function monitoringHandler(registry: Registry, debug?: MonitoringDebug): http.RequestListener {
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname === '/metrics') {
@@ -97,6 +120,16 @@ export function monitoringHandler(registry: Registry): http.RequestListener {
     }
     if (url.pathname === '/version') {
       send(res, 200, versionInfo());
+      return;
+    }
+    if (debug && isDebugPath(url)) {
+      debug.access
+        .check(req, res)
+        .then((access) => {
+          if (access.allowed) serveDebug(debug.router, req, res, url);
+          else send(res, access.status, { error: access.message });
+        })
+        .catch((err: unknown) => send(res, 500, { error: `debug access check failed: ${errorMessage(err)}` }));
       return;
     }
     send(res, 404, 'not found; try /metrics or /version\n');

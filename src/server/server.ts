@@ -12,6 +12,7 @@ import { checkMeshConfigFile, createMeshConfigSource } from '../mesh/source';
 import type { ServerContext } from './context';
 import { DebugRouter } from './debug';
 import { registerBuiltinDebug } from './debug-builtins';
+import { MonitoringDebugAccess } from './debug-access';
 import { GrpcServers } from './grpc';
 import { BoundListener, httpHandler, listen, monitoringHandler } from './http';
 import { createMetricsRegistry } from './metrics';
@@ -74,6 +75,8 @@ export async function startServer(options: ServeOptions, seams: ServerSeams = {}
   const metrics = createMetricsRegistry();
   const debug = new DebugRouter();
   const servingCerts = new ServingCertHolder();
+  // istiod's rules for /debug/ on the monitoring port: loopback, or a system-namespace caller.
+  const monitoringDebug = new MonitoringDebugAccess(env.POD_NAMESPACE, metrics);
 
   const mesh = await createMeshConfigSource({
     file: flags.meshConfig,
@@ -122,14 +125,21 @@ export async function startServer(options: ServeOptions, seams: ServerSeams = {}
   if (flags.monitoringAddr) {
     listeners.set(
       'monitoring',
-      await listen('monitoring', http.createServer(monitoringHandler(metrics)), flags.monitoringAddr, { metrics }),
+      await listen(
+        'monitoring',
+        http.createServer(monitoringHandler(metrics, { router: debug, access: monitoringDebug })),
+        flags.monitoringAddr,
+        { metrics },
+      ),
     );
   }
 
   // Kubernetes mode: the components read from the API server as they start (the CA its root), so
   // they wait for it to answer; meanwhile /ready says why the server is not ready.
   if (reachable) await reachable;
-  await startComponents(ctx, kube, ignored);
+  const components = await startComponents(ctx, kube, ignored);
+  // Remote /debug/ callers on the monitoring port authenticate as xDS and CA callers do.
+  monitoringDebug.setAuthenticator(components.authenticator);
 
   await source.start();
   void store
