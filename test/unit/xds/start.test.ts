@@ -61,7 +61,7 @@ test('the State-of-the-World method is registered on both gRPC ports beside the 
   expect(f.services[0]!.service[SOTW_METHOD]!.path).toBe(`/${ADS_SERVICE}/${SOTW_METHOD}`);
 });
 
-test("/debug/syncz is registered in istiod's shape: a list of per-proxy sync states", async () => {
+test("/debug/syncz is registered in istiod's shape: a list of per-proxy sync states", () => {
   const f = fakeContext();
   startXdsServer(f.ctx, demoCache(), new FakeAuthenticator());
   const handler = f.debug.get('syncz') as unknown as (req: { query: URLSearchParams }) => DebugResponse;
