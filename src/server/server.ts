@@ -13,6 +13,7 @@ import type { ServerContext } from './context';
 import { DebugRouter } from './debug';
 import { registerBuiltinDebug } from './debug-builtins';
 import { MonitoringDebugAccess } from './debug-access';
+import { registerDebugUi } from './debug-ui';
 import { GrpcServers } from './grpc';
 import { BoundListener, httpHandler, listen, monitoringHandler } from './http';
 import { createMetricsRegistry } from './metrics';
@@ -115,6 +116,7 @@ export async function startServer(options: ServeOptions, seams: ServerSeams = {}
     onShutdown: (hook) => shutdownHooks.push(hook),
   };
   registerBuiltinDebug(debug, store, mesh);
+  registerDebugUi(ctx);
 
   // The HTTP listeners come up first so /ready can say what is still missing while we sync.
   const storeReady = readiness.register('store', () => store.unsyncedParts());

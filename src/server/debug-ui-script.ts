@@ -1,0 +1,298 @@
+// The status page's script, sent inline and allowed by its hash (debug-ui.ts). Plain browser
+// JavaScript over the debug JSON pages; every value from the cluster reaches the DOM through
+// textContent or setAttribute, never as markup. It has no backticks, and "${" only where it takes
+// the limits below, so it can live in this template string.
+
+import { DEBUG_CONTINUE_HEADER } from '../contract/debug-page';
+
+/** Pages of /debug/ambient/workloads the page follows per node before it says the list is cut. */
+export const UI_MAX_WORKLOAD_PAGES = 20;
+
+/** Pages of /debug/config?kind=Node the page follows: 10,000 nodes at the default page size. */
+export const UI_MAX_NODE_PAGES = 10;
+
+/** Nodes whose workloads load on first view; the rest load when opened, so 5,000 nodes cost 10 requests. */
+export const UI_OPEN_NODES = 10;
+
+/** Seconds between refreshes: often enough to watch a rollout, rare enough to cost nothing. */
+export const UI_REFRESH_SECONDS = 5;
+
+/** Recent NACKs listed, newest first. */
+export const UI_MAX_NACKS = 50;
+
+export const DEBUG_UI_SCRIPT = String.raw`
+'use strict';
+(function () {
+  var MAX_PAGES = ${UI_MAX_WORKLOAD_PAGES};
+  var MAX_NODE_PAGES = ${UI_MAX_NODE_PAGES};
+  var OPEN_NODES = ${UI_OPEN_NODES};
+  var REFRESH_MS = ${UI_REFRESH_SECONDS} * 1000;
+  var MAX_NACKS = ${UI_MAX_NACKS};
+  var opened = new Map();
+  var workloads = new Map();
+
+  function el(tag, text, attrs) {
+    var e = document.createElement(tag);
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    if (attrs) for (var k in attrs) e.setAttribute(k, String(attrs[k]));
+    return e;
+  }
+  function row(cells, attrs) {
+    var tr = el('tr', null, attrs);
+    cells.forEach(function (c) {
+      tr.appendChild(c instanceof Node ? wrap('td', c) : el('td', c));
+    });
+    return tr;
+  }
+  function wrap(tag, child) {
+    var e = el(tag);
+    e.appendChild(child);
+    return e;
+  }
+  function table(headers, rows, empty) {
+    if (rows.length === 0) return el('p', empty, { class: 'empty' });
+    var t = el('table');
+    var tr = el('tr');
+    headers.forEach(function (h) { tr.appendChild(el('th', h)); });
+    t.appendChild(wrap('thead', tr));
+    var body = el('tbody');
+    rows.forEach(function (r) { body.appendChild(r); });
+    t.appendChild(body);
+    return t;
+  }
+  function fill(id, child) {
+    document.getElementById(id).replaceChildren(child);
+  }
+  function getResponse(path) {
+    return fetch(path, { headers: { accept: 'application/json' } }).then(function (res) {
+      if (!res.ok) throw new Error(path + ' answered ' + res.status);
+      return res.json().then(function (body) { return { body: body, headers: res.headers }; });
+    });
+  }
+  function getJson(path) {
+    return getResponse(path).then(function (r) { return r.body; });
+  }
+  function typeName(url) {
+    var i = String(url).lastIndexOf('.');
+    return i >= 0 ? String(url).slice(i + 1) : String(url);
+  }
+  // Sync state of one type as istiod's syncz reports it, from nonces sent, ACKed and NACKed.
+  function syncState(t) {
+    if (!t.lastNonceSent) return 'NOT_SENT';
+    if (t.lastNack && t.lastNack.nonce === t.lastNonceSent) return 'ERROR';
+    if (t.lastAck && t.lastAck.nonce === t.lastNonceSent) return 'SYNCED';
+    return 'STALE';
+  }
+  var RANK = { SYNCED: 0, NOT_SENT: 1, STALE: 2, ERROR: 3 };
+  function worst(states) {
+    return states.reduce(function (a, b) { return RANK[b] > RANK[a] ? b : a; }, 'SYNCED');
+  }
+  function badge(state) {
+    return el('span', state, { class: 'state state-' + state.toLowerCase() });
+  }
+  function clientNode(c) {
+    return c.nodeName || '(no node)';
+  }
+
+  function renderNodes(nodes, clients) {
+    var perNode = new Map();
+    clients.forEach(function (c) {
+      var n = clientNode(c);
+      if (!perNode.has(n)) perNode.set(n, []);
+      perNode.get(n).push(c);
+    });
+    var rows = nodes.map(function (n) {
+      var cs = perNode.get(n.name) || [];
+      var states = cs.map(function (c) { return worst(c.types.map(syncState)); });
+      var w = workloads.get(n.name);
+      return row([
+        n.name,
+        n.zone || '',
+        String(cs.length),
+        cs.length ? badge(worst(states)) : el('span', 'no ztunnel', { class: 'state state-none' }),
+        w ? String(w.items.length) + (w.cut ? '+' : '') : '',
+      ], { 'data-node': n.name });
+    });
+    fill('nodes', table(['node', 'zone', 'ztunnels', 'sync', 'workloads'], rows, 'no nodes'));
+  }
+
+  function renderZtunnels(clients) {
+    var rows = [];
+    clients.forEach(function (c) {
+      c.types.forEach(function (t, i) {
+        rows.push(row([
+          i === 0 ? clientNode(c) : '',
+          i === 0 ? c.node : '',
+          i === 0 ? c.connectedSince : '',
+          typeName(t.typeUrl),
+          badge(syncState(t)),
+          t.lastAck ? t.lastAck.at : '',
+          String(t.pendingNames),
+        ], { 'data-ztunnel': c.node, 'data-type': typeName(t.typeUrl) }));
+      });
+    });
+    fill('ztunnels', table(['node', 'ztunnel', 'connected since', 'type', 'state', 'last ACK', 'pending'], rows,
+      'no ztunnel is connected'));
+  }
+
+  function renderNacks(clients) {
+    var nacks = [];
+    clients.forEach(function (c) {
+      c.types.forEach(function (t) {
+        if (t.lastNack) nacks.push({ c: c, t: t });
+      });
+    });
+    nacks.sort(function (a, b) { return a.t.lastNack.at < b.t.lastNack.at ? 1 : -1; });
+    var rows = nacks.slice(0, MAX_NACKS).map(function (n) {
+      return row([n.t.lastNack.at, clientNode(n.c), n.c.node, typeName(n.t.typeUrl), n.t.lastNack.nonce,
+        n.t.lastNack.message]);
+    });
+    fill('nacks', table(['at', 'node', 'ztunnel', 'type', 'nonce', 'message'], rows, 'no NACKs from connected ztunnels'));
+  }
+
+  function workloadRows(items) {
+    return items.map(function (w) {
+      var addrs = Array.isArray(w.addresses) ? w.addresses.join(', ') : '';
+      return row([w.namespace || '', w.name || '', addrs, w.serviceAccount || '', w.tunnelProtocol || 'NONE',
+        w.status || 'HEALTHY'], { 'data-workload': (w.namespace || '') + '/' + (w.name || '') });
+    });
+  }
+
+  // A paged list, following the continue token in each page's headers (contract/debug-page.ts)
+  // for at most maxPages pages; 'cut' says more pages were left.
+  function getPages(path, maxPages, itemsOf) {
+    var items = [];
+    function page(n, token) {
+      var q = path + (token ? '&continue=' + encodeURIComponent(token) : '');
+      return getResponse(q).then(function (r) {
+        items = items.concat(itemsOf(r.body));
+        var next = r.headers.get('${DEBUG_CONTINUE_HEADER}');
+        if (next && n + 1 < maxPages) return page(n + 1, next);
+        return { items: items, cut: Boolean(next) };
+      });
+    }
+    return page(0, '');
+  }
+  function loadWorkloads(node) {
+    var path = '/debug/ambient/workloads?node=' + encodeURIComponent(node);
+    return getPages(path, MAX_PAGES, function (b) { return Array.isArray(b) ? b : []; }).then(function (w) {
+      workloads.set(node, w);
+      return w;
+    });
+  }
+
+  function renderWorkloads(nodes) {
+    var box = el('div');
+    nodes.forEach(function (n, i) {
+      if (!opened.has(n.name)) opened.set(n.name, i < OPEN_NODES);
+      var d = el('details', null, { 'data-node': n.name });
+      d.open = opened.get(n.name);
+      d.appendChild(el('summary', n.name));
+      var body = el('div');
+      d.appendChild(body);
+      if (workloads.has(n.name)) showWorkloads(body, workloads.get(n.name));
+      d.addEventListener('toggle', function () {
+        opened.set(n.name, d.open);
+        if (d.open && !workloads.has(n.name)) {
+          body.replaceChildren(el('p', 'loading', { class: 'empty' }));
+          loadWorkloads(n.name).then(function (w) { showWorkloads(body, w); }, failed);
+        }
+      });
+      box.appendChild(d);
+    });
+    fill('workloads', nodes.length ? box : el('p', 'no nodes', { class: 'empty' }));
+  }
+  function showWorkloads(body, w) {
+    body.replaceChildren(table(['namespace', 'name', 'addresses', 'service account', 'protocol', 'status'],
+      workloadRows(w.items), 'no workloads on this node'));
+    if (w.cut) body.appendChild(el('p', 'only the first ' + MAX_PAGES + ' pages are shown', { class: 'empty' }));
+  }
+
+  function bars(entries, label) {
+    var max = entries.reduce(function (m, e) { return Math.max(m, e.value); }, 0);
+    var list = el('div', null, { class: 'bars', 'aria-label': label });
+    entries.forEach(function (e) {
+      var line = el('div', null, { class: 'bar' });
+      line.appendChild(el('span', e.label, { class: 'bar-label' }));
+      var fillBar = el('span', null, { class: 'bar-fill' });
+      // Set through the CSSOM, which the style-src policy does not govern (style attributes it would).
+      fillBar.style.width = (max > 0 ? (100 * e.value) / max : 0) + '%';
+      var track = el('span', null, { class: 'bar-track' });
+      track.appendChild(fillBar);
+      line.appendChild(track);
+      line.appendChild(el('span', String(e.value), { class: 'bar-value' }));
+      list.appendChild(line);
+    });
+    return list;
+  }
+
+  function renderStats(s) {
+    var certs = el('div');
+    if (!s.ca) certs.appendChild(el('p', 'the CA does not run in this server', { class: 'empty' }));
+    certs.appendChild(el('p', 'issued: ' + s.issuedTotal + ', refused: ' + s.deniedTotal, { id: 'cert-totals' }));
+    certs.appendChild(bars(s.perMinute.map(function (m) {
+      return { label: m.minute.slice(11, 16), value: m.issued };
+    }), 'certificates issued per minute'));
+    fill('certs', certs);
+    fill('denials', table(['source', 'reason', 'count'], s.denials.map(function (d) {
+      return row([d.source, d.reason, String(d.count)], { 'data-denial': d.reason });
+    }), 'no refusals'));
+    var h = s.pushLatency;
+    if (!h) fill('latency', el('p', 'the xDS server does not run in this server', { class: 'empty' }));
+    else {
+      var box = el('div');
+      box.appendChild(el('p', h.count + ' pushes, mean ' + (h.count ? (1000 * h.sumSeconds / h.count).toFixed(2) : '0') +
+        ' ms'));
+      box.appendChild(bars(h.buckets.map(function (b) {
+        return { label: b.le === '+Inf' ? '> last' : '\u2264 ' + (1000 * Number(b.le)) + ' ms', value: b.count };
+      }), 'push latency'));
+      fill('latency', box);
+    }
+  }
+
+  function failed(err) {
+    var p = el('p', String(err && err.message ? err.message : err), { class: 'error' });
+    document.getElementById('errors').appendChild(p);
+  }
+
+  function nodesFrom(objects, clients) {
+    var byName = new Map();
+    objects.forEach(function (o) {
+      var labels = (o.metadata && o.metadata.labels) || {};
+      byName.set(o.metadata.name, { name: o.metadata.name, zone: labels['topology.kubernetes.io/zone'] || '' });
+    });
+    clients.forEach(function (c) {
+      if (c.nodeName && !byName.has(c.nodeName)) byName.set(c.nodeName, { name: c.nodeName, zone: '' });
+    });
+    return Array.from(byName.values()).sort(function (a, b) { return a.name < b.name ? -1 : a.name > b.name ? 1 : 0; });
+  }
+
+  function refresh() {
+    var nodePages = getPages('/debug/config?kind=Node', MAX_NODE_PAGES, function (b) { return b.objects || []; });
+    return Promise.all([nodePages, getJson('/debug/ztunnels'), getJson('/debug/ui/stats')])
+      .then(function (r) {
+        var clients = r[1].clients || [];
+        var nodes = nodesFrom(r[0].items, clients);
+        nodes.forEach(function (n, i) { if (!opened.has(n.name)) opened.set(n.name, i < OPEN_NODES); });
+        var open = nodes.filter(function (n) { return opened.get(n.name); });
+        return Promise.all(open.map(function (n) { return loadWorkloads(n.name); })).then(function () {
+          document.getElementById('errors').replaceChildren();
+          renderNodes(nodes, clients);
+          renderZtunnels(clients);
+          renderWorkloads(nodes);
+          renderStats(r[2]);
+          renderNacks(clients);
+        });
+      })
+      .then(function () {
+        document.getElementById('updated').textContent = new Date().toISOString();
+        document.body.setAttribute('data-loaded', 'true');
+      }, failed);
+  }
+
+  function loop() {
+    refresh().then(function () { setTimeout(loop, REFRESH_MS); });
+  }
+  loop();
+})();
+`;
