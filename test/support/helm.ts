@@ -161,6 +161,8 @@ export const CHARTS_DIR = path.join(REPO_ROOT, 'charts');
 export interface TemplateOptions {
   release?: string;
   namespace?: string;
+  /** Values files given to helm with -f, in order, before `values`. */
+  valuesFiles?: string[];
   /** Written to a values file, so types survive (no --set string parsing). */
   values?: Record<string, unknown>;
   isUpgrade?: boolean;
@@ -196,6 +198,7 @@ export function helmTemplateRaw(chart: string, opts: TemplateOptions = {}): Helm
     '--namespace',
     opts.namespace ?? 'istio-system',
     ...(opts.isUpgrade ? ['--is-upgrade'] : []),
+    ...(opts.valuesFiles ?? []).flatMap((file) => ['-f', file]),
   ];
   return withValues(args, opts.values);
 }

@@ -115,7 +115,7 @@ schema has already checked types; these are the combinations and values it canno
 */}}
 {{- define "istiod.checks" -}}
 {{- $v := include "istiod.values" . | fromYaml -}}
-{{- if hasKey ($v.pilot | default dict) "pilot" -}}
+{{- if hasKey (.Values.pilot | default dict) "pilot" -}}
 {{- fail "pilot.pilot: the pilot. prefix applies once; give the key under pilot. or at the top level" -}}
 {{- end -}}
 {{- $provider := $v.global.pilotCertProvider | default "istiod" -}}

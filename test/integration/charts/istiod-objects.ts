@@ -76,12 +76,13 @@ export interface ServicePort {
   protocol: string;
 }
 
-export function servicePorts(objects: readonly Rendered[]): ServicePort[] {
-  return (findObject(objects, 'Service')['spec'] as { ports: ServicePort[] }).ports;
+/** Ports of the one Service rendered, or of the Service `name` when revision tags add more. */
+export function servicePorts(objects: readonly Rendered[], name?: string): ServicePort[] {
+  return (findObject(objects, 'Service', name)['spec'] as { ports: ServicePort[] }).ports;
 }
 
-export function serviceSelector(objects: readonly Rendered[]): Record<string, string> {
-  return (findObject(objects, 'Service')['spec'] as { selector: Record<string, string> }).selector;
+export function serviceSelector(objects: readonly Rendered[], name?: string): Record<string, string> {
+  return (findObject(objects, 'Service', name)['spec'] as { selector: Record<string, string> }).selector;
 }
 
 export interface PolicyRule {
