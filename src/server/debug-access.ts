@@ -58,9 +58,14 @@ export class MonitoringDebugAccess {
   private authenticator: CallAuthenticator | undefined;
   private readonly failures: Counter<'reason'>;
 
+  /**
+   * `isLocal` decides which callers skip authentication: loopback addresses. Tests, whose every
+   * connection is loopback, stand a remote caller in with it.
+   */
   constructor(
     private readonly systemNamespace: string,
     registry: Registry,
+    private readonly isLocal: (address: string | undefined) => boolean = isLoopback,
   ) {
     this.failures = new Counter({
       name: DEBUG_AUTH_FAILURES_METRIC,
@@ -77,7 +82,7 @@ export class MonitoringDebugAccess {
 
   async check(req: http.IncomingMessage, res: http.ServerResponse): Promise<DebugAccess> {
     // istiod answers itself and a port-forward from the pod without credentials.
-    if (isLoopback(req.socket.remoteAddress)) return { allowed: true };
+    if (this.isLocal(req.socket.remoteAddress)) return { allowed: true };
     const who = { peer: req.socket.remoteAddress, path: clientText((req.url ?? '').split('?')[0]) };
     if (!this.authenticator) {
       log.warn(who, 'remote debug request refused: the authenticator has not started yet');
