@@ -96,7 +96,10 @@ describe('root rotation in Kubernetes mode (test API server)', () => {
       expect(distributing.caCert).toBe(first);
       expect(distributing.phase).toBe('distributing');
       expect(distributing.rootCerts).toHaveLength(2);
+      // Namespaces are written one after another; each gets the same two roots.
+      await eventually('every namespace has both roots', () => configMapRoots('istio-system').length === 2);
       expect(configMapRoots('istio-system')).toEqual(configMapRoots('default'));
+      expect(secretData('istio-system').phase).toBe('distributing');
       // The authority signs with the old root still, and serves both.
       expect(h.ca.authority.signingMaterial().signingCertPem).toBe(first);
       expect(splitPemCertificates(h.ca.rootCertPem())).toHaveLength(2);
