@@ -124,6 +124,11 @@ export class XdsServer {
     return syncz(this.streams, { active: gate.active, queued: gate.queued, limit: gate.limit, stalled: gate.stalled });
   }
 
+  /** Open StreamAggregatedResources (debug) streams. */
+  sotwStreamCount(): number {
+    return this.sotw.streams.size;
+  }
+
   /** istiod's /debug/syncz: every proxy's sync state, or those of one namespace. */
   debugSyncStatus(namespace = ''): SyncStatusEntry[] {
     return syncStatusEntries(this.streams, namespace);

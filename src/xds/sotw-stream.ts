@@ -13,7 +13,7 @@ import { clientText } from './client-limits';
 import type { DeltaStream } from './delta-stream';
 import { CLIENT_CONFIG_TYPE_URL, SotwRequest, encodeClientConfig, encodeSotwResponse } from './sotw-wire';
 import { MAX_SYNCZ_CLIENT_CONFIGS, synczClientConfigs, visibleTo } from './sotw-syncz';
-import { callTransport } from './transport';
+import { callEncrypted, callTransport } from './transport';
 
 /** istiod's debug types share this prefix; it answers them on any stream that asks. */
 export const DEBUG_TYPE_PREFIX = 'istio.io/debug';
@@ -102,7 +102,7 @@ export class SotwStream {
 
   private async authenticate(): Promise<void> {
     let result: AuthResult;
-    if (this.call.getAuthContext().transportSecurityType !== 'ssl') {
+    if (!callEncrypted(this.call)) {
       result = { reason: 'debug types are served only over TLS (the secure gRPC port)' };
     } else {
       try {

@@ -6,6 +6,7 @@
 // so they are reached here, behind one small interface, and pinned by a test.
 
 import * as http2 from 'node:http2';
+import * as tls from 'node:tls';
 
 /** grpc-js wraps the http2 stream in a chain of intercepting calls; it is one or two links deep. */
 const MAX_CALL_CHAIN = 8;
@@ -30,15 +31,28 @@ function isStream(v: unknown): v is StreamLike {
   return typeof s.close === 'function' && typeof s.closed === 'boolean' && 'rstCode' in s && 'session' in s;
 }
 
-/** The transport of a grpc-js server call, or undefined if grpc-js no longer has this shape. */
-export function callTransport(call: object): CallTransport | undefined {
+function findStream(call: object): StreamLike | undefined {
   let link: unknown = (call as { call?: unknown }).call;
   for (let i = 0; i < MAX_CALL_CHAIN && typeof link === 'object' && link !== null; i++) {
     const stream = (link as { stream?: unknown }).stream;
-    if (isStream(stream)) return streamTransport(stream);
+    if (isStream(stream)) return stream;
     link = (link as { nextCall?: unknown }).nextCall;
   }
   return undefined;
+}
+
+/** The transport of a grpc-js server call, or undefined if grpc-js no longer has this shape. */
+export function callTransport(call: object): CallTransport | undefined {
+  const stream = findStream(call);
+  return stream ? streamTransport(stream) : undefined;
+}
+
+/**
+ * Whether a server call came over TLS. grpc-js's auth context reports TLS only when a client
+ * certificate was verified, so a bearer-token caller over TLS would look like plaintext there.
+ */
+export function callEncrypted(call: object): boolean {
+  return findStream(call)?.session?.socket instanceof tls.TLSSocket;
 }
 
 function streamTransport(stream: StreamLike): CallTransport {
