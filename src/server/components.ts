@@ -7,6 +7,7 @@ import { startCertificateAuthority } from '../ca';
 import { AmbientIndex } from '../ambient/ambient-index';
 import { registerAmbientDebug } from '../ambient/debug';
 import { startXdsServer } from '../xds/server';
+import { versionInfo } from './version';
 import { startWebhookConfigController } from '../webhook';
 import { startAmbientStatus } from '../controllers/status';
 import { reportDroppedPolicies } from '../controllers/dropped-policies';
@@ -51,7 +52,8 @@ export async function startComponents(
   // leader of istio-status-leader (Kubernetes) or kept for /debug/status (local mode).
   startAmbientStatus(ctx, index, kube ? new KubeWriter(kube) : undefined);
   // The CA and the xDS server register their own shutdown hooks.
-  const xds = startXdsServer(ctx, index, ca.authenticator);
+  const build = versionInfo();
+  const xds = startXdsServer(ctx, index, ca.authenticator, { version: build.version, runtime: build.node });
   registerXdsDebug(ctx.debug, xds.server);
   // Kubernetes mode only, and only in the replica that leads: keeps the webhook configurations'
   // caBundle current and flips failurePolicy to Fail once validation is known to work.
