@@ -10,6 +10,7 @@ import { startServer } from './server/server';
 import { runTokenCommand } from './cli/token';
 import { runXdsClientCommand } from './cli/xds-client';
 import { runValidateCommand } from './cli/validate';
+import { runExplainCommand } from './cli/explain';
 
 const log = scopedLogger('default');
 
@@ -22,6 +23,10 @@ const COMMANDS: Record<string, { description: string; run: Command }> = {
   token: { description: 'mint a local-mode service-account token, as the kubelet would', run: runTokenCommand },
   'xds-client': { description: 'connect as a ztunnel and print what it is told', run: runXdsClientCommand },
   validate: { description: 'validate Istio YAML offline with the webhook rules', run: runValidateCommand },
+  explain: {
+    description: "why a node's ztunnel may get an identity's certificate, or why a pod's workload is what it is",
+    run: (argv) => runExplainCommand(argv),
+  },
   version: { description: 'print the version', run: printVersion },
 };
 

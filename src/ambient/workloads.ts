@@ -143,10 +143,10 @@ function podServices(pod: KubeObject, view: MeshView, trace?: DecisionTrace): Re
   const out = new Map<string, PortList>();
   const domain = view.settings.domain;
   for (const svc of view.servicesSelecting(ns, labels)) {
-    const served = isServedKubeService(svc);
-    if (trace) explainService(trace, 'services.selector', `Service ${ns}/${svc.metadata.name}`, served);
-    if (!served) continue;
-    out.set(`${ns}/${kubeServiceHostname(svc.metadata.name, ns, domain)}`, kubeServicePortsForPod(svc, containerPorts));
+    const ports = isServedKubeService(svc) ? kubeServicePortsForPod(svc, containerPorts) : undefined;
+    if (trace) explainService(trace, svc, ports);
+    if (!ports) continue;
+    out.set(`${ns}/${kubeServiceHostname(svc.metadata.name, ns, domain)}`, ports);
   }
   for (const se of view.serviceEntriesSelecting(ns, labels)) {
     const ports = serviceEntryPortsForPod(se, containerPorts);
@@ -198,15 +198,25 @@ function podServices(pod: KubeObject, view: MeshView, trace?: DecisionTrace): Re
   return sortedMap(out);
 }
 
-/** Explain only: a selecting Service, listed unless ztunnel gets no Service from it. */
-function explainService(trace: DecisionTrace, rule: string, ref: string, served: boolean): void {
+/** Explain only: a selecting Service, listed with its ports unless ztunnel gets no Service from it. */
+function explainService(trace: DecisionTrace, svc: KubeObject, ports: PortList | undefined): void {
+  const ref = `Service ${namespaceOf(svc)}/${svc.metadata.name}`;
+  trace.fact(
+    `${ref} selector`,
+    Object.entries(serviceSpec(svc).selector ?? {}).map(([k, v]) => `${k}=${v}`),
+  );
+  if (ports)
+    trace.fact(
+      `${ref} ports (service->target on this pod)`,
+      (ports.ports ?? []).map((p) => `${p.servicePort ?? 0}->${p.targetPort ?? 0}`),
+    );
   trace.decide(
     SERVICES,
-    served ? rule : 'services.not-served',
-    served
+    ports ? 'services.selector' : 'services.not-served',
+    ports
       ? "a Service of the pod's namespace whose non-empty selector is a subset of the pod's labels lists the pod"
       : 'an ExternalName Service, or one with a cluster IP that does not parse, yields no Service for ztunnel',
-    served ? `listed: ${ref}` : `${ref} selects the pod but is not served`,
+    ports ? `listed: ${ref}` : `${ref} selects the pod but is not served`,
   );
 }
 

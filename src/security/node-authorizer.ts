@@ -197,6 +197,7 @@ export class NodeAuthorizer {
   authorizeOnNode(node: string, requested: string, trace?: DecisionTrace): NodeAuthDecision {
     trace?.fact('CA_TRUSTED_NODE_ACCOUNTS', [...this.trusted]);
     if (this.trusted.size === 0) return deny(trace, 'impersonation_disabled', 'CA_TRUSTED_NODE_ACCOUNTS is empty');
+    trace?.decide(NODE_AUTH_TOPIC, 'impersonation.enabled', DENIAL_RULES.impersonation_disabled, 'passed');
     const target = this.target(requested, trace);
     return 'trustDomain' in target ? this.grants(node, target, trace) : target;
   }

@@ -26,12 +26,17 @@ const ALLOWED = {
   webhook: ['config', 'contract', 'log', 'mesh', 'net', 'store'],
   controllers: ['ambient', 'config', 'contract', 'log', 'mesh', 'security', 'store'],
   xds: ['config', 'contract', 'log', 'mesh', 'net', 'proto-files', 'security', 'store'],
+  // `explain` runs the CA's node authorizer (security) and the ambient derivation (ambient) with a
+  // decision recorder; it needs both and is neither, so it sits beside the engines, under the server
+  // (/debug/explain) and the CLI (`istiod-ts explain`), which both use it.
+  explain: ['ambient', 'contract', 'security', 'store'],
   server: [
     'ambient',
     'ca',
     'config',
     'contract',
     'controllers',
+    'explain',
     'log',
     'mesh',
     'net',
@@ -46,6 +51,7 @@ const ALLOWED = {
     'ca',
     'config',
     'contract',
+    'explain',
     'log',
     'mesh',
     'net',
