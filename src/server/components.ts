@@ -6,6 +6,8 @@ import type { KubeClient } from '../store/kube';
 import { startCertificateAuthority } from '../ca';
 import { AmbientIndex } from '../ambient/ambient-index';
 import { registerAmbientDebug } from '../ambient/debug';
+import { registerExplainDebug } from '../explain/debug';
+import { Explainer } from '../explain/explainer';
 import { startXdsServer } from '../xds/server';
 import { versionInfo } from './version';
 import { startWebhookConfigController } from '../webhook';
@@ -45,6 +47,17 @@ export async function startComponents(
     enableDryRun: ctx.options.env.AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY,
   });
   registerAmbientDebug(ctx.debug, index);
+  // /debug/explain runs the CA's node authorizer and the ambient derivation over this store with a
+  // decision recorder, reading CA_TRUSTED_NODE_ACCOUNTS and the trust domains as the CA does.
+  registerExplainDebug(
+    ctx.debug,
+    new Explainer({
+      store: ctx.store,
+      trustedAccounts: ctx.options.env.CA_TRUSTED_NODE_ACCOUNTS,
+      trustDomains: () => [ctx.mesh.current().trustDomain, ...ctx.mesh.current().trustDomainAliases],
+      ambientSettings: () => index.settings,
+    }),
+  );
   ctx.onShutdown(() => index.close());
   // Policies ztunnel never gets (a waypoint's, AUDIT/CUSTOM, dry-run) are listed on /debug/ignored.
   if (ignored) ctx.onShutdown(reportDroppedPolicies(ctx.store, index, ignored));
