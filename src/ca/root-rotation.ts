@@ -53,19 +53,10 @@ interface Validity {
   notAfter: number;
 }
 
-/** Parsing is not free; the machine looks at the same few certificates every check. */
-const validityCache = new Map<string, Validity>();
-/** Bound of validityCache: a rotation involves two roots, a few more only in tests. */
-export const VALIDITY_CACHE_ENTRIES = 16;
-
+/** A root's validity in ms; parsed per call, which runs once per check interval. */
 export function rootValidity(certPem: string): Validity {
-  const hit = validityCache.get(certPem);
-  if (hit) return hit;
   const cert = new crypto.X509Certificate(certPem);
-  const v = { notBefore: new Date(cert.validFrom).getTime(), notAfter: new Date(cert.validTo).getTime() };
-  if (validityCache.size >= VALIDITY_CACHE_ENTRIES) validityCache.clear();
-  validityCache.set(certPem, v);
-  return v;
+  return { notBefore: new Date(cert.validFrom).getTime(), notAfter: new Date(cert.validTo).getTime() };
 }
 
 /**

@@ -20,6 +20,7 @@ import {
 } from '../../../src/ca/root-rotation';
 import { RootRotator } from '../../../src/ca/root-rotation-driver';
 import { PRIVATE_FILE_MODE } from '../../../src/config/atomic-file';
+import { parseServeOptions } from '../../../src/config/options';
 import { tempDir } from '../../support/ca/fixtures';
 import { captureLogs } from '../../support/logs';
 
@@ -210,5 +211,33 @@ describe('RootRotator over the --stateDir store', () => {
     expect(trustedRoots(s)).toEqual([s.signing.certPem]);
     expect(s.signing.certPem).not.toBe(old.certPem);
     await expect(new LocalCaSecretStore(dir).get()).resolves.toMatchObject({ caCertPem: s.signing.certPem });
+  });
+});
+
+describe('rotation settings (istiod names)', () => {
+  test('defaults: check every hour, rotate in the last 20 % of the lifetime, distribute for 24 h first', () => {
+    const { env } = parseServeOptions([], {});
+    expect(env.CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL).toBe(HOUR);
+    expect(env.CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE).toBe(20);
+    expect(env.CITADEL_SELF_SIGNED_ROOT_CERT_DISTRIBUTION_DELAY).toBe(DAY);
+  });
+
+  test('a check interval of 0 is accepted (rotation off)', () => {
+    expect(
+      parseServeOptions([], { CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL: '0' }).env
+        .CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL,
+    ).toBe(0);
+  });
+
+  test.each([
+    [{ CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE: '0' }, 'must be a percentage from 1 to 100'],
+    [{ CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE: '101' }, 'must be a percentage from 1 to 100'],
+    [{ CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL: '-1s' }, 'env CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL'],
+    [
+      { CITADEL_SELF_SIGNED_ROOT_CERT_DISTRIBUTION_DELAY: '-1h' },
+      'env CITADEL_SELF_SIGNED_ROOT_CERT_DISTRIBUTION_DELAY',
+    ],
+  ])('bad env %j is a usage error naming the variable', (env, message) => {
+    expect(() => parseServeOptions([], env)).toThrow(message);
   });
 });
