@@ -136,6 +136,9 @@ schema has already checked types; these are the combinations and values it canno
 {{- fail (printf "%s=%s: istiod-ts is an ambient control plane and its defaults are Istio's ambient profile; use %s=ambient or leave it unset" $key $profile $key) -}}
 {{- end -}}
 {{- end -}}
+{{- if eq (toString (($v.env | default dict).ENABLE_CLUSTER_TRUST_BUNDLE_API)) "true" -}}
+{{- fail "env.ENABLE_CLUSTER_TRUST_BUNDLE_API: istiod-ts publishes the root certificate in ConfigMaps only, not in ClusterTrustBundles; leave it unset here and in the ztunnel chart" -}}
+{{- end -}}
 {{- $fromNames := list -}}
 {{- range $v.envVarFrom -}}
 {{- if hasKey ($v.env | default dict) .name -}}

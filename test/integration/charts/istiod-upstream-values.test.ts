@@ -4,6 +4,7 @@
 import * as path from 'node:path';
 import { parseServeOptions, SERVE_ENV, SERVE_FLAGS } from '../../../src/config/options';
 import { parseEnv, parseFlags } from '../../../src/config/settings';
+import { parse as parseYaml } from 'yaml';
 import { findObject, helmLint, helmTemplate, type Rendered } from '../../support/helm';
 import { deploymentOf, resolvedEnv, serviceSelector, servicePorts, type Volume } from './istiod-objects';
 import { kubeSchemaProblems } from './kube-schema';
@@ -141,3 +142,43 @@ function resolvedEnvOf(objects: readonly Rendered[]): Record<string, string> {
   const fromSources = Object.fromEntries(container.env.filter((e) => !plain.env.includes(e)).map((e) => [e.name, `from-${e.name.toLowerCase()}`]));
   return { ...resolvedEnv(plain, NS), ...fromSources };
 }
+
+describe('charts/istiod with the smaller keys of Istio’s chart', () => {
+  const objects = render({ valuesFiles: [path.join(VALUES_DIR, 'upstream-smaller.yaml')] });
+  const deployment = findObject(objects, 'Deployment');
+  const pod = (deployment['spec'] as { template: { spec: Record<string, unknown> } }).template.spec;
+  const { container } = deploymentOf(objects);
+  const raw = (pod['containers'] as Record<string, unknown>[])[0]!;
+
+  test('render objects valid for the Kubernetes API', () => {
+    for (const o of objects) expect({ object: `${o.kind}/${o.metadata.name}`, problems: kubeSchemaProblems(o) }).toEqual({ object: `${o.kind}/${o.metadata.name}`, problems: [] });
+  });
+
+  test('deploymentLabels label the Deployment; initContainers go through tpl; seccompProfile and terminationMessagePolicy reach the container', () => {
+    expect(deployment.metadata.labels).toMatchObject({ team: 'mesh' });
+    expect(pod['initContainers']).toEqual([{ name: 'wait-for-ca', image: 'registry.example.com/mesh/wait:1', command: ['sh', '-c', 'true'] }]);
+    expect(raw['securityContext']).toMatchObject({ seccompProfile: { type: 'RuntimeDefault' }, readOnlyRootFilesystem: true });
+    expect(raw['terminationMessagePolicy']).toBe('FallbackToLogsOnError');
+  });
+
+  test('global.priorityClassName applies when priorityClassName is unset; global.defaultResources when resources is', () => {
+    expect(pod['priorityClassName']).toBe('system-cluster-critical');
+    expect(raw['resources']).toEqual({ requests: { cpu: '50m' } });
+  });
+
+  test('global.logAsJson becomes --log_as_json and crlConfigMapName PILOT_CRL_CONFIGMAP, both read by istiod-ts serve', () => {
+    const options = parseServeOptions(container.args.slice(1), resolvedEnv(container, NS));
+    expect(options.flags.log_as_json).toBe(true);
+    expect(options.env.PILOT_CRL_CONFIGMAP).toBe('corp-mesh-crl');
+  });
+
+  test('trafficDistribution reaches the Service', () => {
+    expect(findObject(objects, 'Service')['spec']).toMatchObject({ trafficDistribution: 'PreferClose' });
+  });
+
+  test('telemetry.v2.prometheus.enabled false drops the default prometheus metrics provider; configMap false drops the mesh ConfigMap', () => {
+    const mesh = parseYaml((findObject(objects, 'ConfigMap')['data'] as Record<string, string>)['mesh']!) as Record<string, unknown>;
+    expect(mesh).not.toHaveProperty('defaultProviders');
+    expect(ofKind(render({ values: { configMap: false } }), 'ConfigMap')).toEqual([]);
+  });
+});

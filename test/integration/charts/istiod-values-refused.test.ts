@@ -70,6 +70,7 @@ describe('charts/istiod refuses values istiod-ts cannot honour, saying why', () 
     ['a global.profile other than ambient', { global: { profile: 'minimal' } }, /global.profile=minimal: istiod-ts is an ambient control plane/],
     ['a variable in both env and envVarFrom', { env: { CLUSTER_ID: 'a' }, envVarFrom: [{ name: 'CLUSTER_ID', valueFrom: { configMapKeyRef: { name: 'c', key: 'k' } } }] }, /envVarFrom: CLUSTER_ID is also set in env/],
     ['a volume named like one of the chart’s', { volumes: [{ name: 'cacerts', emptyDir: {} }] }, /volumes: cacerts is already a volume of the chart/],
+    ['env.ENABLE_CLUSTER_TRUST_BUNDLE_API, which istiod-ts does not publish', { env: { ENABLE_CLUSTER_TRUST_BUNDLE_API: true } }, /ClusterTrustBundles/],
     ['pilot. nested in pilot.', { pilot: { pilot: { replicaCount: 2 } } }, /pilot.pilot: the pilot. prefix applies once/],
     ['a revision tag listed twice', { revisionTags: ['prod', 'prod'] }, /revisionTags: prod is listed twice/],
   ];
