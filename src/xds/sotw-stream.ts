@@ -73,6 +73,8 @@ export class SotwStream {
   /** The request waiting for authentication or for the write in flight; only the latest is kept. */
   private next: SotwRequest | undefined;
   private writing = false;
+  /** The client has sent its last request (grpcurl sends one and half-closes at once). */
+  private halfClosed = false;
   private closed = false;
   private seq = 0;
   private lastNonce = '';
@@ -87,7 +89,10 @@ export class SotwStream {
 
   start(): void {
     this.call.on('data', (req: SotwRequest) => this.receive(req));
-    this.call.on('end', () => this.end());
+    this.call.on('end', () => {
+      this.halfClosed = true;
+      this.finishIfDone();
+    });
     this.call.on('error', () => this.close());
     this.call.on('cancelled', () => this.close());
     void this.authenticate();
@@ -112,9 +117,20 @@ export class SotwStream {
       }
     }
     this.auth = result;
+    this.takeWaiting();
+  }
+
+  /** Handles the request that waited for authentication or for a write, then ends a half-closed stream if idle. */
+  private takeWaiting(): void {
     const waiting = this.next;
     this.next = undefined;
     if (waiting) this.receive(waiting);
+    this.finishIfDone();
+  }
+
+  /** A half-closed stream ends with OK once its last request is answered. */
+  private finishIfDone(): void {
+    if (this.halfClosed && this.auth && !this.writing && !this.next) this.end();
   }
 
   private receive(req: SotwRequest): void {
@@ -209,9 +225,7 @@ export class SotwStream {
     this.call.write(body, () => {
       clearTimeout(timer);
       this.writing = false;
-      const waiting = this.next;
-      this.next = undefined;
-      if (waiting) this.receive(waiting);
+      this.takeWaiting();
     });
   }
 
