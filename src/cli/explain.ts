@@ -6,8 +6,8 @@
 // way in Kubernetes mode: the server already holds the cluster's objects).
 
 import { AmbientIndex } from '../ambient/ambient-index';
-import { parseServeOptions, type ServeOptions } from '../config/options';
-import { UsageError } from '../config/settings';
+import { parseServeOptions, SERVE_FLAGS, type ServeOptions } from '../config/options';
+import { parseFlags, UsageError } from '../config/settings';
 import { Explainer, type ExplainRecord } from '../explain/explainer';
 import { ExplainQueryError, identityQuery, workloadQuery, type ExplainQuery } from '../explain/query';
 import { exitCodeOf, renderText } from '../explain/render';
@@ -91,6 +91,14 @@ function parseArgs(argv: string[]): Args | 'help' {
       if (o !== 'text' && o !== 'json') throw new UsageError(`--output must be text or json, got "${o}"`);
       output = o;
     } else serve.push(arg);
+  }
+  if (kind === 'workload' && ref === undefined) {
+    // NS/POD after the flags: the one word the serve flags leave over (they know which take values).
+    const { positional } = parseFlags(SERVE_FLAGS, serve);
+    if (positional.length === 1 && positional[0] !== undefined) {
+      ref = positional[0];
+      serve.splice(serve.lastIndexOf(ref), 1);
+    }
   }
   const query = kind === 'identity' ? identityQuery(node, identity) : workloadQuery(ref);
   return { query, output, serve, ...(server !== undefined ? { server } : {}) };

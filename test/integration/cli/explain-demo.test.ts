@@ -144,6 +144,12 @@ describe('explain workload on the demo mesh', () => {
     });
   });
 
+  it('NS/POD may also come after the flags, as the serve flags leave it over', async () => {
+    const r = await explain('workload', '--configDir', DEMO, ...QUIET, RATINGS, '-o', 'json');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toMatchObject({ kind: 'workload', namespace: 'bookinfo', found: true });
+  });
+
   it('a pod that does not exist is not found (exit 1)', async () => {
     const r = await local('workload', 'bookinfo/no-such-pod');
     expect(r.code).toBe(1);
