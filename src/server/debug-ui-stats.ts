@@ -166,6 +166,7 @@ export class UiStatsCollector {
   private readonly series = new MinuteSeries();
   private readonly now: () => number;
   private timer: NodeJS.Timeout | undefined;
+  private samples: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly registry: Registry,
@@ -173,14 +174,30 @@ export class UiStatsCollector {
   ) {
     this.now = options.now ?? Date.now;
     // Counters start at zero when the server starts, and so does this series.
-    this.timer = setInterval(() => void this.stats(), options.sampleMs ?? UI_STATS_SAMPLE_MS);
+    this.timer = setInterval(
+      () => void this.sampleInOrder().catch(() => undefined),
+      options.sampleMs ?? UI_STATS_SAMPLE_MS,
+    );
     this.timer.unref();
   }
 
+  /**
+   * Reads the counters and records them, one sample at a time: two reads finishing out of order
+   * would record an older total after a newer one and count the difference twice.
+   */
+  private sampleInOrder(): Promise<{ at: number; s: Sample & { ca: boolean } }> {
+    const run = this.samples.then(async () => {
+      const at = this.now();
+      const s = await sample(this.registry);
+      this.series.record(at, s);
+      return { at, s };
+    });
+    this.samples = run.catch(() => undefined);
+    return run;
+  }
+
   async stats(): Promise<UiStats> {
-    const at = this.now();
-    const s = await sample(this.registry);
-    this.series.record(at, s);
+    const { at, s } = await this.sampleInOrder();
     return {
       at: new Date(at).toISOString(),
       ca: s.ca,
