@@ -105,11 +105,22 @@ async function loadKeyMaterial(ctx: CaHostDeps, secretStore: CaSecretStore): Pro
   if (env.CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL <= 0) {
     return { ...selfSignedView(toRootState(stored, Date.now()), secretStore) };
   }
+  if (env.CITADEL_SELF_SIGNED_ROOT_CERT_DISTRIBUTION_DELAY <= env.CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL) {
+    // Another replica may learn of a new root one check later and hand out chains without it.
+    log.warn(
+      {
+        distributionDelay: env.CITADEL_SELF_SIGNED_ROOT_CERT_DISTRIBUTION_DELAY,
+        checkInterval: env.CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL,
+      },
+      'CITADEL_SELF_SIGNED_ROOT_CERT_DISTRIBUTION_DELAY should be well above the check interval; a rotation may break peers that have not received the new root',
+    );
+  }
   const rotator = new RootRotator(secretStore, {
     policy: {
       gracePercentile: env.CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE,
       distributionDelayMs: env.CITADEL_SELF_SIGNED_ROOT_CERT_DISTRIBUTION_DELAY,
       maxLeafTtlMs: env.MAX_WORKLOAD_CERT_TTL,
+      checkIntervalMs: env.CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL,
     },
     generate: () => generateRoot(rootOpts),
     metrics: ctx.metrics,

@@ -44,6 +44,11 @@ export interface RotationPolicy {
   distributionDelayMs: number;
   /** MAX_WORKLOAD_CERT_TTL: the longest a leaf signed by the old root can still be in use after the switch. */
   maxLeafTtlMs: number;
+  /**
+   * CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL: another replica learns of the switch at its next
+   * check, and signs with the old root until then, so the overlap lasts this much longer.
+   */
+  checkIntervalMs?: number;
 }
 
 export type RotationAction = 'none' | 'begin' | 'switch' | 'finish';
@@ -86,7 +91,8 @@ export function nextAction(state: RootState, now: number, policy: RotationPolicy
       return now >= r.since + policy.distributionDelayMs || now >= signingExpiry ? 'switch' : 'none';
     case 'overlap': {
       const retiredExpiry = r.retiredCertPem ? rootValidity(r.retiredCertPem).notAfter : 0;
-      return now >= Math.min(r.since + policy.maxLeafTtlMs, retiredExpiry) ? 'finish' : 'none';
+      const lastOldLeafExpiry = r.since + (policy.checkIntervalMs ?? 0) + policy.maxLeafTtlMs;
+      return now >= Math.min(lastOldLeafExpiry, retiredExpiry) ? 'finish' : 'none';
     }
   }
 }

@@ -86,6 +86,14 @@ describe('root rotation state machine', () => {
     expect(trustedRoots(done)).toEqual([next.certPem]);
   });
 
+  test('the overlap also covers one check interval, in which a replica that has not seen the switch still signs with the old root', () => {
+    const switchedAt = T0 + 81 * DAY;
+    const policy = { ...POLICY, checkIntervalMs: HOUR };
+    const s = switchSigning(beginRotation(steadyState(old, T0), next, T0 + 80 * DAY), switchedAt);
+    expect(nextAction(s, switchedAt + POLICY.maxLeafTtlMs + HOUR - 1, policy)).toBe('none');
+    expect(nextAction(s, switchedAt + POLICY.maxLeafTtlMs + HOUR, policy)).toBe('finish');
+  });
+
   test('an old root that expires first ends the overlap at its expiry: an expired root protects nobody', () => {
     const policy = { ...POLICY, maxLeafTtlMs: 90 * DAY };
     const s = switchSigning(beginRotation(steadyState(old, T0), next, T0 + 80 * DAY), T0 + 81 * DAY);
