@@ -13,7 +13,7 @@ import { AuthError } from '../security/auth-error';
 import { AUTHORIZATION_HEADER, CLUSTER_ID_HEADER } from '../security/authenticator';
 import type { CallAuthenticator } from '../security/identity';
 import { clientText } from '../xds/client-limits';
-import { isLoopback } from './http';
+import { isLoopback, type DebugAccess } from './http';
 
 const log = scopedLogger('debug');
 
@@ -24,8 +24,6 @@ export const DEBUG_AUTH_FAILURES_METRIC = 'istiod_ts_debug_auth_failures_total';
 export const DEBUG_UNAUTHENTICATED_MESSAGE = 'authentication failed';
 export const DEBUG_FORBIDDEN_MESSAGE = 'permission denied';
 export const DEBUG_UNAVAILABLE_MESSAGE = 'authentication is unavailable; try again';
-
-export type DebugAccess = { allowed: true } | { allowed: false; status: 401 | 403 | 503; message: string };
 
 /**
  * grpc-js's call surface, as much as the CallAuthenticator reads of it: the two headers it checks

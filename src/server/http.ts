@@ -7,7 +7,6 @@ import type { Registry } from 'prom-client';
 import type { DebugRequest } from '../contract/host';
 import { errorMessage } from '../log/error-message';
 import type { DebugRouter } from './debug';
-import type { DebugAccess } from './debug-access';
 import type { ReadinessTracker } from './readiness';
 import { versionInfo } from './version';
 
@@ -100,6 +99,9 @@ export function httpHandler(h: HttpHandlers): http.RequestListener {
     send(res, 404, 'not found; try /ready or /debug/\n');
   };
 }
+
+/** Whether a monitoring-port caller may read /debug/, and if not what it is told (debug-access.ts). */
+export type DebugAccess = { allowed: true } | { allowed: false; status: 401 | 403 | 503; message: string };
 
 /** /debug/ on monitoringAddr: the router and who may read it (debug-access.ts). */
 export interface MonitoringDebug {
