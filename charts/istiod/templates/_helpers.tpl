@@ -104,6 +104,17 @@ trafficDistribution: {{ . }}
 {{- end }}
 {{- end -}}
 
+{{/*
+Whether objects of a scope ("cluster" or "namespace") are rendered: global.resourceScope all
+renders both, as Istio's chart, so cluster-wide objects can be applied by another team.
+*/}}
+{{- define "istiod.inScope" -}}
+{{- $scope := (include "istiod.values" .ctx | fromYaml).global.resourceScope | default "all" -}}
+{{- if or (eq $scope "all") (eq $scope .scope) -}}
+true
+{{- end -}}
+{{- end -}}
+
 {{/* The chart's own volume names; a `volumes` entry must not reuse one. */}}
 {{- define "istiod.chartVolumes" -}}
 {{ list "istio-token" "cacerts" "istio-csr-dns-cert" "istio-csr-ca-configmap" "tmp" | toJson }}
@@ -127,9 +138,6 @@ schema has already checked types; these are the combinations and values it canno
 {{- end -}}
 {{- if $v.global.externalIstiod -}}
 {{- fail "global.externalIstiod: istiod-ts serves the cluster it runs in only; it cannot control remote clusters" -}}
-{{- end -}}
-{{- if ne ($v.global.resourceScope | default "all") "all" -}}
-{{- fail (printf "global.resourceScope=%s is not supported: this chart renders its cluster- and namespace-scoped objects together (use all)" $v.global.resourceScope) -}}
 {{- end -}}
 {{- range $key, $profile := dict "profile" ($v.profile | default "") "global.profile" ($v.global.profile | default "") -}}
 {{- if not (has $profile (list "" "ambient")) -}}

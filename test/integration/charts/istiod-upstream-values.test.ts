@@ -129,6 +129,17 @@ describe('charts/istiod with a values file written for Istio’s chart', () => {
   });
 });
 
+describe('charts/istiod global.resourceScope, as Istio’s chart', () => {
+  const kinds = (objects: readonly Rendered[]) => objects.map((o) => o.kind).sort();
+  test('cluster renders the cluster-scoped objects only, namespace the others; together they are the whole install', () => {
+    const cluster = render({ values: { global: { resourceScope: 'cluster' } } });
+    const namespaced = render({ values: { global: { resourceScope: 'namespace' } } });
+    expect(kinds(cluster)).toEqual(['ClusterRole', 'ClusterRoleBinding', 'ValidatingWebhookConfiguration']);
+    expect(namespaced.every((o) => o.metadata.namespace === NS)).toBe(true);
+    expect(kinds([...cluster, ...namespaced])).toEqual(kinds(defaults));
+  });
+});
+
 describe('charts/istiod with an ambient install’s values file for Istio’s chart', () => {
   test('accepts every key and renders exactly what the defaults render: the keys for sidecars, gateways and remote istiod have no effect', () => {
     expect(render({ valuesFiles: [AMBIENT_INSTALL] })).toEqual(defaults);
