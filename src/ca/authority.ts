@@ -25,8 +25,13 @@ export interface IssuedCertificate extends IssuedLeaf {
 export class CertificateAuthority {
   /** What signs, as loaded. */
   private signing!: CaKeyMaterial;
-  /** `signing` with the whole trust bundle as its roots: what callers and the chain see. */
+  /**
+   * `signing` with a rotation's other root among its roots: what this CA itself vouches for (the
+   * serving certificate's roots, hence the webhook caBundle, and /debug/ca).
+   */
   private material!: CaKeyMaterial;
+  /** Those roots and meshConfig's anchors: the bundle peers are given, ending every chain. */
+  private bundlePem = '';
   /** The other root of a rotation in progress: trusted, and an issuer of valid mesh certificates. */
   private rotationRoots: readonly string[] = [];
   /** meshConfig caCertificates: trusted by peers, never an issuer of mesh identities here. */
@@ -88,10 +93,11 @@ export class CertificateAuthority {
   private rebuild(): void {
     const own = splitPemCertificates(this.signing.rootBundlePem);
     const rotation = this.rotationRoots.flatMap(splitPemCertificates);
-    const bundle = [...new Set([...own, ...rotation, ...this.anchors.flatMap(splitPemCertificates)])];
+    const vouched = [...new Set([...own, ...rotation])];
     const parsed = new Map(this.signing.roots.map((r, i) => [own[i] ?? '', r]));
-    const roots = bundle.map((pem) => parsed.get(pem) ?? new crypto.X509Certificate(pem));
-    this.material = { ...this.signing, rootBundlePem: bundle.join(''), roots };
+    const roots = vouched.map((pem) => parsed.get(pem) ?? new crypto.X509Certificate(pem));
+    this.material = { ...this.signing, rootBundlePem: vouched.join(''), roots };
+    this.bundlePem = [...new Set([...vouched, ...this.anchors.flatMap(splitPemCertificates)])].join('');
     this.issuers = [
       ...meshIssuers(this.signing),
       ...rotation.filter((pem) => !own.includes(pem)).map((pem) => new crypto.X509Certificate(pem)),
@@ -108,8 +114,9 @@ export class CertificateAuthority {
     return this.material;
   }
 
+  /** The trust bundle peers are given: the CA's roots, then meshConfig caCertificates. */
   rootBundlePem(): string {
-    return this.material.rootBundlePem;
+    return this.bundlePem;
   }
 
   meshIssuers(): readonly crypto.X509Certificate[] {
@@ -129,9 +136,9 @@ export class CertificateAuthority {
 
   /** Issues a certificate for a key that needs no proof of possession (istiod's own). */
   async issue(spki: Buffer, sans: readonly SanEntry[], ttlMs: number, now = Date.now()): Promise<IssuedCertificate> {
-    const material = this.material;
+    const { material, bundlePem } = this;
     const leaf = await this.signer.sign(leafRequest(spki, sans, ttlMs, now));
-    return { ...leaf, chain: [leaf.pem, ...material.chainPems, material.rootBundlePem] };
+    return { ...leaf, chain: [leaf.pem, ...material.chainPems, bundlePem] };
   }
 
   /**
@@ -146,7 +153,7 @@ export class CertificateAuthority {
     now = Date.now(),
     lane?: string,
   ): Promise<IssuedCertificate> {
-    const { material, signer, keyHandle } = this;
+    const { material, signer, keyHandle, bundlePem } = this;
     // setMaterial, called by the constructor, always registers a key.
     if (keyHandle === undefined) throw new Error('the CA has no signing key registered');
     const prepared = signer.prepare(leafRequest(csr.spki, sans, ttlMs, now));
@@ -158,7 +165,7 @@ export class CertificateAuthority {
     checkVerified(outcome);
     if (!outcome.certificateSignature) throw new Error(outcome.error ?? 'the signing worker returned no signature');
     const leaf = signer.assemble(prepared, outcome.certificateSignature);
-    return { ...leaf, chain: [leaf.pem, ...material.chainPems, material.rootBundlePem] };
+    return { ...leaf, chain: [leaf.pem, ...material.chainPems, bundlePem] };
   }
 }
 

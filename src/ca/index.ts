@@ -258,7 +258,7 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
   let rootCertFile: string | undefined;
   if (local) {
     rootCertFile = writeRootCertFile(flags.stateDir, authority.rootBundlePem());
-    stops.push(authority.onChange((m) => writeRootCertFile(flags.stateDir, m.rootBundlePem)));
+    stops.push(authority.onChange(() => writeRootCertFile(flags.stateDir, authority.rootBundlePem())));
     const crlPem = crl?.current();
     if (crlPem !== undefined) writeCaCrlFile(flags.stateDir, crlPem);
     if (crl) stops.push(crl.onChange((pem) => writeCaCrlFile(flags.stateDir, pem)));

@@ -71,7 +71,7 @@ describe('the served trust bundle', () => {
     const other = opensslCaPair();
     const authority = new CertificateAuthority(ca);
     const heard: string[] = [];
-    authority.onChange((m) => heard.push(m.rootBundlePem));
+    authority.onChange(() => heard.push(authority.rootBundlePem()));
     authority.setTrustAnchors(meshTrustAnchors({ caCertificates: [{ pem: other.root.certPem }] }));
     const expected = ca.rootBundlePem + splitPemCertificates(other.root.certPem).join('');
     expect(authority.rootBundlePem()).toBe(expected);
@@ -86,7 +86,7 @@ describe('the served trust bundle', () => {
     expect(authority.rootBundlePem()).toBe(ca.rootBundlePem);
   });
 
-  test('an anchor vouches for no mesh identity: it is trusted, not an issuer the CA accepts client certificates from', async () => {
+  test('an anchor vouches for nothing of the CA: not an issuer of mesh client certificates, not a root of the serving certificate', async () => {
     const ca = await selfSigned('cluster.local');
     const other = opensslCaPair();
     const authority = new CertificateAuthority(ca);
@@ -94,6 +94,8 @@ describe('the served trust bundle', () => {
     const issuers = authority.meshIssuers().map((c) => c.fingerprint256);
     expect(issuers).toContain(ca.signingCert.fingerprint256);
     expect(issuers).not.toContain(new crypto.X509Certificate(other.root.certPem).fingerprint256);
+    // Nor a root of istiod's own serving certificate (the webhook caBundle the API server trusts).
+    expect(authority.current().rootBundlePem).toBe(ca.rootBundlePem);
   });
 
   test('during a rotation the other root is both trusted and an issuer of mesh client certificates', async () => {
