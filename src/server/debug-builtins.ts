@@ -5,13 +5,10 @@ import type { ObjectStore } from '../store/types';
 import type { MeshConfigSource } from '../mesh/types';
 import { logs } from '../log/logger';
 import type { DebugRegistry, DebugResponse } from '../contract/host';
-import { MAX_DEBUG_PAGE_SIZE, pageError, pageResponse, parsePageRequest } from '../contract/debug-page';
+import { pageError, pageResponse, parsePageRequest } from '../contract/debug-page';
 import { registerConfigz } from './debug-configz';
 import { meshConfigJson } from './debug-mesh';
 import { StorePages } from './debug-store-pages';
-
-/** /debug/config answers at most this many objects per page; continue= walks the rest (debug-page.ts). */
-export const MAX_DEBUG_CONFIG_OBJECTS = MAX_DEBUG_PAGE_SIZE;
 
 export function registerBuiltinDebug(debug: DebugRegistry, store: ObjectStore, mesh: MeshConfigSource): void {
   debug.add('mesh', 'effective meshConfig as istiod shows it (protobuf JSON: zero values left out)', () => ({

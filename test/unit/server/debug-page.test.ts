@@ -10,9 +10,17 @@ import {
   parsePageRequest,
   SortedKeys,
   takePage,
+  type PageRequest,
 } from '../../../src/contract/debug-page';
 
 const q = (s: string) => new URLSearchParams(s);
+
+/** A request that must parse; a test of the refusals uses parsePageRequest directly. */
+function pageOf(query: string): PageRequest {
+  const req = parsePageRequest(q(query));
+  if ('error' in req) throw new Error(req.error);
+  return req;
+}
 
 describe('parsePageRequest', () => {
   test(`without limit a page holds MAX_DEBUG_PAGE_SIZE (${MAX_DEBUG_PAGE_SIZE}) items from the start`, () => {
@@ -50,9 +58,9 @@ describe('takePage', () => {
   test('items come in key order from after the token; the last page has no token', () => {
     const first = takePage(keys, { limit: 2, after: undefined }, (k) => k);
     expect(first.items).toEqual(['a', 'b']);
-    const second = takePage(keys, parsePageRequest(q(`limit=2&continue=${first.next}`)) as never, (k) => k);
+    const second = takePage(keys, pageOf(`limit=2&continue=${first.next}`), (k) => k);
     expect(second.items).toEqual(['c', 'd']);
-    const third = takePage(keys, parsePageRequest(q(`limit=2&continue=${second.next}`)) as never, (k) => k);
+    const third = takePage(keys, pageOf(`limit=2&continue=${second.next}`), (k) => k);
     expect(third).toEqual({ items: ['e'], next: undefined });
   });
 
