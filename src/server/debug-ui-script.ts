@@ -76,14 +76,18 @@ export const DEBUG_UI_SCRIPT = String.raw`
     var i = String(url).lastIndexOf('.');
     return i >= 0 ? String(url).slice(i + 1) : String(url);
   }
-  // Sync state of one type as istiod's syncz reports it, from nonces sent, ACKed and NACKed.
-  function syncState(t) {
-    if (!t.lastNonceSent) return 'NOT_SENT';
-    if (t.lastNack && t.lastNack.nonce === t.lastNonceSent) return 'ERROR';
-    if (t.lastAck && t.lastAck.nonce === t.lastNonceSent) return 'SYNCED';
-    return 'STALE';
+  // Sync state per proxy and type as the server computes it for istiod's /debug/syncz (one rule,
+  // xds/sync-status.ts); a stream that connected between the two fetches is UNKNOWN until the next.
+  var statuses = new Map();
+  function syncState(c, t) {
+    var resources = statuses.get(c.node);
+    var r = resources && resources[t.typeUrl];
+    return (r && r.status) || 'UNKNOWN';
   }
-  var RANK = { SYNCED: 0, NOT_SENT: 1, STALE: 2, ERROR: 3 };
+  function clientState(c) {
+    return worst(c.types.map(function (t) { return syncState(c, t); }));
+  }
+  var RANK = { SYNCED: 0, NOT_SENT: 1, UNKNOWN: 2, STALE: 3, ERROR: 4 };
   function worst(states) {
     return states.reduce(function (a, b) { return RANK[b] > RANK[a] ? b : a; }, 'SYNCED');
   }
@@ -103,7 +107,7 @@ export const DEBUG_UI_SCRIPT = String.raw`
     });
     var rows = nodes.map(function (n) {
       var cs = perNode.get(n.name) || [];
-      var states = cs.map(function (c) { return worst(c.types.map(syncState)); });
+      var states = cs.map(clientState);
       var w = workloads.get(n.name);
       return row([
         n.name,
@@ -125,7 +129,7 @@ export const DEBUG_UI_SCRIPT = String.raw`
           i === 0 ? c.node : '',
           i === 0 ? c.connectedSince : '',
           typeName(t.typeUrl),
-          badge(syncState(t)),
+          badge(syncState(c, t)),
           t.lastAck ? t.lastAck.at : '',
           String(t.pendingNames),
         ], { 'data-ztunnel': c.node, 'data-type': typeName(t.typeUrl) }));
@@ -269,9 +273,10 @@ export const DEBUG_UI_SCRIPT = String.raw`
 
   function refresh() {
     var nodePages = getPages('/debug/config?kind=Node', MAX_NODE_PAGES, function (b) { return b.objects || []; });
-    return Promise.all([nodePages, getJson('/debug/ztunnels'), getJson('/debug/ui/stats')])
+    return Promise.all([nodePages, getJson('/debug/ztunnels'), getJson('/debug/ui/stats'), getJson('/debug/syncz')])
       .then(function (r) {
         var clients = r[1].clients || [];
+        statuses = new Map((Array.isArray(r[3]) ? r[3] : []).map(function (e) { return [e.proxy, e.resources || {}]; }));
         var nodes = nodesFrom(r[0].items, clients);
         nodes.forEach(function (n, i) { if (!opened.has(n.name)) opened.set(n.name, i < OPEN_NODES); });
         var open = nodes.filter(function (n) { return opened.get(n.name); });

@@ -26,7 +26,7 @@ summary { cursor: pointer; font-weight: 600; }
 .state-synced { background: #d3f2dc; color: #135c2b; }
 .state-stale, .state-not_sent { background: #fdf0c8; color: #6d4c00; }
 .state-error { background: #fbd5d5; color: #8a1116; }
-.state-none { background: #eceff4; color: #5b6475; }
+.state-none, .state-unknown { background: #eceff4; color: #5b6475; }
 .bar { display: grid; grid-template-columns: 6rem 1fr 3rem; gap: .5rem; align-items: center; margin: 2px 0; }
 .bar-label, .bar-value { font-family: ui-monospace, monospace; font-size: 12px; }
 .bar-value { text-align: right; }

@@ -71,6 +71,7 @@ beforeAll(async () => {
   registerDebugUi({ debug, metrics: new Registry(), onShutdown: (h) => stops.push(h) });
   debug.add('config', 'stub nodes', nodePage);
   debug.add('ztunnels', 'stub ztunnels', () => ({ body: ztunnels() }));
+  debug.add('syncz', 'stub sync status', () => ({ body: [] }));
   debug.add('ambient/workloads', 'stub workloads', workloadPage);
   server = http.createServer(httpHandler({ readiness: new ReadinessTracker(), debug, allowRemoteDebug: false }));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
