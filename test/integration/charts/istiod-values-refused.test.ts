@@ -11,6 +11,22 @@ const refuse = (values: Record<string, unknown>) => {
   return { failed: r.status !== 0, stderr: r.stderr };
 };
 
+/** The cases' values as one values file: a single helm run reports every schema violation in it. */
+function mergeCases(cases: [string, Record<string, unknown>, RegExp][]): Record<string, unknown> {
+  const merge = (into: Record<string, unknown>, from: Record<string, unknown>, at: string) => {
+    for (const [key, value] of Object.entries(from)) {
+      const have = into[key];
+      const both = [have, value].every((v) => typeof v === 'object' && v !== null && !Array.isArray(v));
+      if (both) merge(have as Record<string, unknown>, value as Record<string, unknown>, `${at}.${key}`);
+      else if (have !== undefined) throw new Error(`two cases set ${at}.${key}; give each case its own path`);
+      else into[key] = structuredClone(value);
+    }
+  };
+  const out: Record<string, unknown> = {};
+  for (const [, values] of cases) merge(out, values, 'values');
+  return out;
+}
+
 describe('charts/istiod values schema', () => {
   const misspelt: [string, Record<string, unknown>, RegExp][] = [
     ['a misspelt top-level key', { replicaCont: 2 }, /at '': additional properties 'replicaCont' not allowed/],
@@ -19,32 +35,42 @@ describe('charts/istiod values schema', () => {
     ['a misspelt key under pdb', { pdb: { minAvailble: 1 } }, /at '\/pdb': additional properties 'minAvailble' not allowed/],
     ['a misspelt key under global.networkPolicy', { global: { networkPolicy: { enable: true } } }, /at '\/global\/networkPolicy': additional properties 'enable' not allowed/],
   ];
-  test.each(misspelt)('refuses %s, naming it', (_name, values, message) => {
-    const r = refuse(values);
-    expect(r.failed).toBe(true);
-    expect(r.stderr).toMatch(message);
+  const wrongType: [string, Record<string, unknown>, RegExp][] = [
+    ['revisionTags as one string', { revisionTags: 'prod' }, /at '\/revisionTags': got string, want array/],
+    ['a revision tag that is not a DNS label', { pilot: { revisionTags: ['Prod_1'] } }, /at '\/pilot\/revisionTags\/0'/],
+    ['extraContainerArgs as one string', { extraContainerArgs: '--a --b' }, /at '\/extraContainerArgs'/],
+    ['an envVarFrom entry without a name', { envVarFrom: [{ valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] }, /at '\/envVarFrom\/0'/],
+    ['volumes as a map', { volumes: { extra: { emptyDir: {} } } }, /at '\/volumes'/],
+    ['a volumeMount without a mountPath', { volumeMounts: [{ name: 'x' }] }, /at '\/volumeMounts\/0'/],
+    ['an ipFamilyPolicy Kubernetes does not have', { ipFamilyPolicy: 'DualStack' }, /at '\/ipFamilyPolicy'/],
+    ['an IP family Kubernetes does not have', { ipFamilies: ['IPv5'] }, /at '\/ipFamilies\/0'/],
+    ['a serviceAccountAnnotations value that is a number', { serviceAccountAnnotations: { a: 1 } }, /at '\/serviceAccountAnnotations\/a'/],
+    ['a trustBundleName that is not a ConfigMap name', { global: { trustBundleName: 'Corp_Root' } }, /at '\/global\/trustBundleName'/],
+    ['global.networkPolicy.enabled as text', { global: { networkPolicy: { enabled: 'yes' } } }, /at '\/global\/networkPolicy\/enabled': got string, want boolean/],
+    ['an unhealthyPodEvictionPolicy Kubernetes does not have', { pdb: { unhealthyPodEvictionPolicy: 'Sometimes' } }, /at '\/pdb\/unhealthyPodEvictionPolicy'/],
+    ['pdb.maxUnavailable as a fraction', { pdb: { maxUnavailable: '0.5' } }, /at '\/pdb\/maxUnavailable'/],
+  ];
+  const run = refuse(mergeCases([...misspelt, ...wrongType]));
+
+  test('helm template fails on values the schema refuses', () => {
+    expect(run.failed).toBe(true);
+    expect(run.stderr).toMatch(/values don't meet the specifications of the schema/);
   });
 
-  const wrongType: [string, Record<string, unknown>, RegExp][] = [
-    ['revisionTags as one string', { revisionTags: 'prod' }, /\/revisionTags/],
-    ['a revision tag that is not a DNS label', { revisionTags: ['Prod_1'] }, /\/revisionTags\/0/],
-    ['extraContainerArgs as one string', { extraContainerArgs: '--a --b' }, /\/extraContainerArgs/],
-    ['an envVarFrom entry without a name', { envVarFrom: [{ valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] }, /\/envVarFrom\/0/],
-    ['volumes as a map', { volumes: { extra: { emptyDir: {} } } }, /\/volumes/],
-    ['a volumeMount without a mountPath', { volumeMounts: [{ name: 'x' }] }, /\/volumeMounts\/0/],
-    ['an ipFamilyPolicy Kubernetes does not have', { ipFamilyPolicy: 'DualStack' }, /\/ipFamilyPolicy/],
-    ['an IP family Kubernetes does not have', { ipFamilies: ['IPv5'] }, /\/ipFamilies\/0/],
-    ['a serviceAccountAnnotations value that is a number', { serviceAccountAnnotations: { a: 1 } }, /\/serviceAccountAnnotations\/a/],
-    ['a trustBundleName that is not a ConfigMap name', { global: { trustBundleName: 'Corp_Root' } }, /\/global\/trustBundleName/],
-    ['global.networkPolicy.enabled as text', { global: { networkPolicy: { enabled: 'yes' } } }, /\/global\/networkPolicy\/enabled/],
-    ['an unhealthyPodEvictionPolicy Kubernetes does not have', { pdb: { unhealthyPodEvictionPolicy: 'Sometimes' } }, /\/pdb\/unhealthyPodEvictionPolicy/],
-    ['pdb.maxUnavailable as a fraction', { pdb: { maxUnavailable: '0.5' } }, /\/pdb\/maxUnavailable/],
-  ];
-  test.each(wrongType)('refuses %s, naming the path', (_name, values, path) => {
-    const r = refuse(values);
-    expect(r.failed).toBe(true);
-    expect(r.stderr).toMatch(/values don't meet the specifications of the schema/);
-    expect(r.stderr).toMatch(path);
+  test.each(misspelt)('refuses %s, naming it', (_name, _values, message) => {
+    expect(run.stderr).toMatch(message);
+  });
+
+  test.each(wrongType)('refuses %s, naming the path', (_name, _values, message) => {
+    expect(run.stderr).toMatch(message);
+  });
+
+  test('each case alone is refused too: the first of each kind', () => {
+    for (const [, values, message] of [misspelt[0]!, wrongType[0]!]) {
+      const alone = refuse(values);
+      expect(alone.failed).toBe(true);
+      expect(alone.stderr).toMatch(message);
+    }
   });
 
   test('helm lint --strict refuses a misspelt key too', () => {
