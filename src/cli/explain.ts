@@ -159,24 +159,44 @@ export function explainUrl(server: string, query: ExplainQuery): URL {
   return url;
 }
 
+/** The limits of asking a server; tests pass small ones. */
+export interface RemoteLimits {
+  timeoutMs: number;
+  maxBytes: number;
+}
+
+const REMOTE_LIMITS: RemoteLimits = { timeoutMs: EXPLAIN_SERVER_TIMEOUT_MS, maxBytes: MAX_EXPLAIN_RESPONSE_BYTES };
+
 /** Asks a running server; its 400 is a bad question (exit 2), anything else unexpected a failure. */
-async function explainRemotely(server: string, query: ExplainQuery): Promise<ExplainRecord> {
+export async function explainRemotely(
+  server: string,
+  query: ExplainQuery,
+  limits: RemoteLimits = REMOTE_LIMITS,
+): Promise<ExplainRecord> {
   const url = explainUrl(server, query);
+  const signal = AbortSignal.timeout(limits.timeoutMs);
   let res: Response;
+  let text: string;
   try {
-    res = await fetch(url, { signal: AbortSignal.timeout(EXPLAIN_SERVER_TIMEOUT_MS) });
+    res = await fetch(url, { signal });
+    text = await boundedText(res, limits.maxBytes);
   } catch (err) {
-    throw new Error(`cannot ask ${url.origin}/debug/explain: ${(err as Error).message}`);
+    const why = signal.aborted ? `no answer within ${limits.timeoutMs} ms` : (err as Error).message;
+    throw new Error(`cannot ask ${url.origin}/debug/explain: ${why}`);
   }
-  const text = await boundedText(res);
-  const body = JSON.parse(text) as unknown;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new Error(`${url.origin}/debug/explain answered ${res.status} with a body that is not JSON (not istiod-ts?)`);
+  }
   const error = (body as { error?: unknown } | null)?.error;
   if (res.status === 400 && typeof error === 'string') throw new ExplainQueryError(error);
   if (res.status !== 200) throw new Error(`${url.origin}/debug/explain answered ${res.status}: ${text.slice(0, 200)}`);
   return body as ExplainRecord;
 }
 
-async function boundedText(res: Response): Promise<string> {
+async function boundedText(res: Response, maxBytes: number): Promise<string> {
   const reader = (res.body as ReadableStream<Uint8Array> | null)?.getReader();
   if (!reader) return '';
   const chunks: Uint8Array[] = [];
@@ -185,9 +205,9 @@ async function boundedText(res: Response): Promise<string> {
     const { done, value } = await reader.read();
     if (done) break;
     size += value.byteLength;
-    if (size > MAX_EXPLAIN_RESPONSE_BYTES) {
+    if (size > maxBytes) {
       await reader.cancel();
-      throw new Error(`/debug/explain answered more than ${MAX_EXPLAIN_RESPONSE_BYTES} bytes`);
+      throw new Error(`the answer is longer than ${maxBytes} bytes`);
     }
     chunks.push(value);
   }
