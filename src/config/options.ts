@@ -290,6 +290,11 @@ export const SERVE_ENV = {
     check: positive,
   },
   XDS_AUTH: { kind: 'bool', default: 'true', help: 'require authentication on xDS streams' },
+  ENABLE_DEBUG_ON_HTTP: {
+    kind: 'bool',
+    default: 'true',
+    help: 'serve /debug/ on httpAddr and monitoringAddr (false: neither, as istiod)',
+  },
   PILOT_ENABLE_XDS_IDENTITY_CHECK: {
     kind: 'bool',
     default: 'true',

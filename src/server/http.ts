@@ -55,7 +55,8 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<string> {
 
 export interface HttpHandlers {
   readiness: ReadinessTracker;
-  debug: DebugRouter;
+  /** Absent when ENABLE_DEBUG_ON_HTTP is false: /debug/ is then not found here. */
+  debug: DebugRouter | undefined;
   allowRemoteDebug: boolean;
 }
 
@@ -85,7 +86,7 @@ export function httpHandler(h: HttpHandlers): http.RequestListener {
       else send(res, 503, `not ready: ${missing.join(', ')}\n`);
       return;
     }
-    if (isDebugPath(url)) {
+    if (h.debug && isDebugPath(url)) {
       if (!h.allowRemoteDebug && !isLoopback(req.socket.remoteAddress)) {
         // Debug pages show the mesh's configuration; by default only local callers see them.
         send(res, 403, {

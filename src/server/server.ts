@@ -50,6 +50,8 @@ export interface RunningServer {
 export interface ServerSeams {
   /** Leader election timing in Kubernetes mode; default istiod's 30 s / 15 s / 7.5 s. */
   leaderTiming?: Partial<LeaderTiming>;
+  /** Which monitoring-port callers skip /debug/ authentication; default loopback (tests stand in a remote caller). */
+  debugCallerIsLocal?: (address: string | undefined) => boolean;
 }
 
 export async function startServer(options: ServeOptions, seams: ServerSeams = {}): Promise<RunningServer> {
@@ -77,7 +79,9 @@ export async function startServer(options: ServeOptions, seams: ServerSeams = {}
   const debug = new DebugRouter();
   const servingCerts = new ServingCertHolder();
   // istiod's rules for /debug/ on the monitoring port: loopback, or a system-namespace caller.
-  const monitoringDebug = new MonitoringDebugAccess(env.POD_NAMESPACE, metrics);
+  const monitoringDebug = new MonitoringDebugAccess(env.POD_NAMESPACE, metrics, seams.debugCallerIsLocal);
+  // ENABLE_DEBUG_ON_HTTP=false, as istiod: no /debug/ on either HTTP listener.
+  const debugOnHttp = env.ENABLE_DEBUG_ON_HTTP;
 
   const mesh = await createMeshConfigSource({
     file: flags.meshConfig,
@@ -121,7 +125,9 @@ export async function startServer(options: ServeOptions, seams: ServerSeams = {}
   // The HTTP listeners come up first so /ready can say what is still missing while we sync.
   const storeReady = readiness.register('store', () => store.unsyncedParts());
   if (flags.httpAddr) {
-    const server = http.createServer(httpHandler({ readiness, debug, allowRemoteDebug: flags.debugAllowRemote }));
+    const server = http.createServer(
+      httpHandler({ readiness, debug: debugOnHttp ? debug : undefined, allowRemoteDebug: flags.debugAllowRemote }),
+    );
     listeners.set('http', await listen('http', server, flags.httpAddr, { metrics }));
   }
   if (flags.monitoringAddr) {
@@ -129,7 +135,9 @@ export async function startServer(options: ServeOptions, seams: ServerSeams = {}
       'monitoring',
       await listen(
         'monitoring',
-        http.createServer(monitoringHandler(metrics, { router: debug, access: monitoringDebug })),
+        http.createServer(
+          monitoringHandler(metrics, debugOnHttp ? { router: debug, access: monitoringDebug } : undefined),
+        ),
         flags.monitoringAddr,
         { metrics },
       ),
