@@ -254,9 +254,19 @@ export const DEBUG_UI_SCRIPT = String.raw`
     }
   }
 
+  function message(err) {
+    return String(err && err.message ? err.message : err);
+  }
   function failed(err) {
-    var p = el('p', String(err && err.message ? err.message : err), { class: 'error' });
-    document.getElementById('errors').appendChild(p);
+    document.getElementById('errors').appendChild(el('p', message(err), { class: 'error' }));
+  }
+  function showProblems(problems) {
+    fill('errors', el('div'));
+    problems.forEach(failed);
+  }
+  // A section whose source failed keeps what it last showed, or says it has nothing yet.
+  function unavailable(id) {
+    if (!document.getElementById(id).hasChildNodes()) fill(id, el('p', 'not available (see above)', { class: 'empty' }));
   }
 
   function nodesFrom(objects, clients) {
@@ -271,22 +281,34 @@ export const DEBUG_UI_SCRIPT = String.raw`
     return Array.from(byName.values()).sort(function (a, b) { return a.name < b.name ? -1 : a.name > b.name ? 1 : 0; });
   }
 
+  // Each source on its own: one that fails is named at the top and the others still show.
   function refresh() {
+    var problems = [];
+    function soft(p) {
+      return p.catch(function (err) { problems.push(err); return null; });
+    }
     var nodePages = getPages('/debug/config?kind=Node', MAX_NODE_PAGES, function (b) { return b.objects || []; });
-    return Promise.all([nodePages, getJson('/debug/ztunnels'), getJson('/debug/ui/stats'), getJson('/debug/syncz')])
+    var sources = [nodePages, getJson('/debug/ztunnels'), getJson('/debug/ui/stats'), getJson('/debug/syncz')];
+    return Promise.all(sources.map(soft))
       .then(function (r) {
-        var clients = r[1].clients || [];
+        var clients = (r[1] && r[1].clients) || [];
         statuses = new Map((Array.isArray(r[3]) ? r[3] : []).map(function (e) { return [e.proxy, e.resources || {}]; }));
-        var nodes = nodesFrom(r[0].items, clients);
+        var nodes = nodesFrom(r[0] ? r[0].items : [], clients);
         nodes.forEach(function (n, i) { if (!opened.has(n.name)) opened.set(n.name, i < OPEN_NODES); });
         var open = nodes.filter(function (n) { return opened.get(n.name); });
-        return Promise.all(open.map(function (n) { return loadWorkloads(n.name); })).then(function () {
-          document.getElementById('errors').replaceChildren();
+        return Promise.all(open.map(function (n) { return soft(loadWorkloads(n.name)); })).then(function () {
           renderNodes(nodes, clients);
-          renderZtunnels(clients);
           renderWorkloads(nodes);
-          renderStats(r[2]);
-          renderNacks(clients);
+          if (r[1]) {
+            renderZtunnels(clients);
+            renderNacks(clients);
+          } else {
+            unavailable('ztunnels');
+            unavailable('nacks');
+          }
+          if (r[2]) renderStats(r[2]);
+          else ['certs', 'denials', 'latency'].forEach(unavailable);
+          showProblems(problems);
         });
       })
       .then(function () {

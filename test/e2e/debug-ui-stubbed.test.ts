@@ -1,7 +1,8 @@
-// /debug/ui's bounds, in headless Chromium against stub debug pages served by the real router and
-// HTTP handler: it follows continue tokens and stops at UI_MAX_WORKLOAD_PAGES / UI_MAX_NODE_PAGES,
-// loads the workloads of the first UI_OPEN_NODES nodes only until another is opened, and lists
-// at most UI_MAX_NACKS NACKs, newest first.
+// /debug/ui against stub debug pages served by the real router and HTTP handler, in headless
+// Chromium. Its bounds: it follows continue tokens and stops at UI_MAX_WORKLOAD_PAGES /
+// UI_MAX_NODE_PAGES, loads the workloads of the first UI_OPEN_NODES nodes only until another is
+// opened, and lists at most UI_MAX_NACKS NACKs, newest first. And a page that fails is named at
+// the top while the others still show.
 
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -32,6 +33,8 @@ const ENDLESS = nodeName(0);
 const THREE_PAGES = nodeName(1);
 
 const workloadRequests: string[] = [];
+/** Makes /debug/ztunnels answer 500. */
+let ztunnelsFail = false;
 let server: http.Server;
 let base: string;
 let browser: Browser;
@@ -70,7 +73,9 @@ beforeAll(async () => {
   const debug = new DebugRouter();
   registerDebugUi({ debug, metrics: new Registry(), onShutdown: (h) => stops.push(h) });
   debug.add('config', 'stub nodes', nodePage);
-  debug.add('ztunnels', 'stub ztunnels', () => ({ body: ztunnels() }));
+  debug.add('ztunnels', 'stub ztunnels', () =>
+    ztunnelsFail ? { status: 500, body: { error: 'stub failure' } } : { body: ztunnels() },
+  );
   debug.add('syncz', 'stub sync status', () => ({ body: [] }));
   debug.add('ambient/workloads', 'stub workloads', workloadPage);
   server = http.createServer(httpHandler({ readiness: new ReadinessTracker(), debug, allowRemoteDebug: false }));
@@ -125,4 +130,22 @@ test(`lists the ${UI_MAX_NACKS} newest NACKs, newest first`, async () => {
 
 test('logs no console error and no request fails', () => {
   expect(problems).toEqual({ consoleErrors: [], failedRequests: [] });
+});
+
+test('a debug page that fails is named at the top, and the sections from the other pages still show', async () => {
+  ztunnelsFail = true;
+  const broken = await browser.newPage();
+  const seen = watchProblems(broken);
+  try {
+    await broken.goto(`${base}/debug/ui`);
+    await broken.locator('body[data-loaded="true"]').waitFor({ timeout: 10_000 });
+    expect(await broken.locator('#errors p.error').allTextContents()).toEqual(['/debug/ztunnels answered 500']);
+    expect(await broken.locator('#ztunnels').textContent()).toBe('not available (see above)');
+    expect(await broken.locator('#nodes tbody tr').count()).toBe(NODES_PER_PAGE * UI_MAX_NODE_PAGES);
+    expect(await broken.locator(`#workloads details[data-node="${THREE_PAGES}"] tbody tr`).count()).toBe(3);
+    expect(seen.failedRequests).toEqual([`${base}/debug/ztunnels: 500`]);
+  } finally {
+    ztunnelsFail = false;
+    await broken.close();
+  }
 });
