@@ -6,7 +6,8 @@
 import { DecisionRecorder, type DecisionStep } from '../contract/decision';
 import { podWorkload } from '../ambient/workloads';
 import { addressToJson, encodeAddress } from '../ambient/codec';
-import { TunnelProtocol } from '../ambient/messages';
+import { convertAuthorizationPolicy } from '../ambient/authorization';
+import { AuthzAction, AuthzScope, TunnelProtocol } from '../ambient/messages';
 import type { AmbientSettings } from '../ambient/settings';
 import { registerIndexes, StoreView } from '../ambient/store-view';
 import type { CallerIdentity } from '../security/identity';
@@ -31,6 +32,12 @@ export const DATAPLANE_MODE_LABEL = 'istio.io/dataplane-mode';
  * identity: enough for any Deployment an operator reads line by line; the rest are counted.
  */
 export const MAX_EXPLAINED_PODS = 50;
+
+/**
+ * Most namespace- and mesh-wide AuthorizationPolicies a workload's record lists: a namespace rarely
+ * has more than a handful; the rest are counted.
+ */
+export const MAX_EXPLAINED_SCOPED_POLICIES = 50;
 
 interface RecordBase {
   steps: DecisionStep[];
@@ -60,6 +67,8 @@ export interface WorkloadRecord extends RecordBase {
   services?: string[];
   waypoint?: string;
   authorizationPolicies?: string[];
+  /** Policies without a selector that ztunnel applies to it by scope (its namespace's, the root namespace's). */
+  scopedPolicies?: string[];
   /** The Workload as ztunnel gets it (protobuf JSON, IPs as text), as /debug/ambient/workloads shows it. */
   resource?: Record<string, unknown>;
 }
@@ -159,6 +168,7 @@ export class Explainer {
       'context only',
     );
     if (!w) return { ...base, found: false, ...counts(rec) };
+    const scopedPolicies = this.scopedPolicies(view, namespace, rec);
     const resource = addressToJson(encodeAddress({ workload: w })).workload as Record<string, unknown> | undefined;
     const waypoint = resource?.['waypoint'] as
       { hostname?: { hostname?: string }; address?: { address?: string } } | undefined;
@@ -169,9 +179,39 @@ export class Explainer {
       services: Object.keys(w.services ?? {}),
       ...(waypoint ? { waypoint: waypoint.hostname?.hostname ?? waypoint.address?.address ?? '' } : {}),
       authorizationPolicies: w.authorizationPolicies ?? [],
+      scopedPolicies,
       ...(resource ? { resource } : {}),
       ...counts(rec),
     };
+  }
+
+  /**
+   * Context, not a rule of the workload: policies without a selector are not listed on it, ztunnel
+   * applies them by scope. Their scope comes from convertAuthorizationPolicy, as the index sends it.
+   */
+  private scopedPolicies(view: StoreView, namespace: string, rec: DecisionRecorder): string[] {
+    const { rootNamespace, enableDryRun } = view.settings;
+    const out: string[] = [];
+    let seen = 0;
+    const namespaces = namespace === rootNamespace ? [namespace] : [namespace, rootNamespace];
+    for (const ns of namespaces)
+      for (const ap of view.list('AuthorizationPolicy', ns)) {
+        const a = convertAuthorizationPolicy(ap, rootNamespace, enableDryRun);
+        if (!a || (a.scope ?? AuthzScope.GLOBAL) === AuthzScope.WORKLOAD_SELECTOR) continue;
+        if (++seen > MAX_EXPLAINED_SCOPED_POLICIES) continue;
+        const action = AuthzAction[a.action ?? AuthzAction.ALLOW];
+        out.push(`${ns}/${ap.metadata.name} (${AuthzScope[a.scope ?? AuthzScope.GLOBAL]}, ${action})`);
+      }
+    rec.fact(`AuthorizationPolicies without a selector in ${namespaces.join(' and ')}`, out);
+    rec.decide(
+      'policies',
+      'explain.scoped-policies',
+      'a policy without a selector is not listed on the workload: ztunnel applies it to every workload of its namespace (NAMESPACE) or, in the root namespace, of the mesh (GLOBAL)',
+      seen === 0
+        ? 'none'
+        : `${seen} apply by scope${seen > MAX_EXPLAINED_SCOPED_POLICIES ? ` (first ${MAX_EXPLAINED_SCOPED_POLICIES} shown)` : ''}`,
+    );
+    return out;
   }
 
   /** The first running pod of a trusted node agent account on `node`, found in the CA's own index. */

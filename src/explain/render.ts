@@ -26,6 +26,7 @@ function header(r: IdentityRecord | WorkloadRecord): string[] {
     `  services:  ${valueText(r.services ?? [])}`,
     `  waypoint:  ${r.waypoint ?? '(none)'}`,
     `  policies:  ${valueText(r.authorizationPolicies ?? [])}`,
+    `  by scope:  ${valueText(r.scopedPolicies ?? [])}`,
   ];
 }
 

@@ -3,7 +3,12 @@
 // the checks on the question itself.
 
 import type { DecisionStep } from '../../../src/contract/decision';
-import { Explainer, MAX_EXPLAINED_PODS, type IdentityRecord } from '../../../src/explain/explainer';
+import {
+  Explainer,
+  MAX_EXPLAINED_PODS,
+  MAX_EXPLAINED_SCOPED_POLICIES,
+  type IdentityRecord,
+} from '../../../src/explain/explainer';
 import {
   ExplainQueryError,
   MAX_EXPLAIN_NAME_LENGTH,
@@ -26,9 +31,18 @@ function podObj(ns: string, name: string, sa: string, node?: string, phase = 'Ru
   };
 }
 
-function explainer(pods: KubeObject[], trustedAccounts = ['istio-system/ztunnel']): Explainer {
+function policy(ns: string, name: string, spec: Record<string, unknown> = {}): KubeObject {
+  return { metadata: { name, namespace: ns }, spec };
+}
+
+function explainer(
+  pods: KubeObject[],
+  trustedAccounts = ['istio-system/ztunnel'],
+  policies: KubeObject[] = [],
+): Explainer {
   const store = new MemoryStore();
   store.upsert('Pod', [podObj('istio-system', 'zt-a', 'ztunnel', 'node-a'), ...pods]);
+  store.upsert('AuthorizationPolicy', policies);
   return new Explainer({
     store,
     trustedAccounts,
@@ -88,6 +102,25 @@ describe('explain workload', () => {
     const r = explainer([]).workload('app', 'gone');
     expect(r).toMatchObject({ kind: 'workload', found: false });
     expect(exitCodeOf(r)).toBe(1);
+  });
+
+  it('policies without a selector are shown as applying by scope, namespace-wide and mesh-wide', () => {
+    const r = explainer([podObj('app', 'web', 'web', 'node-a')], undefined, [
+      policy('app', 'ns-wide', { action: 'DENY' }),
+      policy('istio-system', 'mesh-wide'),
+      policy('app', 'selecting', { selector: { matchLabels: { app: 'web' } } }),
+      policy('other', 'elsewhere'),
+    ]).workload('app', 'web');
+    expect(r.scopedPolicies).toEqual(['app/ns-wide (NAMESPACE, DENY)', 'istio-system/mesh-wide (GLOBAL, ALLOW)']);
+  });
+
+  it(`lists at most MAX_EXPLAINED_SCOPED_POLICIES (${MAX_EXPLAINED_SCOPED_POLICIES}) scoped policies and counts them all`, () => {
+    const many = Array.from({ length: MAX_EXPLAINED_SCOPED_POLICIES + 2 }, (_, i) => policy('app', `p-${i}`));
+    const r = explainer([podObj('app', 'web', 'web', 'node-a')], undefined, many).workload('app', 'web');
+    expect(r.scopedPolicies).toHaveLength(MAX_EXPLAINED_SCOPED_POLICIES);
+    expect(r.steps.find((s) => s.rule === 'explain.scoped-policies')?.outcome).toBe(
+      `${MAX_EXPLAINED_SCOPED_POLICIES + 2} apply by scope (first ${MAX_EXPLAINED_SCOPED_POLICIES} shown)`,
+    );
   });
 
   it('a finished pod is found in the store but yields no workload: the record says why', () => {
