@@ -126,8 +126,16 @@ async function loadKeyMaterial(ctx: CaHostDeps, secretStore: CaSecretStore): Pro
     metrics: ctx.metrics,
   });
   // The first check runs before anything signs: a root found past its grace period, or expired
-  // while istiod-ts was down, is dealt with before the first certificate is issued.
-  const state = await rotator.check();
+  // while istiod-ts was down, is dealt with before the first certificate is issued. A check that
+  // fails (the API server, or RBAC without update on Secrets) leaves the stored root in use; the
+  // next check retries.
+  let state: RootState;
+  try {
+    state = await rotator.check();
+  } catch (err) {
+    log.error({ err: (err as Error).message }, 'root rotation check failed at start; using the stored root');
+    state = toRootState(stored, Date.now());
+  }
   return { ...selfSignedView(state, secretStore), rotator };
 }
 
