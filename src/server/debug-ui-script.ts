@@ -1,7 +1,7 @@
 // The status page's script, sent inline and allowed by its hash (debug-ui.ts). Plain browser
 // JavaScript over the debug JSON pages; every value from the cluster reaches the DOM through
 // textContent or setAttribute, never as markup. It has no backticks, and "${" only where it takes
-// the limits below, so it can live in this template string.
+// the limits below, the paging header and the DOM helpers, so it can live in this template string.
 
 import { DEBUG_CONTINUE_HEADER } from '../contract/debug-page';
 import { DEBUG_UI_DOM } from './debug-ui-dom';
