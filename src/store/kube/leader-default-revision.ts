@@ -3,6 +3,10 @@
 // chart) installs. istiod watches that one object; istiod-ts reads it when an election needs to
 // know (a live lock held by another key) and at most once per cache period, so a fleet of
 // followers does not turn into a stream of GETs.
+//
+// An ambient install has no injector, so istiod-ts's chart renders a tag as its Service only
+// (istiod-revision-tag-<tag> in the system namespace, labelled with the revision, which is also
+// how istioctl lists tags). Without the webhook, that Service's label is the answer.
 
 import { scopedLogger } from '../../log/logger';
 import type { KubeWriter, WriteOptions } from './writes';
@@ -11,7 +15,9 @@ const log = scopedLogger('leader');
 
 /** The default tag's webhook, the name istiod's leader election looks for. */
 export const DEFAULT_TAG_WEBHOOK = 'istio-revision-tag-default';
-/** The label on it naming the revision the default tag points at. */
+/** The default tag's Service in the system namespace, read when the webhook is absent. */
+export const DEFAULT_TAG_SERVICE = 'istiod-revision-tag-default';
+/** The label on either naming the revision the default tag points at. */
 export const REVISION_LABEL = 'istio.io/rev';
 
 export interface DefaultRevisionSource {
@@ -32,6 +38,8 @@ export class WebhookDefaultRevision implements DefaultRevisionSource {
     private readonly writer: Pick<KubeWriter, 'get'>,
     private readonly cacheMs: number,
     private readonly opts: WriteOptions = {},
+    /** The system namespace, where the default tag's Service lives; absent, only the webhook is read. */
+    private readonly systemNamespace?: string,
   ) {}
 
   current(): Promise<string> {
@@ -51,7 +59,20 @@ export class WebhookDefaultRevision implements DefaultRevisionSource {
         },
         this.opts,
       );
-      const next = webhook?.metadata.labels?.[REVISION_LABEL] ?? '';
+      const tagService =
+        webhook || this.systemNamespace === undefined
+          ? undefined
+          : await this.writer.get(
+              {
+                group: '',
+                version: 'v1',
+                plural: 'services',
+                namespace: this.systemNamespace,
+                name: DEFAULT_TAG_SERVICE,
+              },
+              this.opts,
+            );
+      const next = (webhook ?? tagService)?.metadata.labels?.[REVISION_LABEL] ?? '';
       if (next !== this.value) log.info({ defaultRevision: next }, 'default revision changed');
       this.value = next;
     } catch (err) {

@@ -53,7 +53,7 @@ export interface KubeLeaderElectorOptions {
   /** REVISION: the holder key; '' means istiod's 'default'. */
   revision?: string;
   timing?: Partial<LeaderTiming>;
-  /** Where the default revision is read; default the istio-revision-tag-default webhook. */
+  /** Where the default revision is read; default the istio-revision-tag-default webhook, else the tag's Service. */
   defaultRevision?: DefaultRevisionSource;
 }
 
@@ -88,11 +88,16 @@ export class KubeLeaderElector implements LeaderElector {
     this.writer = new KubeWriter(options.client);
     this.defaultRevision =
       options.defaultRevision ??
-      new WebhookDefaultRevision(this.writer, this.timing.retryPeriodMs, {
-        // Read inside a lock try, so it has a lock call's limit.
-        timeoutMs: lockCallTimeoutMs(this.timing),
-        maxAttempts: 1,
-      });
+      new WebhookDefaultRevision(
+        this.writer,
+        this.timing.retryPeriodMs,
+        {
+          // Read inside a lock try, so it has a lock call's limit.
+          timeoutMs: lockCallTimeoutMs(this.timing),
+          maxAttempts: 1,
+        },
+        options.namespace,
+      );
   }
 
   runWhileLeader(lease: string, run: () => StopFn): void {

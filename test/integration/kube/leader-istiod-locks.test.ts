@@ -18,7 +18,7 @@ import {
 } from './leader-fixtures';
 import { LEASE_NAMES } from '../../../src/store/kube/leader';
 import { LEASE_HOLDER_KEY_ANNOTATION } from '../../../src/store/kube/leader-record';
-import { DEFAULT_TAG_WEBHOOK } from '../../../src/store/kube/leader-default-revision';
+import { DEFAULT_TAG_SERVICE, DEFAULT_TAG_WEBHOOK } from '../../../src/store/kube/leader-default-revision';
 
 let server: TestApiServer;
 const replicas: Replica[] = [];
@@ -42,6 +42,20 @@ function defaultTagPointsAt(revision: string): void {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingWebhookConfiguration',
     metadata: { name: DEFAULT_TAG_WEBHOOK, labels: { 'istio.io/rev': revision, 'istio.io/tag': 'default' } },
+  });
+}
+
+/** The default tag as istiod-ts's chart renders it for ambient (revisionTags): its Service, no webhook. */
+function defaultTagServicePointsAt(revision: string): void {
+  server.put({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name: DEFAULT_TAG_SERVICE,
+      namespace: NS,
+      labels: { 'istio.io/rev': revision, 'istio.io/tag': 'default' },
+    },
+    spec: { ports: [{ name: 'grpc-xds', port: 15010 }] },
   });
 }
 
@@ -136,6 +150,14 @@ describe('a ConfigMap lock held by istiod', () => {
       holderKey: 'default',
       leaderTransitions: 3,
     });
+  });
+
+  test('a default tag rendered as its Service only (no injector webhook in ambient) gives the same priority', async () => {
+    defaultTagServicePointsAt('default');
+    istiod({ kind: 'ConfigMap', name: LEASE_NAMES.ipAutoallocate }, 'istiod-canary-0', 'canary').keepRenewing();
+    const ts = istiodTs('ts', LEASE_NAMES.ipAutoallocate);
+    await eventually('istiod-ts (default) leads', () => ts.running());
+    expect(server.requests.some((r) => r.resource === 'services' && r.verb === 'get')).toBe(true);
   });
 
   test('without a default tag no revision outranks another: a live lock of another revision is left alone', async () => {

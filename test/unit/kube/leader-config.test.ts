@@ -6,7 +6,11 @@ import {
   validateTiming,
 } from '../../../src/store/kube/leader';
 import { ACQUIRE_JITTER } from '../../../src/store/kube/leader-election';
-import { DEFAULT_TAG_WEBHOOK, WebhookDefaultRevision } from '../../../src/store/kube/leader-default-revision';
+import {
+  DEFAULT_TAG_SERVICE,
+  DEFAULT_TAG_WEBHOOK,
+  WebhookDefaultRevision,
+} from '../../../src/store/kube/leader-default-revision';
 
 describe('lock kinds, as istiod takes them', () => {
   test.each([
@@ -62,6 +66,26 @@ describe('the default revision', () => {
     const { gets, source } = reader('canary', 1_000);
     expect(await source.current()).toBe('canary');
     expect(gets).toEqual([DEFAULT_TAG_WEBHOOK]);
+  });
+
+  test("without the webhook, is the istio.io/rev label of the default tag's Service in the system namespace", async () => {
+    const gets: string[] = [];
+    const writer = {
+      get: (ref: { name: string; namespace?: string; plural: string }) => {
+        gets.push(`${ref.plural}/${ref.namespace ?? ''}/${ref.name}`);
+        return Promise.resolve(
+          ref.plural === 'services'
+            ? { metadata: { name: ref.name, labels: { 'istio.io/rev': 'stable' } } }
+            : undefined,
+        );
+      },
+    };
+    const source = new WebhookDefaultRevision(writer as never, 1_000, {}, 'istio-system');
+    expect(await source.current()).toBe('stable');
+    expect(gets).toEqual([
+      `mutatingwebhookconfigurations//${DEFAULT_TAG_WEBHOOK}`,
+      `services/istio-system/${DEFAULT_TAG_SERVICE}`,
+    ]);
   });
 
   test('is empty without that webhook', async () => {
