@@ -103,7 +103,7 @@ async function loadKeyMaterial(ctx: CaHostDeps, secretStore: CaSecretStore): Pro
   };
   const stored = await ensureSelfSignedRoot(secretStore, rootOpts);
   if (env.CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL <= 0) {
-    return { ...selfSignedView(toRootState(stored, Date.now()), secretStore) };
+    return { ...selfSignedView(toRootState(stored), secretStore) };
   }
   if (env.CITADEL_SELF_SIGNED_ROOT_CERT_DISTRIBUTION_DELAY <= env.CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL) {
     // Another replica may learn of a new root one check later and hand out chains without it.
@@ -134,7 +134,7 @@ async function loadKeyMaterial(ctx: CaHostDeps, secretStore: CaSecretStore): Pro
     state = await rotator.check();
   } catch (err) {
     log.error({ err: (err as Error).message }, 'root rotation check failed at start; using the stored root');
-    state = toRootState(stored, Date.now());
+    state = toRootState(stored);
   }
   return { ...selfSignedView(state, secretStore), rotator };
 }

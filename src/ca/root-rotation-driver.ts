@@ -25,9 +25,10 @@ const log = scopedLogger('ca');
 /** The numeric value of each phase in the citadel_root_rotation_phase gauge. */
 export const ROTATION_PHASE_VALUE: Record<RotationPhase, number> = { steady: 0, distributing: 1, overlap: 2 };
 
-export function toRootState(data: CaSecretData, now: number): RootState {
+/** The stored data as a state; a root never rotated is steady since an unknown time (0), so it reads the same every check. */
+export function toRootState(data: CaSecretData): RootState {
   const signing = { certPem: data.caCertPem, keyPem: data.caKeyPem };
-  return data.rotation ? { signing, rotation: data.rotation } : steadyState(signing, now);
+  return data.rotation ? { signing, rotation: data.rotation } : steadyState(signing, 0);
 }
 
 function toData(state: RootState): CaSecretData {
@@ -92,7 +93,7 @@ export class RootRotator {
     const now = this.now();
     const stored = await this.store.get();
     if (!stored) throw new Error(`${this.store.describe()}: the root is gone`);
-    let state = toRootState(stored, now);
+    let state = toRootState(stored);
     const action = nextAction(state, now, policy);
     if (action !== 'none') {
       // Generated before the write: the store's mutate is synchronous. A replica that loses the
@@ -100,7 +101,7 @@ export class RootRotator {
       const fresh = action === 'begin' ? await this.opts.generate() : undefined;
       const step = { wrote: false };
       const written = await this.store.update((current) => {
-        const before = toRootState(current, now);
+        const before = toRootState(current);
         let after = before;
         if (fresh && nextAction(after, now, policy) === 'begin') after = beginRotation(after, fresh, now);
         after = settle(after, now, policy);
@@ -108,8 +109,9 @@ export class RootRotator {
         step.wrote = true;
         return toData(after);
       });
-      state = toRootState(written, now);
-      if (step.wrote) log.debug({ where: this.store.describe(), phase: state.rotation.phase }, 'root rotation step stored');
+      state = toRootState(written);
+      if (step.wrote)
+        log.debug({ where: this.store.describe(), phase: state.rotation.phase }, 'root rotation step stored');
     }
     this.observe(state);
     return state;

@@ -178,6 +178,42 @@ describe('RootRotator over the --stateDir store', () => {
     expect(fs.readdirSync(dir).filter((f) => f.startsWith('.tmp-'))).toEqual([]);
   });
 
+  test('a crash between the state file and its mirrors: the state file wins, and the next step rewrites the mirrors', async () => {
+    const old = await root(T0);
+    const store = new LocalCaSecretStore(dir);
+    await store.createIfAbsent({ caCertPem: old.certPem, caKeyPem: old.keyPem });
+    clock = T0 + 80 * DAY;
+    const r = rotator(store);
+    await r.check();
+    clock += POLICY.distributionDelayMs;
+    const switched = await r.check();
+    // As if the process died after writing the state file but before ca-cert.pem/ca-key.pem.
+    fs.writeFileSync(path.join(dir, CA_CERT_FILE), old.certPem);
+    fs.writeFileSync(path.join(dir, CA_KEY_FILE), old.keyPem);
+    const reread = await new LocalCaSecretStore(dir).get();
+    expect(reread?.caCertPem).toBe(switched.signing.certPem);
+    expect(reread?.rotation?.phase).toBe('overlap');
+    clock += POLICY.maxLeafTtlMs;
+    await rotator(new LocalCaSecretStore(dir)).check();
+    expect(fs.readFileSync(path.join(dir, CA_CERT_FILE), 'utf8')).toBe(switched.signing.certPem);
+    expect(fs.readFileSync(path.join(dir, CA_KEY_FILE), 'utf8')).toBe(switched.signing.keyPem);
+  });
+
+  test('a root never rotated reads as the same state at every check: no listener call, no write', async () => {
+    const old = await root(T0);
+    const store = new LocalCaSecretStore(dir);
+    await store.createIfAbsent({ caCertPem: old.certPem, caKeyPem: old.keyPem });
+    const r = rotator(store);
+    let calls = 0;
+    r.onState(() => calls++);
+    for (const at of [1, 2, 3]) {
+      clock = T0 + at * DAY;
+      await r.check();
+    }
+    expect(calls).toBe(1);
+    expect(fs.readdirSync(dir).sort()).toEqual([CA_CERT_FILE, CA_KEY_FILE]);
+  });
+
   test('each phase change is logged once, however often the clock is checked', async () => {
     const old = await root(T0);
     const store = new LocalCaSecretStore(dir);
