@@ -229,7 +229,8 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
   // the operator's certificate serves the listeners; the CA keeps the roots.
   const servingFiles = servingCertFiles({ ...flags, provider: env.PILOT_CERT_PROVIDER });
   if (servingFiles) {
-    const files = new ServingCertFiles(servingFiles, ctx.servingCerts, () => authority.rootBundlePem());
+    // The roots the CA vouches for verify client certificates; meshConfig anchors are for peers only.
+    const files = new ServingCertFiles(servingFiles, ctx.servingCerts, () => authority.current().rootBundlePem);
     files.watch();
     stops.push(() => files.stop());
     stops.push(authority.onChange(() => files.rootsChanged()));
