@@ -87,18 +87,21 @@ export function list(ctx: HandlerContext, req: ResourceRequest): Reply {
     }
     after = token.after;
   }
-  const all = ctx.storage
-    .list(resourceKey(r.group, r.plural))
-    .filter((o) => (req.namespace === undefined || o.metadata.namespace === req.namespace) && matches(o))
-    .filter((o) => after === '' || ctx.storage.keyOf(o) > after);
-  const page = limit > 0 ? all.slice(0, limit) : all;
+  const {
+    items: page,
+    more,
+    remaining,
+  } = ctx.storage.page(
+    resourceKey(r.group, r.plural),
+    after,
+    limit,
+    (o) => (req.namespace === undefined || o.metadata.namespace === req.namespace) && matches(o),
+  );
   const metadata: Record<string, unknown> = { resourceVersion: String(ctx.storage.currentRv()) };
-  if (limit > 0 && all.length > limit) {
-    metadata['continue'] = encodeContinue({
-      rv: ctx.storage.currentRv(),
-      after: ctx.storage.keyOf(page[page.length - 1]!),
-    });
-    metadata['remainingItemCount'] = all.length - limit;
+  const last = page[page.length - 1];
+  if (limit > 0 && more && last) {
+    metadata['continue'] = encodeContinue({ rv: ctx.storage.currentRv(), after: ctx.storage.keyOf(last) });
+    metadata['remainingItemCount'] = remaining;
   }
   return {
     status: 200,

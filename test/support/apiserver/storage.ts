@@ -47,6 +47,8 @@ export function nowTimestamp(): string {
 export class Storage {
   private rv = 100;
   private readonly tables = new Map<string, Map<string, StoredObject>>();
+  /** Keys per resource in list order, rebuilt only after a key is added or removed. */
+  private readonly sortedKeys = new Map<string, string[]>();
   private history: StoredEvent[] = [];
   /** Watches and continue tokens from before this resourceVersion are expired. */
   private compactedRv = 0;
@@ -83,6 +85,43 @@ export class Storage {
       .map(([, o]) => structuredClone(o));
   }
 
+  /**
+   * One list page: up to `limit` objects (0: all) after key `after` that `include` accepts, in
+   * list order, and whether more follow. Only the page is copied, so paging through a large
+   * table costs each object once, as on a real API server.
+   */
+  page(
+    resource: string,
+    after: string,
+    limit: number,
+    include: (o: StoredObject) => boolean,
+  ): { items: StoredObject[]; more: boolean; remaining: number } {
+    const table = this.table(resource);
+    let keys = this.sortedKeys.get(resource);
+    if (!keys) this.sortedKeys.set(resource, (keys = [...table.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))));
+    let lo = 0;
+    let hi = keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((keys[mid] as string) <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    const items: StoredObject[] = [];
+    let i = lo;
+    for (; i < keys.length; i++) {
+      const o = table.get(keys[i] as string);
+      if (!o || !include(o)) continue;
+      if (limit > 0 && items.length === limit) break;
+      items.push(structuredClone(o));
+    }
+    let remaining = 0;
+    for (; i < keys.length; i++) {
+      const o = table.get(keys[i] as string);
+      if (o && include(o)) remaining++;
+    }
+    return { items, more: remaining > 0, remaining };
+  }
+
   keyOf(object: StoredObject): string {
     return objectKey(object.metadata);
   }
@@ -103,6 +142,7 @@ export class Storage {
     const table = this.table(resource);
     const key = objectKey(object.metadata);
     const old = table.get(key);
+    if (!old) this.sortedKeys.delete(resource);
     const rv = ++this.rv;
     const stored = structuredClone(object);
     stored.metadata.resourceVersion = String(rv);
@@ -117,6 +157,7 @@ export class Storage {
     const old = table.get(key);
     if (!old) return undefined;
     table.delete(key);
+    this.sortedKeys.delete(resource);
     const rv = ++this.rv;
     const gone = structuredClone(old);
     gone.metadata.resourceVersion = String(rv);

@@ -89,3 +89,23 @@ test(`the event history keeps at most ${HISTORY_LIMIT} events; older resourceVer
   expect(s.eventsSince(start)).toBeUndefined();
   expect(s.eventsSince(s.currentRv() - 5)).toHaveLength(5);
 });
+
+test('a list page starts after the continue key, keeps list order, copies only the page and counts what remains', () => {
+  const s = new Storage();
+  for (const name of ['c', 'a', 'e', 'b', 'd']) s.write('pods', { metadata: { name, namespace: 'ns' } }, 'ADDED');
+  s.write('pods', { metadata: { name: 'z', namespace: 'other' } }, 'ADDED');
+  const inNs = (o: { metadata: { namespace?: string } }) => o.metadata.namespace === 'ns';
+  const first = s.page('pods', '', 2, inNs);
+  expect(first.items.map((o) => o.metadata.name)).toEqual(['a', 'b']);
+  expect(first).toMatchObject({ more: true, remaining: 3 });
+  const rest = s.page('pods', 'ns/b', 10, inNs);
+  expect(rest.items.map((o) => o.metadata.name)).toEqual(['c', 'd', 'e']);
+  expect(rest).toMatchObject({ more: false, remaining: 0 });
+  // A page is a copy: changing it changes nothing stored.
+  rest.items[0]!.metadata.name = 'changed';
+  expect(s.page('pods', 'ns/b', 1, inNs).items[0]!.metadata.name).toBe('c');
+  // A key added or removed after a page is seen by the next one.
+  s.write('pods', { metadata: { name: 'bb', namespace: 'ns' } }, 'ADDED');
+  s.remove('pods', 'ns', 'd');
+  expect(s.page('pods', 'ns/b', 10, inNs).items.map((o) => o.metadata.name)).toEqual(['bb', 'c', 'e']);
+});
