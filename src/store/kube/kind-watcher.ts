@@ -21,6 +21,13 @@ const log = scopedLogger('kube');
 
 /** Objects per list page. */
 export const LIST_PAGE_SIZE = 500;
+/**
+ * Changes handed to the store per event-loop turn. A cold start lists 100k pods at once, and the
+ * store's indexes plus the ambient index cost ~50 us per pod: applied in one turn that is a
+ * multi-second stall in which /ready, the CA and the webhook answer nobody. 500 changes keep a
+ * turn to tens of milliseconds while the per-turn overhead (one change set, one push) stays small.
+ */
+export const STORE_APPLY_CHUNK = 500;
 
 export interface WatchTiming {
   /** Backoff after a failed list or watch. */
@@ -143,7 +150,9 @@ export class KindWatcher {
   stopped = false;
   readonly timing: WatchTiming;
   private informer: ListWatch<KubernetesObject>;
+  /** Changes not yet handed to the store, from `pendingHead` on. */
   private pending: Change[] = [];
+  private pendingHead = 0;
   private flushScheduled = false;
   private listDone = false;
   private synced = false;
@@ -284,11 +293,26 @@ export class KindWatcher {
     setImmediate(() => this.flush());
   }
 
+  /**
+   * Hands buffered changes to the store, at most STORE_APPLY_CHUNK per turn; the rest wait for the
+   * next turn, so other I/O is served in between. The kind counts as synced only once the whole
+   * list has been handed over.
+   */
   private flush(): void {
     this.flushScheduled = false;
-    const changes = this.pending;
-    this.pending = [];
+    const end = Math.min(this.pending.length, this.pendingHead + STORE_APPLY_CHUNK);
+    const changes =
+      this.pendingHead === 0 && end === this.pending.length ? this.pending : this.pending.slice(this.pendingHead, end);
+    this.pendingHead = end;
+    if (this.pendingHead === this.pending.length) {
+      this.pending = [];
+      this.pendingHead = 0;
+    }
     if (changes.length > 0) this.options.onChanges(changes);
+    if (this.pending.length > 0) {
+      this.scheduleFlush();
+      return;
+    }
     if (this.listDone && !this.synced) this.markSynced();
   }
 
