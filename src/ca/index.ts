@@ -14,9 +14,8 @@ import { LEASE_NAMES } from '../contract/leader';
 import { CertificateAuthority } from './authority';
 import { CaSecretStore, LocalCaSecretStore } from './ca-secret-store';
 import { KubeCaSecretStore } from './kube-ca-secret-store';
-import type { CaKeyMaterial } from './key-material';
 import { registerCaMetrics } from './metrics';
-import { loadPluggedInCa, watchPluggedInCa } from './plugged-in';
+import { watchPluggedInCa } from './plugged-in';
 import {
   KubeRootConfigMapApi,
   NamespaceConfigMapPublisher,
@@ -25,9 +24,7 @@ import {
   writeRootCertFile,
 } from './root-cert-publisher';
 import { CA_CRL_FILE, CaCrlSource, writeCaCrlFile } from './ca-crl';
-import { ensureSelfSignedRoot, generateRoot, selfSignedMaterial, SelfSignedOptions } from './self-signed';
-import { RootRotator, toRootState } from './root-rotation-driver';
-import { RootState, trustedRoots } from './root-rotation';
+import { loadKeyMaterial, selfSignedView } from './root-rotation-setup';
 import { meshTrustAnchors } from './mesh-trust-anchors';
 import { ServingCertRotator, servingSans } from './serving-cert-issuer';
 import { ServingCertFiles } from './serving-cert-files';
@@ -73,70 +70,6 @@ export interface CaHandle {
 function kubeWriter(deps: CaDeps): KubeWriter | undefined {
   if (deps.kubeClient) return new KubeWriter(deps.kubeClient);
   return deps.kubeConfig ? new KubeWriter(new KubeClient(deps.kubeConfig)) : undefined;
-}
-
-interface LoadedKeyMaterial {
-  material: CaKeyMaterial;
-  /** Self-signed with rotation on: the rotator, and the other root of a rotation in progress. */
-  rotator?: RootRotator;
-  rotationRoots: string[];
-}
-
-/** The material for a self-signed root state, and the roots trusted beside it. */
-function selfSignedView(state: RootState, store: CaSecretStore): { material: CaKeyMaterial; rotationRoots: string[] } {
-  const material = selfSignedMaterial({ caCertPem: state.signing.certPem, caKeyPem: state.signing.keyPem }, store);
-  return { material, rotationRoots: trustedRoots(state).filter((pem) => pem !== state.signing.certPem) };
-}
-
-async function loadKeyMaterial(ctx: CaHostDeps, secretStore: CaSecretStore): Promise<LoadedKeyMaterial> {
-  const env = ctx.options.env;
-  const plugged = loadPluggedInCa(env.ROOT_CA_DIR);
-  if (plugged) {
-    log.info({ dir: env.ROOT_CA_DIR, signer: plugged.signingCert.subject }, 'using the plugged-in CA');
-    return { material: plugged, rotationRoots: [] };
-  }
-  const rootOpts: SelfSignedOptions = {
-    trustDomain: ctx.mesh.current().trustDomain,
-    keyType: env.CITADEL_SELF_SIGNED_CA_KEY_TYPE === 'ECDSA' ? 'ECDSA' : 'RSA',
-    rsaBits: env.CITADEL_SELF_SIGNED_CA_RSA_KEY_SIZE,
-    ttlMs: env.CITADEL_SELF_SIGNED_CA_CERT_TTL,
-  };
-  const stored = await ensureSelfSignedRoot(secretStore, rootOpts);
-  if (env.CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL <= 0) {
-    return { ...selfSignedView(toRootState(stored), secretStore) };
-  }
-  if (env.CITADEL_SELF_SIGNED_ROOT_CERT_DISTRIBUTION_DELAY <= env.CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL) {
-    // Another replica may learn of a new root one check later and hand out chains without it.
-    log.warn(
-      {
-        distributionDelay: env.CITADEL_SELF_SIGNED_ROOT_CERT_DISTRIBUTION_DELAY,
-        checkInterval: env.CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL,
-      },
-      'CITADEL_SELF_SIGNED_ROOT_CERT_DISTRIBUTION_DELAY should be well above the check interval; a rotation may break peers that have not received the new root',
-    );
-  }
-  const rotator = new RootRotator(secretStore, {
-    policy: {
-      gracePercentile: env.CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE,
-      distributionDelayMs: env.CITADEL_SELF_SIGNED_ROOT_CERT_DISTRIBUTION_DELAY,
-      maxLeafTtlMs: env.MAX_WORKLOAD_CERT_TTL,
-      checkIntervalMs: env.CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL,
-    },
-    generate: () => generateRoot(rootOpts),
-    metrics: ctx.metrics,
-  });
-  // The first check runs before anything signs: a root found past its grace period, or expired
-  // while istiod-ts was down, is dealt with before the first certificate is issued. A check that
-  // fails (the API server, or RBAC without update on Secrets) leaves the stored root in use; the
-  // next check retries.
-  let state: RootState;
-  try {
-    state = await rotator.check();
-  } catch (err) {
-    log.error({ err: (err as Error).message }, 'root rotation check failed at start; using the stored root');
-    state = toRootState(stored);
-  }
-  return { ...selfSignedView(state, secretStore), rotator };
 }
 
 export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): Promise<CaHandle> {
