@@ -10,6 +10,7 @@ import type { KubeObject } from '../types';
 import { backoffDelay, type BackoffPolicy } from './backoff';
 import { KubeApiError, resourcePath, type KubeClient } from './client';
 import { slimObject } from './slim';
+import { sharedApplyPacer, type ApplyPacer, type PacedSource } from './apply-pacer';
 import {
   MIN_WATCH_TIMEOUT_SECONDS,
   randomWatchTimeoutSeconds,
@@ -21,13 +22,6 @@ const log = scopedLogger('kube');
 
 /** Objects per list page. */
 export const LIST_PAGE_SIZE = 500;
-/**
- * Changes handed to the store per event-loop turn. A cold start lists 100k pods at once, and the
- * store's indexes plus the ambient index cost ~50 us per pod: applied in one turn that is a
- * multi-second stall in which /ready, the CA and the webhook answer nobody. 500 changes keep a
- * turn to tens of milliseconds while the per-turn overhead (one change set, one push) stays small.
- */
-export const STORE_APPLY_CHUNK = 500;
 
 export interface WatchTiming {
   /** Backoff after a failed list or watch. */
@@ -81,6 +75,8 @@ export interface KindWatcherOptions {
   timing: WatchTiming;
   onChanges(changes: Change[]): void;
   onSynced(): void;
+  /** Paces how many buffered changes reach onChanges per turn; default the process's shared pacer. */
+  pacer?: ApplyPacer;
 }
 
 type WatchCallback = (phase: string, apiObj: unknown, watchObj?: unknown) => void;
@@ -146,14 +142,13 @@ function wellFormed(o: unknown): o is KubeObject {
   return ok;
 }
 
-export class KindWatcher {
+export class KindWatcher implements PacedSource {
   stopped = false;
   readonly timing: WatchTiming;
   private informer: ListWatch<KubernetesObject>;
   /** Changes not yet handed to the store, from `pendingHead` on. */
   private pending: Change[] = [];
   private pendingHead = 0;
-  private flushScheduled = false;
   private listDone = false;
   private synced = false;
   private failures = 0;
@@ -288,19 +283,20 @@ export class KindWatcher {
   }
 
   private scheduleFlush(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    setImmediate(() => this.flush());
+    (this.options.pacer ?? sharedApplyPacer).request(this);
+  }
+
+  hasPending(): boolean {
+    return this.pending.length > this.pendingHead;
   }
 
   /**
-   * Hands buffered changes to the store, at most STORE_APPLY_CHUNK per turn; the rest wait for the
-   * next turn, so other I/O is served in between. The kind counts as synced only once the whole
-   * list has been handed over.
+   * Hands at most `max` buffered changes to the store (the pacer decides how many per turn, so
+   * other I/O is served in between). The kind counts as synced only once the whole list has been
+   * handed over.
    */
-  private flush(): void {
-    this.flushScheduled = false;
-    const end = Math.min(this.pending.length, this.pendingHead + STORE_APPLY_CHUNK);
+  drain(max: number): number {
+    const end = Math.min(this.pending.length, this.pendingHead + Math.max(1, max));
     const changes =
       this.pendingHead === 0 && end === this.pending.length ? this.pending : this.pending.slice(this.pendingHead, end);
     this.pendingHead = end;
@@ -309,11 +305,8 @@ export class KindWatcher {
       this.pendingHead = 0;
     }
     if (changes.length > 0) this.options.onChanges(changes);
-    if (this.pending.length > 0) {
-      this.scheduleFlush();
-      return;
-    }
-    if (this.listDone && !this.synced) this.markSynced();
+    if (this.pending.length === 0 && this.listDone && !this.synced) this.markSynced();
+    return changes.length;
   }
 
   private markSynced(): void {

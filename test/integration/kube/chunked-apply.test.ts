@@ -1,13 +1,16 @@
-// A cold start lists every pod at once; the kind watcher hands them to the store in chunks of
-// STORE_APPLY_CHUNK, one per event-loop turn, so other callers are served in between, and the
-// kind counts as synced only once the last chunk is in.
+// A cold start lists every pod at once; the kind watcher hands them to the store through the
+// apply pacer, a few per event-loop turn, so other callers are served in between, and the kind
+// counts as synced only once the last change is in.
 
-import { KindWatcher, STORE_APPLY_CHUNK, type Change } from '../../../src/store/kube/kind-watcher';
+import { ApplyPacer, STORE_APPLY_TURN_MS } from '../../../src/store/kube/apply-pacer';
+import { KindWatcher, type Change } from '../../../src/store/kube/kind-watcher';
 import type { KubeClient } from '../../../src/store/kube/client';
 import type { TestApiServer } from '../../support/apiserver';
 import { FAST_TIMING, startServer } from './helpers';
 
-const PODS = STORE_APPLY_CHUNK * 2 + 37;
+const PODS = 1237;
+/** The store's cost per change in this test's clock. */
+const COST_MS = 0.5;
 
 let server: TestApiServer;
 let client: KubeClient;
@@ -29,13 +32,11 @@ afterAll(async () => {
   await server.close();
 });
 
-test('STORE_APPLY_CHUNK is 500', () => {
-  expect(STORE_APPLY_CHUNK).toBe(500);
-});
-
-test('a large initial list reaches the store in chunks of STORE_APPLY_CHUNK, one per turn, and syncs after the last', async () => {
+test('a large initial list reaches the store a turn budget at a time, with other callbacks between, and syncs after the last', async () => {
+  // Each change costs the store COST_MS on this clock; turns are real event-loop turns.
+  let clock = 0;
+  const pacer = new ApplyPacer({ now: () => clock, defer: (fn) => setImmediate(fn) });
   const batches: number[] = [];
-  /** Turns of the event loop seen (setImmediate ticks) between the first and the last chunk. */
   let turns = 0;
   let counting = false;
   const tick = () => {
@@ -44,17 +45,19 @@ test('a large initial list reaches the store in chunks of STORE_APPLY_CHUNK, one
     setImmediate(tick);
   };
   let syncedAfter = -1;
-  const synced = new Promise<void>((resolve) => {
+  await new Promise<void>((resolve) => {
     watcher = new KindWatcher({
       client,
       kind: 'Pod',
       timing: FAST_TIMING,
+      pacer,
       onChanges: (changes: Change[]) => {
         if (batches.length === 0) {
           counting = true;
           setImmediate(tick);
         }
         batches.push(changes.length);
+        clock += changes.length * COST_MS;
       },
       onSynced: () => {
         counting = false;
@@ -64,12 +67,11 @@ test('a large initial list reaches the store in chunks of STORE_APPLY_CHUNK, one
     });
     watcher.start();
   });
-  await synced;
   expect(batches.reduce((a, b) => a + b, 0)).toBe(PODS);
-  expect(Math.max(...batches)).toBeLessThanOrEqual(STORE_APPLY_CHUNK);
-  expect(batches.length).toBeGreaterThanOrEqual(Math.ceil(PODS / STORE_APPLY_CHUNK));
-  // Synced only once every chunk was handed over.
+  // After the first step the cost is known, and each step fits the turn's budget.
+  expect(Math.max(...batches.slice(1)) * COST_MS).toBeLessThanOrEqual(STORE_APPLY_TURN_MS);
+  // Synced only once every change was handed over.
   expect(syncedAfter).toBe(batches.length);
-  // Another callback got a turn between the chunks.
-  expect(turns).toBeGreaterThanOrEqual(batches.length - 1);
+  // Other callbacks got turns between the steps.
+  expect(turns).toBeGreaterThanOrEqual(batches.length / 2);
 });

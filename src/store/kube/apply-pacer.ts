@@ -1,0 +1,88 @@
+// Paces how much of the informers' buffered changes the store takes per event-loop turn. A cold
+// start lists every pod at once, and applying a change costs the store's indexes and everything
+// subscribed to it (the ambient index above all) 50-250 us; applied in one turn, 100k pods are a
+// multi-second stall in which /ready, the CA and the webhook answer nobody. The pacer gives all
+// kinds together at most STORE_APPLY_TURN_MS per turn, round-robin, and sizes each step from the
+// measured cost per change, so a turn stays short on a slow machine and a fast one still moves
+// thousands of changes per turn.
+
+/** Time the store may spend applying changes per event-loop turn, all kinds together. */
+export const STORE_APPLY_TURN_MS = 20;
+/** Fewest changes per step, so a store slower than the budget still advances every turn. */
+export const STORE_APPLY_MIN_CHUNK = 16;
+/** Most changes per step, whatever the measured cost says. */
+export const STORE_APPLY_MAX_CHUNK = 2000;
+/** Cost per change assumed before anything was measured: 100 changes in the first turn's budget. */
+export const STORE_APPLY_INITIAL_COST_MS = 0.2;
+
+/** Something holding changes the store has not taken yet (a kind watcher). */
+export interface PacedSource {
+  /** Applies at most `max` buffered changes; returns how many it applied. */
+  drain(max: number): number;
+  /** Whether changes are still buffered. */
+  hasPending(): boolean;
+}
+
+export interface PacerClock {
+  now(): number;
+  /** Runs `fn` on a later turn of the event loop. */
+  defer(fn: () => void): void;
+}
+
+const realClock: PacerClock = { now: () => performance.now(), defer: (fn) => setImmediate(fn) };
+
+export class ApplyPacer {
+  /** Sources with buffered changes, in serving order. */
+  private readonly waiting = new Set<PacedSource>();
+  private scheduled = false;
+  /** Smoothed cost of one change, ms. */
+  private costMs = STORE_APPLY_INITIAL_COST_MS;
+
+  constructor(private readonly clock: PacerClock = realClock) {}
+
+  /** Asks for a turn for `source`; its changes are taken over one or more later turns. */
+  request(source: PacedSource): void {
+    this.waiting.add(source);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    this.clock.defer(() => this.turn());
+  }
+
+  /** Cost per change the pacer sizes steps by (for tests and /debug). */
+  get costPerChangeMs(): number {
+    return this.costMs;
+  }
+
+  private turn(): void {
+    this.scheduled = false;
+    const start = this.clock.now();
+    let spent = 0;
+    // Round-robin: each waiting source takes one step per pass, until the budget is spent.
+    while (this.waiting.size > 0 && spent < STORE_APPLY_TURN_MS) {
+      for (const source of [...this.waiting]) {
+        const left = STORE_APPLY_TURN_MS - spent;
+        if (left <= 0) break;
+        const max = Math.min(STORE_APPLY_MAX_CHUNK, Math.max(STORE_APPLY_MIN_CHUNK, Math.floor(left / this.costMs)));
+        const before = this.clock.now();
+        const applied = source.drain(max);
+        const took = this.clock.now() - before;
+        // Quick to learn that changes cost more (the next step must fit the budget), slow to
+        // believe they got cheaper (one fast step does not make the next one too long).
+        if (applied > 0) {
+          const measured = took / applied;
+          this.costMs = Math.max(1e-4, measured > this.costMs ? measured : 0.7 * this.costMs + 0.3 * measured);
+        }
+        // A source that took nothing asks again when it has something (request).
+        if (applied === 0 || !source.hasPending()) this.waiting.delete(source);
+        spent = this.clock.now() - start;
+      }
+    }
+    if (this.waiting.size > 0) {
+      this.scheduled = true;
+      this.clock.defer(() => this.turn());
+    }
+  }
+}
+
+/** The process's pacer: every kind watcher shares one budget per turn. */
+export const sharedApplyPacer = new ApplyPacer();
