@@ -136,11 +136,13 @@ export function createCertificateService(deps: CertificateServiceDeps): {
     // A node agent's calls queue under the node it is bound to, so all of one node's ztunnel
     // traffic is one turn; anyone else's under its own identity.
     const lane = identity !== callerId && node ? node : callerId;
-    const check = async () => {
+    // A node's lone call (nothing else of it running or queued) may be signed on the event loop
+    // at once (csr-verifier-pool.ts, INLINE_SHARE); a burst goes through the workers.
+    const check = async (alone = false) => {
       const parsed = parseCsr(req.csr);
       return {
         csr: parsed,
-        issued: await deps.authority.issueForCsr(parsed, [{ uri: identity }], ttlMs, Date.now(), lane),
+        issued: await deps.authority.issueForCsr(parsed, [{ uri: identity }], ttlMs, Date.now(), lane, alone),
       };
     };
     try {

@@ -1,5 +1,5 @@
 import * as crypto from 'node:crypto';
-import { CsrVerifierPool, RESULT_FLUSH_MS } from '../../../src/ca/csr-verifier-pool';
+import { CsrVerifierPool, INLINE_BURST_MS, INLINE_SHARE, RESULT_FLUSH_MS } from '../../../src/ca/csr-verifier-pool';
 import { parseCsr, verifyJob } from '../../../src/ca/csr';
 import { makeCsr } from '../../support/ca/fixtures';
 
@@ -51,6 +51,35 @@ describe('CSR verifier pool', () => {
     pool.forgetKey(key);
     const after = await pool.sign({ key, hash: 'sha256', tbs });
     expect(after.signingFailed).toBe(true);
+  });
+
+  test(`a lone caller's job runs on the event loop, within ${INLINE_SHARE * 100}% of its time (burst ${INLINE_BURST_MS} ms), with the workers' outcomes`, async () => {
+    expect([INLINE_SHARE, INLINE_BURST_MS]).toEqual([0.25, 5]);
+    const rsa = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const key = pool.registerKey(rsa.privateKey);
+    const csr = parseCsr((await makeCsr()).pem);
+    // Resolved before any worker could answer: the job ran in this turn.
+    const inline = pool.verify(verifyJob(csr), { key, hash: 'sha256', tbs }, 'node-b', true);
+    expect(pool.inlineJobs).toBe(1);
+    const outcome = await inline;
+    expect(outcome.ok).toBe(true);
+    expect(crypto.verify('sha256', tbs, rsa.publicKey, outcome.certificateSignature!)).toBe(true);
+    const bad = await pool.verify(
+      { ...verifyJob(csr), signature: Buffer.alloc(csr.signature.length) },
+      { key, hash: 'sha256', tbs },
+      'node-b',
+      true,
+    );
+    expect(bad).toEqual({ ok: false });
+    // Back to back, lone jobs spend the budget (each RSA signature is ~0.3 ms, refilled at a
+    // quarter of the time spent): the rest go to the workers, and every one is still answered.
+    const many = Array.from({ length: 200 }, () =>
+      pool.verify(verifyJob(csr), { key, hash: 'sha256', tbs }, 'node-b', true),
+    );
+    const outcomes = await Promise.all(many);
+    expect(outcomes.every((o) => o.ok)).toBe(true);
+    expect(pool.inlineJobs).toBeGreaterThan(2);
+    expect(pool.inlineJobs).toBeLessThan(202);
   });
 
   test('a burst of jobs posted in one turn is answered job by job, each with its own result', async () => {
