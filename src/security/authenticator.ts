@@ -155,7 +155,12 @@ export function createCallAuthenticator(
     let token: VerifiedToken;
     const lifetime = callSignal(call);
     try {
-      token = await opts.tokens.verify(bearer, { signal: lifetime.signal });
+      // A getter, so a cache hit never makes the call's signal.
+      token = await opts.tokens.verify(bearer, {
+        get signal() {
+          return lifetime.signal;
+        },
+      });
     } catch (err) {
       return err instanceof AuthError ? err : new AuthError('invalid_token', (err as Error).message);
     } finally {

@@ -3,7 +3,7 @@ import * as crypto from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import { generateCaCertificate } from '../../../src/ca/ca-cert-generator';
 import { readCsr } from '../../../src/ca/csr';
-import { LeafSigner, SERIAL_BYTES, SanEntry } from '../../../src/ca/leaf-signer';
+import { LeafSigner, SERIAL_BYTES, SERIAL_RANDOM_POOL_BYTES, SanEntry } from '../../../src/ca/leaf-signer';
 import { makeCsr, opensslText, opensslVerify, peculiarSan } from '../../support/ca/fixtures';
 
 const DAY = 24 * 3600 * 1000;
@@ -76,6 +76,26 @@ describe.each(['RSA', 'ECDSA'] as const)('leaf signer with a %s CA key', (keyTyp
     expect(a.serialHex).not.toBe(b.serialHex);
     expect(a.serialHex).toHaveLength(SERIAL_BYTES * 2);
     expect(new crypto.X509Certificate(a.pem).serialNumber.toLowerCase()).toBe(a.serialHex);
+  });
+
+  test(`serials drawn across several ${SERIAL_RANDOM_POOL_BYTES}-byte random pools are all distinct, positive and SERIAL_BYTES long`, async () => {
+    const csr = await readCsr((await makeCsr()).pem);
+    const count = Math.ceil((3 * SERIAL_RANDOM_POOL_BYTES) / SERIAL_BYTES) + 7;
+    const serials = new Set<string>();
+    for (let i = 0; i < count; i++) {
+      const { serial } = signer.prepare({
+        spki: csr.spki,
+        sans: [{ uri: URI }],
+        notBefore: new Date(Date.now() - 120_000),
+        notAfter: new Date(Date.now() + DAY),
+      });
+      expect(serial).toHaveLength(SERIAL_BYTES);
+      expect(serial[0]! & 0x80).toBe(0);
+      expect(serial[0]! & 0x01).toBe(1);
+      serials.add(serial.toString('hex'));
+    }
+    expect(serials.size).toBe(count);
+    expect(SERIAL_RANDOM_POOL_BYTES).toBe(4096);
   });
 
   test('a validity past 2049 is written as GeneralizedTime and read back by openssl', async () => {
