@@ -116,10 +116,9 @@ export class NodeFairQueue {
 
   /**
    * Runs `task` when `node` gets its turn. Rejects with FairnessDenial, without running it, when
-   * the node's queue is full or its rate limit is spent. The task is told whether it is the node's
-   * only call running or waiting (a lone renewal rather than part of a burst).
+   * the node's queue is full or its rate limit is spent.
    */
-  run<T>(node: string, task: (alone: boolean) => Promise<T>): Promise<T> {
+  run<T>(node: string, task: () => Promise<T>): Promise<T> {
     const now = this.now();
     if (now - this.windowStart >= NODE_RATE_WINDOW_MS) this.roll(now);
     let state = this.nodes.get(node);
@@ -161,13 +160,13 @@ export class NodeFairQueue {
     });
   }
 
-  private start<T>(s: NodeState, task: (alone: boolean) => Promise<T>): Promise<T> {
+  private start<T>(s: NodeState, task: () => Promise<T>): Promise<T> {
     this.running++;
     s.running++;
     s.started++;
     let p: Promise<T>;
     try {
-      p = task(s.running === 1 && s.waiting.length === s.head);
+      p = task();
     } catch (err) {
       // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes on what the task threw, as its own rejection would
       p = Promise.reject(err);

@@ -77,11 +77,30 @@ function impersonationRequest(req: IstioCertificateRequest): string | undefined 
   return value.stringValue === '' ? undefined : value.stringValue;
 }
 
+/** Calls per lane between authentication and their answer; an entry lives only while a call does. */
+export class LaneCalls {
+  private readonly calls = new Map<string, number>();
+
+  /** Counts a call in; true when it is the lane's only one. */
+  enter(lane: string): boolean {
+    const n = (this.calls.get(lane) ?? 0) + 1;
+    this.calls.set(lane, n);
+    return n === 1;
+  }
+
+  leave(lane: string): void {
+    const n = (this.calls.get(lane) ?? 1) - 1;
+    if (n <= 0) this.calls.delete(lane);
+    else this.calls.set(lane, n);
+  }
+}
+
 export function createCertificateService(deps: CertificateServiceDeps): {
   definition: grpc.ServiceDefinition;
   implementation: grpc.UntypedServiceImplementation;
 } {
   const { metrics } = deps;
+  const laneCalls = new LaneCalls();
 
   async function handle(
     call: grpc.ServerUnaryCall<IstioCertificateRequest, IstioCertificateResponse>,
@@ -136,9 +155,10 @@ export function createCertificateService(deps: CertificateServiceDeps): {
     // A node agent's calls queue under the node it is bound to, so all of one node's ztunnel
     // traffic is one turn; anyone else's under its own identity.
     const lane = identity !== callerId && node ? node : callerId;
-    // A node's lone call (nothing else of it running or queued) may be signed on the event loop
-    // at once (csr-verifier-pool.ts, INLINE_SHARE); a burst goes through the workers.
-    const check = async (alone = false) => {
+    // A node's lone call (no other call of it past authentication) may be signed on the event
+    // loop at once (csr-verifier-pool.ts, INLINE_SHARE); a burst goes through the workers.
+    const alone = laneCalls.enter(lane);
+    const check = async () => {
       const parsed = parseCsr(req.csr);
       return {
         csr: parsed,
@@ -157,6 +177,8 @@ export function createCertificateService(deps: CertificateServiceDeps): {
       metrics.signErrors.inc({ error: 'CERT_GEN_ERROR' });
       log.error({ caller: callerId, identity, detail: (err as Error).message }, 'signing failed');
       throw new Refusal(grpc.status.INTERNAL, 'failed to sign the certificate');
+    } finally {
+      laneCalls.leave(lane);
     }
     metrics.successCount.inc();
     audit.info(

@@ -33,40 +33,6 @@ describe('NodeFairQueue', () => {
     expect(ran).toBe(true);
   });
 
-  test("a task learns whether it is its node's only call: true for a lone renewal, false inside a burst", async () => {
-    const q = new NodeFairQueue({ slots: 1 });
-    const seen: string[] = [];
-    const gates: (() => void)[] = [];
-    const task = (label: string) => (alone: boolean) => {
-      seen.push(`${label}:${String(alone)}`);
-      return new Promise<void>((resolve) => gates.push(resolve));
-    };
-    const runs = [q.run('node-a', task('a1')), q.run('node-a', task('a2')), q.run('node-b', task('b1'))];
-    // a1 started alone; a2 and b1 wait for the one slot.
-    expect(seen).toEqual(['a1:true']);
-    gates.shift()?.();
-    for (let i = 0; i < 5; i++) await Promise.resolve();
-    // a2 is node-a's last call and runs alone; b1 still waits behind it.
-    expect(seen).toEqual(['a1:true', 'a2:true']);
-    gates.shift()?.();
-    for (let i = 0; i < 5; i++) await Promise.resolve();
-    expect(seen).toEqual(['a1:true', 'a2:true', 'b1:true']);
-    gates.shift()?.();
-    await Promise.all(runs);
-    // With two slots, node-a's second call runs beside its first: neither is alone.
-    const wide = new NodeFairQueue({ slots: 2 });
-    const flags: boolean[] = [];
-    const held: (() => void)[] = [];
-    const hold = (alone: boolean) => {
-      flags.push(alone);
-      return new Promise<void>((resolve) => held.push(resolve));
-    };
-    const both = [wide.run('node-a', hold), wide.run('node-a', hold)];
-    expect(flags).toEqual([true, false]);
-    for (const r of held) r();
-    await Promise.all(both);
-  });
-
   test('a node with one call waits for at most one call of each other busy node, never behind a whole flood', async () => {
     const q = new NodeFairQueue({ slots: 1 });
     const { started, task, finishOne } = gatedTasks();
