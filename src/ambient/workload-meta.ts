@@ -57,33 +57,53 @@ export function tunnelOf(
   trace?: DecisionTrace,
 ): { tunnelProtocol: TunnelProtocol; nativeTunnel: boolean } {
   const tunnel = labels?.[LABEL.tunnel];
-  trace?.fact(`label ${LABEL.tunnel}`, tunnel ?? null);
   if (tunnel !== undefined && tunnel.split(',').includes('http')) {
-    trace?.decide(
+    if (trace) explainTunnel(trace, labels, annotations, 'native');
+    return { tunnelProtocol: TunnelProtocol.HBONE, nativeTunnel: true };
+  }
+  if (annotations?.[ANNOTATION.redirection] === REDIRECTION_ENABLED) {
+    if (trace) explainTunnel(trace, labels, annotations, 'redirected');
+    return { tunnelProtocol: TunnelProtocol.HBONE, nativeTunnel: false };
+  }
+  if (trace) explainTunnel(trace, labels, annotations, 'none');
+  return { tunnelProtocol: TunnelProtocol.NONE, nativeTunnel: false };
+}
+
+/**
+ * Explain only, in a function of its own so tunnelOf stays small on the index's hot path: the
+ * values read, in the order tunnelOf reads them, and the rule that decided.
+ */
+function explainTunnel(
+  trace: DecisionTrace,
+  labels: Record<string, string> | undefined,
+  annotations: Record<string, string> | undefined,
+  decided: 'native' | 'redirected' | 'none',
+): void {
+  trace.fact(`label ${LABEL.tunnel}`, labels?.[LABEL.tunnel] ?? null);
+  if (decided === 'native') {
+    trace.decide(
       'protocol',
       'protocol.tunnel-label',
       'a tunnel label listing http: the workload speaks HBONE itself',
       'HBONE (native tunnel)',
     );
-    return { tunnelProtocol: TunnelProtocol.HBONE, nativeTunnel: true };
+    return;
   }
-  trace?.fact(`annotation ${ANNOTATION.redirection}`, annotations?.[ANNOTATION.redirection] ?? null);
-  if (annotations?.[ANNOTATION.redirection] === REDIRECTION_ENABLED) {
-    trace?.decide(
+  trace.fact(`annotation ${ANNOTATION.redirection}`, annotations?.[ANNOTATION.redirection] ?? null);
+  if (decided === 'redirected')
+    trace.decide(
       'protocol',
       'protocol.redirection',
       `the node agent redirects the pod's traffic (${ANNOTATION.redirection}=${REDIRECTION_ENABLED}): ztunnel tunnels it in HBONE`,
       'HBONE',
     );
-    return { tunnelProtocol: TunnelProtocol.HBONE, nativeTunnel: false };
-  }
-  trace?.decide(
-    'protocol',
-    'protocol.none',
-    `no tunnel label with http and no ${ANNOTATION.redirection}=${REDIRECTION_ENABLED}: plain TCP to the workload`,
-    'NONE (TCP)',
-  );
-  return { tunnelProtocol: TunnelProtocol.NONE, nativeTunnel: false };
+  else
+    trace.decide(
+      'protocol',
+      'protocol.none',
+      `no tunnel label with http and no ${ANNOTATION.redirection}=${REDIRECTION_ENABLED}: plain TCP to the workload`,
+      'NONE (TCP)',
+    );
 }
 
 export function localityOfNode(node: KubeObject | undefined): Locality | undefined {
