@@ -23,10 +23,8 @@ import { makeCsr } from '../../test/support/ca/fixtures';
 import { SERVER_NAME, ZtunnelLikeClient, startHarness, readRoot } from '../../test/support/ca/harness';
 import { TestApiServer, serviceAccountIdentity } from '../../test/support/apiserver';
 import { namespace } from '../../test/support/apiserver/fixtures';
-import { KubeClient } from '../../src/store/kube/client';
 import { loadKubeConfig } from '../../src/store/kube/config';
-import { KubeSource } from '../../src/store/kube/source';
-import { MemoryStore } from '../../src/store/memory-store';
+import { syncedKubeStore } from '../../test/support/apiserver/synced-store';
 import type { KubeObject } from '../../src/store/types';
 import { measureFairness } from './ca-fairness';
 
@@ -299,15 +297,7 @@ async function measureBindingWindow(): Promise<Measurement[]> {
     }),
   );
   const kubeConfig = loadKubeConfig(api.writeKubeconfig());
-  const store = new MemoryStore();
-  const source = new KubeSource({
-    client: new KubeClient(kubeConfig),
-    writer: store,
-    systemNamespace: 'istio-system',
-    kinds: ['Namespace', 'Pod'],
-  });
-  await source.start();
-  await store.whenSynced();
+  const { store, source } = await syncedKubeStore(kubeConfig);
   const h = await startHarness({ mode: 'kubernetes', store, deps: { kubeConfig } });
   const client = new ZtunnelLikeClient(h.port, h.ca.rootCertPem());
   const csr = (await makeCsr()).pem;

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { certificateServiceClient } from '../../src/ca/proto';
-import { ServerProcess } from '../../test/support/cli';
+import { listenerArgs, ServerProcess } from '../../test/support/cli';
 import { makeCsr } from '../../test/support/ca/fixtures';
 import { PROBE_TOKEN } from '../cold-start-apiserver';
 import { percentile, type Measurement, type Scenario } from '../scenario';
@@ -144,16 +144,7 @@ async function run(): Promise<Measurement[]> {
         api.kubeconfig,
         '--meshConfig',
         join(dir, 'no-mesh-file'),
-        '--grpcAddr',
-        '127.0.0.1:0',
-        '--secureGRPCAddr',
-        '',
-        '--httpsAddr',
-        '127.0.0.1:0',
-        '--monitoringAddr',
-        '127.0.0.1:0',
-        '--httpAddr',
-        '127.0.0.1:0',
+        ...listenerArgs({ secureGRPCAddr: '' }),
       ],
       {
         env: { ...process.env, POD_NAME: 'istiod-cold-start', ROOT_CA_DIR: join(dir, 'no-cacerts') },

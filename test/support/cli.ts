@@ -21,6 +21,15 @@ export const LOOPBACK_LISTENER_ARGS: readonly string[] = [
   '127.0.0.1:0',
 ];
 
+/** LOOPBACK_LISTENER_ARGS with some listeners at other addresses ('' turns one off). */
+export function listenerArgs(addresses: Record<string, string>): string[] {
+  // A value follows its flag: replace it when the flag before it is one of `addresses`.
+  return LOOPBACK_LISTENER_ARGS.map((arg, i, all) => {
+    const before = all[i - 1];
+    return (before?.startsWith('--') ? addresses[before.slice(2)] : undefined) ?? arg;
+  });
+}
+
 /** `serve` on the demo mesh with its state in `state`, no meshConfig file, every listener on a free loopback port. */
 export function localServeArgs(state: string): string[] {
   return [

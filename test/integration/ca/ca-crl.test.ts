@@ -14,10 +14,8 @@ import {
   MAX_CA_CRL_BYTES,
   validateCaCrlPem,
 } from '../../../src/ca/ca-crl';
-import { KubeClient } from '../../../src/store/kube/client';
 import { loadKubeConfig } from '../../../src/store/kube/config';
-import { KubeSource } from '../../../src/store/kube/source';
-import { MemoryStore } from '../../../src/store/memory-store';
+import { syncedKubeStore } from '../../support/apiserver/synced-store';
 import { logs } from '../../../src/log/logger';
 import { TestApiServer, eventually } from '../../support/apiserver';
 import { namespace, FAST_WATCH_TIMING } from '../../support/apiserver/fixtures';
@@ -134,16 +132,7 @@ describe('ConfigMap istio-ca-crl in Kubernetes mode (test API server)', () => {
     (api.get('v1', 'ConfigMap', ns, CA_CRL_CONFIGMAP)?.['data'] as Record<string, string> | undefined)?.[CA_CRL_FILE];
   /** A CA on `dir`, with its own store of Namespaces fed from the API server (as a replica has). */
   const start = async (dir: string, leader?: Harness['ctx']['leader'], env: Record<string, string> = {}) => {
-    const store = new MemoryStore();
-    const source = new KubeSource({
-      client: new KubeClient(kubeConfig),
-      writer: store,
-      systemNamespace: 'istio-system',
-      kinds: ['Namespace'],
-      timing: FAST_WATCH_TIMING,
-    });
-    await source.start();
-    await store.whenSynced();
+    const { store, source } = await syncedKubeStore(kubeConfig, { kinds: ['Namespace'], timing: FAST_WATCH_TIMING });
     running.push({ close: () => source.stop() });
     const h = await startHarness({
       mode: 'kubernetes',

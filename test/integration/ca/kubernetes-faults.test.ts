@@ -4,9 +4,9 @@
 import * as crypto from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { KubeClient } from '../../../src/store/kube/client';
 import { loadKubeConfig } from '../../../src/store/kube/config';
-import { KubeSource } from '../../../src/store/kube/source';
+import type { KubeSource } from '../../../src/store/kube/source';
+import { syncedKubeStore } from '../../support/apiserver/synced-store';
 import { MemoryStore } from '../../../src/store/memory-store';
 import { TestApiServer, eventually, serviceAccountIdentity } from '../../support/apiserver';
 import { namespace, FAST_WATCH_TIMING, scheduledPod as pod } from '../../support/apiserver/fixtures';
@@ -55,16 +55,7 @@ describe('the CA in Kubernetes mode under API server faults (test API server)', 
     for (const ns of ['istio-system', 'default']) api.put(namespace(ns));
     api.put(pod('default', 'sleep-1', 'sleep', 'node-a'));
     kubeConfig = loadKubeConfig(api.writeKubeconfig());
-    store = new MemoryStore();
-    source = new KubeSource({
-      client: new KubeClient(kubeConfig),
-      writer: store,
-      systemNamespace: 'istio-system',
-      kinds: ['Namespace', 'Pod'],
-      timing: FAST_WATCH_TIMING,
-    });
-    await source.start();
-    await store.whenSynced();
+    ({ store, source } = await syncedKubeStore(kubeConfig, { timing: FAST_WATCH_TIMING }));
     h = await startHarness({ mode: 'kubernetes', store, deps: { kubeConfig, rootCertResyncMs: 60_000 } });
     client = new ZtunnelLikeClient(h.port, h.ca.rootCertPem());
   });

@@ -9,7 +9,8 @@ import { ensureSelfSignedCa } from '../../../src/ca/self-signed';
 import { KubeClient } from '../../../src/store/kube/client';
 import { KubeWriter } from '../../../src/store/kube/writes';
 import { loadKubeConfig } from '../../../src/store/kube/config';
-import { KubeSource } from '../../../src/store/kube/source';
+import type { KubeSource } from '../../../src/store/kube/source';
+import { syncedKubeStore } from '../../support/apiserver/synced-store';
 import { MemoryStore } from '../../../src/store/memory-store';
 import { TestApiServer, eventually, serviceAccountIdentity } from '../../support/apiserver';
 import { namespace, FAST_WATCH_TIMING, scheduledPod as pod } from '../../support/apiserver/fixtures';
@@ -52,16 +53,7 @@ describe('the CA in Kubernetes mode (test API server)', () => {
     api.put(pod('default', 'httpbin-1', 'httpbin', 'node-b'));
     api.put(pod('default', 'done-1', 'done', 'node-a', 'Succeeded'));
     kubeConfig = loadKubeConfig(api.writeKubeconfig());
-    store = new MemoryStore();
-    source = new KubeSource({
-      client: new KubeClient(kubeConfig),
-      writer: store,
-      systemNamespace: 'istio-system',
-      kinds: ['Namespace', 'Pod'],
-      timing: FAST_WATCH_TIMING,
-    });
-    await source.start();
-    await store.whenSynced();
+    ({ store, source } = await syncedKubeStore(kubeConfig, { timing: FAST_WATCH_TIMING }));
     h = await startHarness({ mode: 'kubernetes', store, deps: { kubeConfig, rootCertResyncMs: 200 } });
     client = new ZtunnelLikeClient(h.port, h.ca.rootCertPem());
   });

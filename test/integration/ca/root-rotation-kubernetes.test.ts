@@ -10,9 +10,8 @@ import type { RootPair } from '../../../src/ca/root-rotation';
 import { RootRotator } from '../../../src/ca/root-rotation-driver';
 import { KubeClient } from '../../../src/store/kube/client';
 import { loadKubeConfig } from '../../../src/store/kube/config';
-import { KubeSource } from '../../../src/store/kube/source';
+import { syncedKubeStore } from '../../support/apiserver/synced-store';
 import { KubeWriter } from '../../../src/store/kube/writes';
-import { MemoryStore } from '../../../src/store/memory-store';
 import { TestApiServer, eventually } from '../../support/apiserver';
 import { FAST_WATCH_TIMING, namespace } from '../../support/apiserver/fixtures';
 import { Harness, startHarness } from '../../support/ca/harness';
@@ -61,16 +60,7 @@ describe('root rotation in Kubernetes mode (test API server)', () => {
     );
 
   test('every istio-ca-root-cert carries both roots while the old one still signs; the old one leaves after the overlap', async () => {
-    const store = new MemoryStore();
-    const source = new KubeSource({
-      client: new KubeClient(kubeConfig),
-      writer: store,
-      systemNamespace: 'istio-system',
-      kinds: ['Namespace', 'Pod'],
-      timing: FAST_WATCH_TIMING,
-    });
-    await source.start();
-    await store.whenSynced();
+    const { store, source } = await syncedKubeStore(kubeConfig, { timing: FAST_WATCH_TIMING });
     let h: Harness | undefined;
     try {
       h = await startHarness({

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parseServeOptions } from '../../../src/config/options';
 import { startServer, type RunningServer } from '../../../src/server/server';
 import type { TestApiServer } from '../../support/apiserver';
+import { listenerArgs } from '../../support/cli';
 
 export interface InProcessServer {
   running: RunningServer;
@@ -54,16 +55,7 @@ export async function startServing(
       api.writeKubeconfig(dir),
       '--meshConfig',
       join(dir, 'no-such-mesh-file'),
-      '--grpcAddr',
-      '127.0.0.1:0',
-      '--secureGRPCAddr',
-      '127.0.0.1:0',
-      '--httpsAddr',
-      '127.0.0.1:0',
-      '--monitoringAddr',
-      '127.0.0.1:0',
-      '--httpAddr',
-      httpAddress,
+      ...listenerArgs({ httpAddr: httpAddress }),
       '--log_output_level',
       process.env['KUBE_TEST_LOG'] ?? 'default:error',
     ],
