@@ -211,11 +211,6 @@ function explainSlice(trace: DecisionTrace, slice: KubeObject, svcName: string, 
   );
 }
 
-/** Explain only: why a pod is no workload, or that it is one. */
-function explainPodIs(trace: DecisionTrace, rule: string, text: string, outcome: string): void {
-  trace.decide(WORKLOAD, rule, text, outcome);
-}
-
 /** Explain only: the pod's health. */
 function explainHealth(trace: DecisionTrace, pod: KubeObject, healthy: boolean): void {
   trace.fact('Ready condition', podIsReady(pod));
@@ -286,13 +281,13 @@ function setWorkloadNames(w: Workload, labels: Record<string, string> | undefine
 export function podWorkload(pod: KubeObject, view: MeshView, trace?: DecisionTrace): Workload | undefined {
   if (trace) trace.fact('status.phase', podStatus(pod).phase ?? null);
   if (podIsTerminal(pod)) {
-    if (trace) explainPodIs(trace, 'workload.terminal', 'a Failed or Succeeded pod is no workload', 'no workload');
+    if (trace) trace.decide(WORKLOAD, 'workload.terminal', 'a Failed or Succeeded pod is no workload', 'no workload');
     return undefined;
   }
   const ipTexts = podIpTexts(pod);
   if (trace) trace.fact('status.podIPs (or status.podIP)', ipTexts);
   if (ipTexts.length === 0) {
-    if (trace) explainPodIs(trace, 'workload.no-ip', 'a pod without an IP is no workload yet', 'no workload');
+    if (trace) trace.decide(WORKLOAD, 'workload.no-ip', 'a pod without an IP is no workload yet', 'no workload');
     return undefined;
   }
   const addresses: Uint8Array[] = [];
@@ -300,14 +295,19 @@ export function podWorkload(pod: KubeObject, view: MeshView, trace?: DecisionTra
     const ip = parseIp(t);
     if (!ip) {
       if (trace)
-        explainPodIs(trace, 'workload.bad-ip', 'a pod whose IP does not parse is no workload', `no workload: "${t}"`);
+        trace.decide(
+          WORKLOAD,
+          'workload.bad-ip',
+          'a pod whose IP does not parse is no workload',
+          `no workload: "${t}"`,
+        );
       return undefined;
     }
     addresses.push(ip);
   }
   if (trace)
-    explainPodIs(
-      trace,
+    trace.decide(
+      WORKLOAD,
       'workload.pod',
       'a pod with IPs that has not finished is a workload, enrolled or not',
       'a workload',

@@ -228,8 +228,6 @@ function randomSerialBytes(n: number): Buffer {
     serialPoolAt = 0;
   }
   const out = Buffer.from(serialPool.subarray(serialPoolAt, serialPoolAt + n));
-  // Used bytes are wiped, so no two serials can share them.
-  serialPool.fill(0, serialPoolAt, serialPoolAt + n);
   serialPoolAt += n;
   return out;
 }
