@@ -10,6 +10,7 @@
 //   just before each 64-in-flight CA run: the p99 under the tail target.
 
 import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -54,6 +55,38 @@ const TARGET_FLOOR_RATIO: Record<number, number> = { 8: 0.7, 64: 0.8 };
 /** Issue 20: p99 at 64 in flight ÷ the canned HTTP/2 TLS server's p99 at 64 in flight. */
 const TARGET_TAIL_RATIO = 1.3;
 const BINDINGS = 20;
+/** CA_BENCH_CPU=1 prints each thread's CPU time per CSR for each run (development aid, Linux only). */
+const CPU_TRACE = process.env['CA_BENCH_CPU'] === '1';
+
+/** CPU ms of each thread of this process, from /proc. */
+function threadCpu(): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of fs.readdirSync('/proc/self/task')) {
+    try {
+      const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(tid, (Number(f[11]) + Number(f[12])) * 10);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out;
+}
+
+function traceCpu(before: Map<string, number>, after: Map<string, number>, run: LoadResult, what: string): void {
+  const per = (ms: number) => ((ms * 1000) / run.ok).toFixed(0);
+  const threads = [...after]
+    .map(([tid, ms]) => [tid, ms - (before.get(tid) ?? 0)] as const)
+    .filter(([, ms]) => ms > 0)
+    .sort((a, b) => b[1] - a[1]);
+  const total = threads.reduce((n, [, ms]) => n + ms, 0);
+  process.stderr.write(
+    `cpu ${what}: ${run.ok} CSRs, ${((run.ok * 1000) / run.elapsedMs).toFixed(0)}/s, process ${per(total)} us/CSR, ` +
+      `${((100 * total) / run.elapsedMs).toFixed(0)}% of one core; per thread us/CSR: ` +
+      threads.map(([tid, ms]) => `${tid}=${per(ms)}`).join(' ') +
+      '\n',
+  );
+}
 
 // Runs inside the worker: one connection (ztunnel uses one), `concurrency` calls in flight.
 const WORKER_SOURCE = `
@@ -245,7 +278,9 @@ async function measureRoot(keyType: 'RSA' | 'ECDSA', transport: TransportFloor):
       for (let r = 0; r < RUNS; r++) {
         if (c === TAIL_CONCURRENCY) cannedP99s.push(latencySummary([await transport.run()]).p99);
         floors.push(coreFloor(checks, material.signingKey, tbs));
+        const cpu0 = CPU_TRACE ? threadCpu() : undefined;
         runs.push(await ask<LoadResult>(worker, { type: 'run', concurrency: c, durationMs: RUN_MS }));
+        if (cpu0) traceCpu(cpu0, threadCpu(), runs[runs.length - 1]!, `${label} ${c}`);
       }
       allFloors.push(...floors);
       const rates = runs.map((r) => (r.ok * 1000) / r.elapsedMs);
