@@ -18,6 +18,8 @@ const NODES = 1_000;
 const UPDATES = 200;
 const HEAP_TARGET_BYTES = 2048;
 const UPDATE_TARGET_MS = 1;
+/** Issue 20: a cold start at 100k pods builds the index in at most 3 s. */
+const BUILD_TARGET_MS = 3000;
 
 const nsOf = (i: number) => `ns-${i % NAMESPACES}`;
 
@@ -146,8 +148,11 @@ const scenario: Scenario = {
     populate(store);
     const heapBefore = heapUsed();
     const start = process.hrtime.bigint();
+    const cpuStart = process.cpuUsage();
     const index = new AmbientIndex({ store, mesh: mesh(), clusterId: 'Kubernetes', domain: 'cluster.local' });
     const buildMs = Number(process.hrtime.bigint() - start) / 1e6;
+    const cpu = process.cpuUsage(cpuStart);
+    const buildCpuMs = (cpu.user + cpu.system) / 1000;
     const heapAfter = heapUsed();
     let workloads = 0;
     for (const r of index.all('type.googleapis.com/istio.workload.Address')) if (r.name.includes('//Pod/')) workloads++;
@@ -166,7 +171,21 @@ const scenario: Scenario = {
     index.close();
     const updateMedian = median(updateMs);
     return Promise.resolve([
-      { metric: `from-scratch build (${workloads} workloads)`, value: buildMs, unit: 'ms', runs: [buildMs] },
+      {
+        metric: `from-scratch build (${workloads} workloads)`,
+        value: buildMs,
+        unit: 'ms',
+        runs: [buildMs],
+        target: `<= ${BUILD_TARGET_MS} ms`,
+        met: buildMs <= BUILD_TARGET_MS,
+      },
+      {
+        // CPU time moves less than wall time when something else shares the two cores.
+        metric: 'from-scratch build, CPU time of the process (all its threads, GC included)',
+        value: buildCpuMs,
+        unit: 'ms',
+        reference: { metric: 'wall time of the build', value: buildMs, ratio: buildCpuMs / buildMs },
+      },
       {
         metric: `index heap per workload${gc ? '' : ' (no --expose-gc: approximate)'}`,
         value: perWorkload,

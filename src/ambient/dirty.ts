@@ -39,7 +39,7 @@
 import type { KubeObject, ObjectStore, StoreEvent } from '../store/types';
 import { keyOf } from '../store/types';
 import { matchLabels } from '../store/selector';
-import { INDEX, anyNsPairKey, pairKey } from './store-view';
+import { INDEX, pairKey } from './store-view';
 import { kubeServiceHostname } from './services';
 import {
   authorizationPolicySpec,
@@ -93,11 +93,16 @@ function markSelected(
     return;
   }
   const [k, v] = first;
-  const key = namespace === '*' ? anyNsPairKey(k, v) : pairKey(namespace, k, v);
-  for (const p of ctx.store.byIndex('Pod', INDEX.labels, key))
-    if (matchLabels(p.metadata.labels, selector)) d.pods.add(keyOf(p));
-  for (const w of ctx.store.byIndex('WorkloadEntry', INDEX.labels, key))
-    if (matchLabels(workloadEntryLabels(w), selector)) d.workloadEntries.add(keyOf(w));
+  // The label index is per namespace: a pair filed under every namespace and under '*' doubled the
+  // index's cost for every pod, for the rare root-namespace policy change that reads it this way.
+  const inNamespaces = (kind: 'Pod' | 'WorkloadEntry') =>
+    namespace === '*' ? ctx.store.namespaces(kind) : [namespace];
+  for (const n of inNamespaces('Pod'))
+    for (const p of ctx.store.indexed('Pod', INDEX.labels, pairKey(n, k, v)))
+      if (matchLabels(p.metadata.labels, selector)) d.pods.add(keyOf(p));
+  for (const n of inNamespaces('WorkloadEntry'))
+    for (const w of ctx.store.indexed('WorkloadEntry', INDEX.labels, pairKey(n, k, v)))
+      if (matchLabels(workloadEntryLabels(w), selector)) d.workloadEntries.add(keyOf(w));
 }
 
 function markServiceEntries(ctx: DirtyContext, d: DirtySet, namespace: string): void {

@@ -37,7 +37,9 @@ export const pairKey = (ns: string, k: string, v: string) => `${ns}\u0000${k}=${
 export const allKey = (ns: string) => `${ns}\u0000*`;
 
 function pairKeys(ns: string, labels: Record<string, string> | undefined): string[] {
-  return Object.entries(labels ?? {}).map(([k, v]) => pairKey(ns, k, v));
+  const keys: string[] = [];
+  if (labels) for (const k in labels) keys.push(pairKey(ns, k, labels[k] ?? ''));
+  return keys;
 }
 
 const ns = (o: KubeObject) => o.metadata.namespace ?? '';
@@ -51,13 +53,6 @@ function waypointRefKeys(labels: Record<string, string> | undefined, namespace: 
   return keys;
 }
 
-/** Index key of one label pair in any namespace (root-namespace policies select across namespaces). */
-export const anyNsPairKey = (k: string, v: string) => pairKey('*', k, v);
-
-function labelKeys(namespace: string, labels: Record<string, string> | undefined): string[] {
-  return [...pairKeys(namespace, labels), ...pairKeys('*', labels)];
-}
-
 /** Registers the indexes once per store; a second index over the same store reuses them. */
 export function registerIndexes(store: ObjectStore): void {
   try {
@@ -66,7 +61,7 @@ export function registerIndexes(store: ObjectStore): void {
   } catch {
     // Not registered yet.
   }
-  store.addIndex('Pod', INDEX.labels, (o) => labelKeys(ns(o), o.metadata.labels));
+  store.addIndex('Pod', INDEX.labels, (o) => pairKeys(ns(o), o.metadata.labels));
   store.addIndex('Pod', INDEX.node, (o) => {
     const node = podSpec(o).nodeName;
     return node ? [node] : [];
@@ -75,7 +70,7 @@ export function registerIndexes(store: ObjectStore): void {
   store.addIndex('Pod', INDEX.gatewayName, (o) =>
     o.metadata.labels?.[LABEL.gatewayName] ? [`${ns(o)}/${o.metadata.labels[LABEL.gatewayName]}`] : [],
   );
-  store.addIndex('WorkloadEntry', INDEX.labels, (o) => labelKeys(ns(o), workloadEntryLabels(o)));
+  store.addIndex('WorkloadEntry', INDEX.labels, (o) => pairKeys(ns(o), workloadEntryLabels(o)));
   store.addIndex('WorkloadEntry', INDEX.waypointRef, (o) => waypointRefKeys(workloadEntryLabels(o), ns(o)));
   store.addIndex('WorkloadEntry', INDEX.gatewayName, (o) => {
     const gw = workloadEntryLabels(o)[LABEL.gatewayName];
@@ -117,18 +112,28 @@ export function registerIndexes(store: ObjectStore): void {
   });
 }
 
-/** Objects of `kind` whose selector index holds a pair of `labels`, de-duplicated. */
+/**
+ * Objects of `kind` whose selector index holds a pair of `labels` (or the `extra` key),
+ * de-duplicated. Runs several times per pod in a build, and most keys hold nothing, so it builds
+ * no key list and de-duplicates only when two keys both found something.
+ */
 function candidates(
   store: ObjectStore,
   kind: KindId,
   namespace: string,
   labels: Record<string, string>,
-  extra: string[] = [],
+  extra?: string,
 ): KubeObject[] {
-  const seen = new Set<KubeObject>();
-  for (const key of [...extra, ...pairKeys(namespace, labels)])
-    for (const o of store.byIndex(kind, INDEX.selector, key)) seen.add(o);
-  return [...seen];
+  const out: KubeObject[] = [];
+  let keysWithHits = 0;
+  const visit = (key: string) => {
+    const before = out.length;
+    for (const o of store.indexed(kind, INDEX.selector, key)) out.push(o);
+    if (out.length > before) keysWithHits++;
+  };
+  if (extra !== undefined) visit(extra);
+  for (const k in labels) visit(pairKey(namespace, k, labels[k] ?? ''));
+  return keysWithHits > 1 ? [...new Set(out)] : out;
 }
 
 export class StoreView implements MeshView {
@@ -160,14 +165,14 @@ export class StoreView implements MeshView {
     );
   }
 
-  slicesTargetingPod(namespace: string, name: string): KubeObject[] {
-    return this.store.byIndex('EndpointSlice', INDEX.targetPod, `${namespace}/${name}`);
+  slicesTargetingPod(namespace: string, name: string): Iterable<KubeObject> {
+    return this.store.indexed('EndpointSlice', INDEX.targetPod, `${namespace}/${name}`);
   }
 
   policiesSelecting(namespace: string, labels: Record<string, string>): KubeObject[] {
     const root = this.settings.rootNamespace;
-    const out = candidates(this.store, 'AuthorizationPolicy', namespace, labels, [allKey(namespace)]);
-    if (root !== namespace) out.push(...candidates(this.store, 'AuthorizationPolicy', root, labels, [allKey(root)]));
+    const out = candidates(this.store, 'AuthorizationPolicy', namespace, labels, allKey(namespace));
+    if (root !== namespace) out.push(...candidates(this.store, 'AuthorizationPolicy', root, labels, allKey(root)));
     // Only policies with a selector are filed under the selector index.
     return out.filter(
       (p) => this.inRev(p) && matchLabels(labels, authorizationPolicySpec(p).selector?.matchLabels ?? undefined),

@@ -14,7 +14,7 @@ export interface MeshView {
   /** ServiceEntries of `namespace` whose non-empty workloadSelector is a subset of `labels`. */
   serviceEntriesSelecting(namespace: string, labels: Record<string, string>): KubeObject[];
   /** EndpointSlices with an endpoint whose targetRef is this Pod. */
-  slicesTargetingPod(namespace: string, name: string): KubeObject[];
+  slicesTargetingPod(namespace: string, name: string): Iterable<KubeObject>;
   /** AuthorizationPolicies of `namespace` and of the root namespace with matchLabels that select `labels`. */
   policiesSelecting(namespace: string, labels: Record<string, string>): KubeObject[];
   /** PeerAuthentications of one namespace. */

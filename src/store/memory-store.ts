@@ -61,7 +61,7 @@ function unfileFromIndex(index: Index, key: string): void {
 }
 
 function fileInIndex(index: Index, key: string, object: KubeObject): void {
-  unfileFromIndex(index, key);
+  if (index.keysOf.has(key)) unfileFromIndex(index, key);
   const keys = index.fn(object);
   if (keys.length === 0) return;
   index.keysOf.set(key, keys);
@@ -71,6 +71,9 @@ function fileInIndex(index: Index, key: string, object: KubeObject): void {
     bucket.set(key, object);
   }
 }
+
+/** What an index key with no objects yields (shared: nothing can be added to it). */
+const NOTHING: readonly KubeObject[] = [];
 
 /** Same resourceVersion means the same object: informer resyncs and re-lists are not changes. */
 function unchanged(old: KubeObject, next: KubeObject): boolean {
@@ -115,9 +118,17 @@ export class MemoryStore implements ObjectStore, StoreWriter {
   }
 
   byIndex(kind: KindId, name: string, key: string): KubeObject[] {
+    return [...this.indexed(kind, name, key)];
+  }
+
+  indexed(kind: KindId, name: string, key: string): Iterable<KubeObject> {
     const index = this.tables.get(kind)?.indexes.get(name);
     if (!index) throw new Error(`no index "${name}" on ${kind}`);
-    return [...(index.entries.get(key)?.values() ?? [])];
+    return index.entries.get(key)?.values() ?? NOTHING;
+  }
+
+  namespaces(kind: KindId): string[] {
+    return [...(this.tables.get(kind)?.byNamespace.keys() ?? [])];
   }
 
   subscribe(listener: StoreListener): () => void {

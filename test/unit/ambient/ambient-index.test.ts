@@ -53,6 +53,28 @@ describe('AmbientIndex as a ResourceCache', () => {
     store.upsert('Service', [service('web', { ports: [{ name: 'http', port: 81, targetPort: 8080 }] }).object]);
     expect(changes).toEqual([[{ typeUrl: ADDRESS_TYPE_URL, updated: [UID('a'), UID('b'), SVC], removed: [] }]]);
   });
+  it('a root-namespace AuthorizationPolicy selects matching pods in every namespace, and only those are recomputed', () => {
+    const store = storeWith([
+      pod('a', { ns: 'ns1', labels: { app: 'web' }, ip: '10.0.0.1' }),
+      pod('b', { ns: 'ns2', labels: { app: 'web', tier: 'x' }, ip: '10.0.0.2' }),
+      pod('c', { ns: 'ns2', labels: { app: 'db' }, ip: '10.0.0.3' }),
+    ]);
+    const index = indexOf(store, meshSource());
+    const changes: ChangeSet[][] = [];
+    index.subscribe((c) => changes.push([...c]));
+    const policy = { selector: { matchLabels: { app: 'web' } }, rules: [{}] };
+    store.upsert('AuthorizationPolicy', [authz('allow-web', 'istio-system', policy).object]);
+    expect(index.lastBatch.recomputed).toBe(3); // the policy and the two web pods
+    const addressChange = changes[0]?.find((c) => c.typeUrl === ADDRESS_TYPE_URL);
+    expect(addressChange?.updated).toEqual([UID('a', 'ns1'), UID('b', 'ns2')]);
+    for (const n of [UID('a', 'ns1'), UID('b', 'ns2')])
+      expect(decodeAddress(index.get(ADDRESS_TYPE_URL, n)!.bytes).workload!.authorizationPolicies).toEqual([
+        'istio-system/allow-web',
+      ]);
+    expect(decodeAddress(index.get(ADDRESS_TYPE_URL, UID('c', 'ns2'))!.bytes).workload!.authorizationPolicies).toBe(
+      undefined,
+    );
+  });
   it('deleting a pod removes its workload', () => {
     const { store, index, changes } = setup();
     store.remove('Pod', [pod('b').object]);

@@ -221,6 +221,24 @@ describe('MemoryStore indexes', () => {
 
   test('asking an index that was never registered is an error naming it', () => {
     expect(() => new MemoryStore().byIndex('Pod', 'nope', 'x')).toThrow('no index "nope" on Pod');
+    expect(() => new MemoryStore().indexed('Pod', 'nope', 'x')).toThrow('no index "nope" on Pod');
+  });
+
+  test('indexed yields what byIndex lists, without a copy, and nothing for an empty key', () => {
+    const store = new MemoryStore();
+    store.addIndex('Pod', 'node', byNode);
+    store.upsert('Pod', [pod('a', '1', {}, { nodeName: 'n1' }), pod('b', '1', {}, { nodeName: 'n1' })]);
+    expect([...store.indexed('Pod', 'node', 'n1')]).toEqual(store.byIndex('Pod', 'node', 'n1'));
+    expect([...store.indexed('Pod', 'node', 'n9')]).toEqual([]);
+  });
+
+  test('namespaces lists the namespaces holding objects of a kind, and forgets an emptied one', () => {
+    const store = new MemoryStore();
+    store.upsert('Pod', [pod('a', '1'), { ...pod('b', '1'), metadata: { name: 'b', namespace: 'other' } }]);
+    expect(store.namespaces('Pod').sort()).toEqual([pod('a', '1').metadata.namespace, 'other'].sort());
+    store.remove('Pod', [{ metadata: { name: 'b', namespace: 'other' } }]);
+    expect(store.namespaces('Pod')).toEqual([pod('a', '1').metadata.namespace]);
+    expect(store.namespaces('Service')).toEqual([]);
   });
 });
 
