@@ -31,6 +31,21 @@ export class DerivedStore {
 
   /** Names set during a sweep (a full rebuild); the others are removed when it ends. */
   private swept: Set<string> | undefined;
+  /** False while the first build fills the table: nobody has seen a state to diff against. */
+  private tracking = true;
+
+  /**
+   * Runs `fill` without the change bookkeeping: the index's first build has no earlier state, and
+   * remembering then diffing 100k names it would only discard was a tenth of that build.
+   */
+  untracked(fill: () => void): void {
+    this.tracking = false;
+    try {
+      fill();
+    } finally {
+      this.tracking = true;
+    }
+  }
 
   beginSweep(): void {
     this.swept = new Set();
@@ -62,7 +77,7 @@ export class DerivedStore {
   }
 
   private remember(name: string, previous: Entry | undefined): void {
-    if (!this.before.has(name)) this.before.set(name, previous?.bytes);
+    if (this.tracking && !this.before.has(name)) this.before.set(name, previous?.bytes);
   }
 
   /** The names whose bytes differ from the batch start, and resets the bookkeeping. */
