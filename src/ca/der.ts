@@ -162,9 +162,30 @@ export function encodeLength(length: number): Buffer {
   return Buffer.from([0x83, length >> 16, (length >> 8) & 0xff, length & 0xff]);
 }
 
+/** Bytes a DER length takes (the short form below 0x80, then 0x81-0x83 and the count). */
+function lengthBytes(length: number): number {
+  return length < 0x80 ? 1 : length < 0x100 ? 2 : length < 0x10000 ? 3 : 4;
+}
+
+// One allocation per element: the certificate path calls this about twenty times per leaf, and
+// concatenating the parts, then header and body, made three buffers (and as much garbage) each.
 export function tlv(tag: number, ...parts: Uint8Array[]): Buffer {
-  const body = Buffer.concat(parts);
-  return Buffer.concat([Buffer.from([tag]), encodeLength(body.length), body]);
+  let length = 0;
+  for (const p of parts) length += p.length;
+  const header = 1 + lengthBytes(length);
+  const out = Buffer.allocUnsafe(header + length);
+  out[0] = tag;
+  if (length < 0x80) out[1] = length;
+  else {
+    out[1] = 0x80 | (header - 2);
+    for (let i = header - 1, v = length; i >= 2; i--, v >>>= 8) out[i] = v & 0xff;
+  }
+  let at = header;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }
 
 export function encodeOid(dotted: string): Buffer {
@@ -188,11 +209,30 @@ export function encodeUnsignedInteger(bytes: Uint8Array): Buffer {
   return (trimmed[0] ?? 0) & 0x80 ? tlv(TAG.INTEGER, Buffer.from([0]), trimmed) : tlv(TAG.INTEGER, trimmed);
 }
 
+/**
+ * The last few times encoded, by whole second: every certificate issued within one second has the
+ * same notBefore and notAfter (for a given lifetime), so under load the encoding is a lookup.
+ * Callers get a shared buffer and only ever copy it into a larger one.
+ */
+const TIME_CACHE_ENTRIES = 8;
+const timeCache = new Map<number, Buffer>();
+
 /** RFC 5280 §4.1.2.5: UTCTime through 2049, GeneralizedTime from 2050. */
 export function encodeTime(date: Date): Buffer {
+  const second = Math.floor(date.getTime() / 1000);
+  const cached = timeCache.get(second);
+  if (cached) return cached;
   const iso = date.toISOString(); // YYYY-MM-DDTHH:MM:SS.sssZ
   const digits = iso.slice(0, 19).replace(/[-T:]/g, '');
   const year = date.getUTCFullYear();
-  if (year < 2050) return tlv(TAG.UTC_TIME, Buffer.from(`${digits.slice(2)}Z`, 'latin1'));
-  return tlv(TAG.GENERALIZED_TIME, Buffer.from(`${digits}Z`, 'latin1'));
+  const encoded =
+    year < 2050
+      ? tlv(TAG.UTC_TIME, Buffer.from(`${digits.slice(2)}Z`, 'latin1'))
+      : tlv(TAG.GENERALIZED_TIME, Buffer.from(`${digits}Z`, 'latin1'));
+  if (timeCache.size >= TIME_CACHE_ENTRIES) {
+    const oldest = timeCache.keys().next();
+    if (!oldest.done) timeCache.delete(oldest.value);
+  }
+  timeCache.set(second, encoded);
+  return encoded;
 }

@@ -58,8 +58,15 @@ const OID = {
 const TRUE = Buffer.from([0x01, 0x01, 0xff]);
 const EMPTY_SEQUENCE = Buffer.from([0x30, 0x00]);
 
+/** Encoded OIDs by dotted form: the SubjectAltName extension is built for every leaf. */
+const oidDer = new Map<string, Buffer>();
+
 function extension(oid: string, critical: boolean, value: Buffer): Buffer {
-  return tlv(TAG.SEQUENCE, encodeOid(oid), critical ? TRUE : Buffer.alloc(0), tlv(TAG.OCTET_STRING, value));
+  let id = oidDer.get(oid);
+  if (!id) oidDer.set(oid, (id = encodeOid(oid)));
+  return critical
+    ? tlv(TAG.SEQUENCE, id, TRUE, tlv(TAG.OCTET_STRING, value))
+    : tlv(TAG.SEQUENCE, id, tlv(TAG.OCTET_STRING, value));
 }
 
 /** The signature algorithm (hash and AlgorithmIdentifier DER) a CA key signs with. */
@@ -125,12 +132,14 @@ function ipBytes(ip: string): Buffer {
   return out;
 }
 
+/** Base64 characters per PEM line (RFC 7468). */
+const PEM_LINE = 64;
+
 export function toPem(der: Buffer, label = 'CERTIFICATE'): string {
-  const b64 = der
-    .toString('base64')
-    .replace(/(.{64})/g, '$1\n')
-    .replace(/\n$/, '');
-  return `-----BEGIN ${label}-----\n${b64}\n-----END ${label}-----\n`;
+  const b64 = der.toString('base64');
+  let body = b64 === '' ? '\n' : '';
+  for (let at = 0; at < b64.length; at += PEM_LINE) body += b64.slice(at, at + PEM_LINE) + '\n';
+  return `-----BEGIN ${label}-----\n${body}-----END ${label}-----\n`;
 }
 
 /** Signs leaves with one CA key and certificate. */
