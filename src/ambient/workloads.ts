@@ -124,9 +124,12 @@ export function workloadPolicies(
 /** Keys sorted so the encoded map is the same whatever order services were found in. */
 function sortedMap(entries: Map<string, PortList>): Record<string, PortList> | undefined {
   if (entries.size === 0) return undefined;
-  // Most pods have one service: nothing to sort.
-  if (entries.size === 1) return Object.fromEntries(entries);
   const out: Record<string, PortList> = {};
+  if (entries.size === 1) {
+    // Most pods have one service: nothing to sort (and Object.fromEntries cost more than this).
+    for (const [k, v] of entries) out[k] = v;
+    return out;
+  }
   // Keys in code-unit order, as sort() orders strings.
   for (const [k, v] of [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) out[k] = v;
   return out;

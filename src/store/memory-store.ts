@@ -105,8 +105,10 @@ export class MemoryStore implements ObjectStore, StoreWriter {
     return [...(t.byNamespace.get(namespace)?.values() ?? [])];
   }
 
-  count(kind: KindId): number {
-    return this.tables.get(kind)?.objects.size ?? 0;
+  count(kind: KindId, namespace?: string): number {
+    const t = this.tables.get(kind);
+    if (namespace === undefined) return t?.objects.size ?? 0;
+    return t?.byNamespace.get(namespace)?.size ?? 0;
   }
 
   addIndex(kind: KindId, name: string, fn: IndexFunction): void {

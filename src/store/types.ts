@@ -66,6 +66,8 @@ export interface ObjectStore {
    * at once; a store write while iterating changes what it yields.
    */
   indexed(kind: KindId, name: string, key: string): Iterable<KubeObject>;
+  /** How many objects of a kind there are, in one namespace when given. */
+  count(kind: KindId, namespace?: string): number;
   /** The namespaces ('' for cluster-scoped) that hold objects of a kind. */
   namespaces(kind: KindId): string[];
   /** Returns an unsubscribe function. Listeners run synchronously after each batch is applied. */
