@@ -65,3 +65,84 @@ export async function cannedGrpcServer(pki: TestPki, message: Buffer): Promise<F
     },
   };
 }
+
+/**
+ * Bytes the TLS write floor hands node:tls at a time. Slices of the shared message, so nothing is
+ * copied; one slice in flight per socket keeps the encrypted backlog (TLSWrap encrypts a whole
+ * write at once) to about this much per client.
+ */
+export const FLOOR_WRITE_CHUNK_BYTES = 1024 * 1024;
+
+export interface TlsWriteFloor extends FloorServer {
+  /** Clients that have been sent every byte so far. */
+  readonly served: number;
+}
+
+/**
+ * A TLS server that, once a client's first bytes (its request) have arrived, writes it
+ * `perClient` (the same bytes for every client) and nothing else: no HTTP/2 framing, no flow
+ * control, no gRPC, no per-client encoding, never reading what the client sends after. At most
+ * `concurrency` clients are written to at once, in the order their requests arrived; each write
+ * waits for the socket to drain. The least a Node server spends to send those bytes to each.
+ */
+export async function tlsWriteFloor(
+  pki: TestPki,
+  perClient: readonly Buffer[],
+  concurrency: number,
+): Promise<TlsWriteFloor> {
+  const waiting: tls.TLSSocket[] = [];
+  const sockets = new Set<tls.TLSSocket>();
+  let active = 0;
+  let served = 0;
+  const next = (): void => {
+    while (active < concurrency) {
+      const socket = waiting.shift();
+      if (!socket) return;
+      active++;
+      void send(socket)
+        .then(
+          () => served++,
+          () => {},
+        )
+        .finally(() => {
+          active--;
+          next();
+        });
+    }
+  };
+  const send = async (socket: tls.TLSSocket): Promise<void> => {
+    for (const buf of perClient)
+      for (let pos = 0; pos < buf.length; pos += FLOOR_WRITE_CHUNK_BYTES) {
+        if (socket.destroyed) throw new Error('closed');
+        if (!socket.write(buf.subarray(pos, pos + FLOOR_WRITE_CHUNK_BYTES)))
+          await new Promise<void>((res) => {
+            const done = () => {
+              socket.off('drain', done).off('close', done);
+              res();
+            };
+            socket.on('drain', done).on('close', done);
+          });
+      }
+  };
+  const server = tls.createServer({ cert: pki.certPem, key: pki.keyPem, minVersion: 'TLSv1.3' }, (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+    socket.once('data', () => {
+      socket.on('data', () => {}); // ACKs, ignored: keep the socket flowing
+      waiting.push(socket);
+      next();
+    });
+  });
+  await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
+  return {
+    port: (server.address() as AddressInfo).port,
+    get served() {
+      return served;
+    },
+    close: () => {
+      for (const s of sockets) s.destroy();
+      server.close();
+    },
+  };
+}

@@ -29,6 +29,13 @@ export interface WorkerConfig {
    * by their count (4 bytes); 'synced' is reported when the server answers with one byte.
    */
   rawTls?: boolean;
+  /**
+   * Read the responses from a bare TLS server (floors.ts tlsWriteFloor) instead: the same
+   * requests are written and the same bytes parsed by the same ResponseParser, and each response
+   * is ACKed on the socket as it is on a stream, but with no HTTP/2 (no DATA frames, no
+   * WINDOW_UPDATEs) and no gRPC around them.
+   */
+  floorTls?: boolean;
 }
 
 export type WorkerMessage =
@@ -44,6 +51,8 @@ const now = () => performance.timeOrigin + performance.now();
  * grow with them: 8 MB windows cost ~9 MB of server RSS per connection, 1 MB about 1.2 MB.
  */
 const WINDOW_BYTES = Number(process.env['XDS_BENCH_WINDOW'] ?? 65_535);
+/** The connection's receive window (XDS_BENCH_CONN_WINDOW overrides); the stream window unless set. */
+const CONNECTION_WINDOW_BYTES = Number(process.env['XDS_BENCH_CONN_WINDOW'] ?? WINDOW_BYTES);
 /** Resource versions are read only from messages this small (pushes), not from full syncs. */
 const CAPTURE_LIMIT = 1024 * 1024;
 const PATH = `/${ADS_SERVICE}/${DELTA_METHOD}`;
@@ -215,6 +224,30 @@ function sendRaw(config: WorkerConfig, ca: string, index: number, frames: Buffer
   );
 }
 
+/** A client of the TLS write floor: one TLS 1.3 connection, the same requests, parser and ACKs as a stream. */
+function connectFloor(config: WorkerConfig, ca: string, index: number, requests: Buffer): void {
+  let resources = 0;
+  let bytes = 0;
+  const firsts = new Set<string>();
+  const socket = tls.connect(
+    { host: '127.0.0.1', port: config.port, ca, servername: config.serverName, minVersion: 'TLSv1.3' },
+    () => socket.write(requests),
+  );
+  socket.on('error', (err: Error) =>
+    process.send!({ t: 'error', message: `floor stream ${index}: ${err.message}` } satisfies WorkerMessage),
+  );
+  const parser = new ResponseParser((r) => {
+    const at = now();
+    socket.write(ack(r.typeUrl, r.nonce));
+    if (firsts.size >= 2) return;
+    firsts.add(r.typeUrl);
+    resources += r.resources;
+    bytes += r.bytes;
+    if (firsts.size === 2) process.send!({ t: 'synced', stream: index, at, resources, bytes } satisfies WorkerMessage);
+  });
+  socket.on('data', (chunk: Buffer) => parser.push(chunk));
+}
+
 function main(): void {
   const config = JSON.parse(process.argv[2]!) as WorkerConfig;
   if (!config.waitForGo) {
@@ -242,6 +275,18 @@ function start(config: WorkerConfig): void {
 
   for (let s = 0; s < config.streams; s++) {
     const index = config.firstIndex + s;
+    if (config.floorTls) {
+      connectFloor(
+        config,
+        ca,
+        index,
+        Buffer.concat([
+          encode({ type_url: ADDRESS_TYPE_URL, node: ztunnelNode(index), initial_resource_versions: irv }),
+          encode({ type_url: AUTHORIZATION_TYPE_URL, node: ztunnelNode(index) }),
+        ]),
+      );
+      continue;
+    }
     if (config.rawTls) {
       sendRaw(config, ca, index, [
         encode({ type_url: ADDRESS_TYPE_URL, node: ztunnelNode(index), initial_resource_versions: irv }),
@@ -255,7 +300,7 @@ function start(config: WorkerConfig): void {
       minVersion: 'TLSv1.3',
       settings: { initialWindowSize: WINDOW_BYTES },
     });
-    session.on('connect', () => session.setLocalWindowSize(WINDOW_BYTES));
+    session.on('connect', () => session.setLocalWindowSize(CONNECTION_WINDOW_BYTES));
     session.on('error', (err: Error) =>
       process.send!({ t: 'error', message: `stream ${index}: ${err.message}` } satisfies WorkerMessage),
     );
