@@ -18,8 +18,39 @@ export interface CallTransport {
   cancel(): void;
 }
 
+/** Writes on the HTTP/2 stream under a call, past grpc-js. */
+export interface MessageWriter {
+  /**
+   * Writes one gRPC message, already framed and given as pieces, on the HTTP/2 stream itself.
+   * grpc-js would copy a message into a new buffer of its own per call (17-28 MB per full sync
+   * at 100k workloads, and the garbage collections its external memory triggers); here the pieces
+   * are queued as they are, shared with every other stream writing them. `done` is called as
+   * grpc-js's write callback is: when the last byte has passed flow control into the connection,
+   * or with the error. The response headers must have been sent (grpc-js's sendMetadata).
+   */
+  writeMessage(pieces: readonly Buffer[], done: (err?: Error | null) => void): void;
+}
+
+/** The message writer of a grpc-js server call, or undefined if grpc-js no longer has this shape. */
+export function callMessageWriter(call: object): MessageWriter | undefined {
+  const stream = findStream(call);
+  if (!stream || !isWritable(stream)) return undefined;
+  return {
+    writeMessage: (pieces, done) => {
+      // One writev: the pieces reach nghttp2 together, without being joined.
+      stream.cork();
+      const last = pieces.length - 1;
+      pieces.forEach((piece, i) => stream.write(piece, i === last ? done : undefined));
+      stream.uncork();
+    },
+  };
+}
+
 interface StreamLike {
   close(code?: number): void;
+  write?: unknown;
+  cork?: unknown;
+  uncork?: unknown;
   closed: boolean;
   destroyed: boolean;
   session?: { socket?: { bytesWritten?: unknown } } | undefined;
@@ -29,6 +60,16 @@ function isStream(v: unknown): v is StreamLike {
   if (typeof v !== 'object' || v === null) return false;
   const s = v as Partial<StreamLike> & { rstCode?: unknown };
   return typeof s.close === 'function' && typeof s.closed === 'boolean' && 'rstCode' in s && 'session' in s;
+}
+
+interface WritableStream {
+  write(chunk: Buffer, cb?: (err?: Error | null) => void): boolean;
+  cork(): void;
+  uncork(): void;
+}
+
+function isWritable(s: StreamLike): s is StreamLike & WritableStream {
+  return typeof s.write === 'function' && typeof s.cork === 'function' && typeof s.uncork === 'function';
 }
 
 function findStream(call: object): StreamLike | undefined {

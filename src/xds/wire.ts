@@ -136,7 +136,24 @@ export class EncodedBody {
     pos += this.buf.write(nonce, pos, 'utf8');
     return this.buf.subarray(0, pos);
   }
+
+  /**
+   * The complete message framed for gRPC (uncompressed), as pieces to write in order: the 5-byte
+   * prefix, the shared body and this stream's nonce field. The body piece is a view of the shared
+   * buffer that no later call changes (the nonce goes in a piece of its own), so it may sit in a
+   * write queue while other streams write the same body.
+   */
+  grpcFrame(nonce: string): Buffer[] {
+    const nonceField = encodeStringField(RESPONSE_NONCE, nonce);
+    const prefix = Buffer.allocUnsafe(GRPC_PREFIX_BYTES);
+    prefix.writeUInt8(0, 0); // not compressed
+    prefix.writeUInt32BE(this.length + nonceField.length, 1);
+    return [prefix, this.buf.subarray(0, this.length), nonceField];
+  }
 }
+
+/** gRPC's message prefix: a compressed flag and a 4-byte big-endian length. */
+const GRPC_PREFIX_BYTES = 5;
 
 /** A response on its way out: the shared body and this stream's nonce, joined by the serializer. */
 export interface OutgoingResponse {

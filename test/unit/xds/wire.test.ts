@@ -75,3 +75,26 @@ test('the server serializer joins the shared body and the stream nonce', () => {
   expect(adsServiceDefinition()[DELTA_METHOD]!.responseSerialize).toBe(serializeOutgoing);
   expect(decode(serializeOutgoing({ body, nonce: 'z' })).nonce).toBe('z');
 });
+
+test('a gRPC frame in pieces (prefix, shared body, nonce) carries the same message, and later frames leave the body piece as it was', () => {
+  const body = encodeResponseBody({
+    typeUrl: ADDRESS_TYPE_URL,
+    resources: [res('a', 5), res('b', 70_000)],
+    removed: [],
+  });
+  const pieces = body.grpcFrame('stream-7-1');
+  const snapshot = Buffer.from(pieces[1]!);
+  body.grpcFrame('n'.repeat(NONCE_SLACK * 2));
+  body.withNonce('other');
+  expect(pieces[1]!.equals(snapshot)).toBe(true);
+  const frame = Buffer.concat(pieces);
+  expect(frame[0]).toBe(0); // not compressed
+  expect(frame.readUInt32BE(1)).toBe(frame.length - 5);
+  const out = decode(frame.subarray(5));
+  expect(out.nonce).toBe('stream-7-1');
+  expect(out.resources.map((r) => [r.name, r.resource.value.length])).toEqual([
+    ['a', 5],
+    ['b', 70_000],
+  ]);
+  expect(frame.subarray(5).equals(Buffer.from(body.withNonce('stream-7-1')))).toBe(true);
+});
