@@ -16,6 +16,8 @@ import { PROBE_TOKEN } from '../cold-start-apiserver';
 import { percentile, type Measurement, type Scenario } from '../scenario';
 
 const PODS = Number(process.env.COLD_START_PODS ?? 100_000);
+/** Node flags for the istiod-ts process only (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`), for finding what blocks it. */
+const SERVER_NODE_ARGS = (process.env.COLD_START_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 const PROBE_INTERVAL_MS = 20;
 const TARGET_ANSWER_MS = 100;
 const TARGET_BUILD_MS = 3000;
@@ -139,6 +141,7 @@ async function run(): Promise<Measurement[]> {
     spawn(
       process.execPath,
       [
+        ...SERVER_NODE_ARGS,
         BIN,
         '--kubeconfig',
         api.kubeconfig,

@@ -1,12 +1,18 @@
-// One informer per kind: client-node's ListWatch (list, then watch from the list's
-// resourceVersion, re-list on 410 Gone) with what it leaves to its user: reconnecting with backoff
-// after errors, paging the list, slimming every object before the informer caches it, turning a
-// kind whose CRD is not installed into "no objects", and batching events for the store.
+// One informer per kind: client-node's ListWatch runs the loop (list, then watch from the list's
+// resourceVersion, re-list on 410 Gone), with what it leaves to its user: reconnecting with backoff
+// after errors, paging the list, slimming every object, turning a kind whose CRD is not installed
+// into "no objects", and batching events for the store.
+//
+// The cache of objects is ours, not the ListWatch's: it applied a whole list to its cache and
+// called back once per object in one synchronous run after the last page (~90 ms at 100k pods, in
+// which /ready and the CA answered nobody). Here each page is diffed against the cache as it
+// arrives; the ListWatch gets an empty list and, for each watch event, only the event's
+// resourceVersion (as a bookmark), which is all its loop needs to resume the watch.
 
 import { ListWatch, Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { KINDS, type KindId } from '../kinds';
 import { scopedLogger } from '../../log/logger';
-import type { KubeObject } from '../types';
+import { keyOf, type KubeObject } from '../types';
 import { backoffDelay, type BackoffPolicy } from './backoff';
 import { KubeApiError, resourcePath, type KubeClient } from './client';
 import { slimObject } from './slim';
@@ -110,7 +116,13 @@ class SlimmingWatch extends Watch {
           const isObject = phase === 'ADDED' || phase === 'MODIFIED' || phase === 'DELETED';
           this.owner.watchDelivered();
           if (!isObject) callback(phase, obj, raw);
-          else if (wellFormed(obj)) callback(phase, this.owner.slim(obj), raw);
+          else if (wellFormed(obj)) {
+            const slim = this.owner.slim(obj);
+            this.owner.watched(slim, phase === 'DELETED');
+            // The ListWatch keeps no objects; it needs the resourceVersion to resume from.
+            const resourceVersion = slim.metadata.resourceVersion;
+            if (resourceVersion) callback('BOOKMARK', { metadata: { resourceVersion } }, raw);
+          }
         },
         (err) => {
           watchState.ended = true;
@@ -146,6 +158,8 @@ export class KindWatcher implements PacedSource {
   stopped = false;
   readonly timing: WatchTiming;
   private informer: ListWatch<KubernetesObject>;
+  /** Every object of the kind as last listed or watched, slimmed, by namespace/name. */
+  private readonly cache = new Map<string, KubeObject>();
   /** Changes not yet handed to the store, from `pendingHead` on. */
   private pending: Change[] = [];
   private pendingHead = 0;
@@ -189,18 +203,14 @@ export class KindWatcher implements PacedSource {
       path,
       watch,
       async () => {
-        const list = await this.listAll(path);
-        return list as never;
+        const resourceVersion = await this.listAll(path);
+        const empty = { metadata: { ...(resourceVersion !== undefined ? { resourceVersion } : {}) }, items: [] };
+        return empty;
       },
       false,
       labelSelector,
       fieldSelector,
     );
-    const changed = (deleted: boolean) => (o: KubernetesObject) =>
-      this.buffer({ object: o as unknown as KubeObject, ...(deleted ? { deleted } : {}) });
-    informer.on('add', changed(false));
-    informer.on('update', changed(false));
-    informer.on('delete', changed(true));
     informer.on('error', (err: unknown) => this.onError(err));
     return informer;
   }
@@ -229,7 +239,7 @@ export class KindWatcher implements PacedSource {
   status(): KindStatus {
     return {
       synced: this.synced,
-      objects: this.informer.list().length,
+      objects: this.cache.size,
       resourceVersion: this.informer.latestResourceVersion(),
       consecutiveFailures: this.failures,
       missing: this.missingLogged,
@@ -237,17 +247,41 @@ export class KindWatcher implements PacedSource {
     };
   }
 
-  /** The informer's cache: every object of the kind as last seen, slimmed. */
+  /** Every object of the kind as last seen, slimmed. */
   list(): KubeObject[] {
-    return this.informer.list() as unknown as KubeObject[];
+    return [...this.cache.values()];
+  }
+
+  /** A watch event: the cache and the buffer follow it. */
+  watched(object: KubeObject, deleted: boolean): void {
+    const key = keyOf(object);
+    if (deleted) {
+      const old = this.cache.get(key);
+      if (!old) return;
+      this.cache.delete(key);
+      this.buffer({ object: old, deleted: true });
+    } else this.listedOrWatched(key, object);
+  }
+
+  /** Adds or updates a cached object, buffering the change unless its resourceVersion is the one cached. */
+  private listedOrWatched(key: string, object: KubeObject): void {
+    const old = this.cache.get(key);
+    const rv = old?.metadata.resourceVersion;
+    if (old && rv !== undefined && rv === object.metadata.resourceVersion) return;
+    this.cache.set(key, object);
+    this.buffer({ object });
   }
 
   slim(o: KubeObject): KubeObject {
     return slimObject(this.options.kind, o);
   }
 
-  private async listAll(path: string): Promise<{ metadata: { resourceVersion?: string }; items: KubeObject[] }> {
-    const items: KubeObject[] = [];
+  /**
+   * Lists every page, applying each to the cache as it arrives; objects the list no longer has are
+   * deleted at the end. Returns the list's resourceVersion, where the watch starts.
+   */
+  private async listAll(path: string): Promise<string | undefined> {
+    const listed = new Set<string>();
     let resourceVersion: string | undefined;
     let cont: string | undefined;
     do {
@@ -264,17 +298,26 @@ export class KindWatcher implements PacedSource {
           labelSelector: this.options.labelSelector,
         },
       });
-      for (const item of page.items ?? []) if (wellFormed(item)) items.push(this.slim(item));
+      for (const item of page.items ?? [])
+        if (wellFormed(item)) {
+          const object = this.slim(item);
+          const key = keyOf(object);
+          listed.add(key);
+          this.listedOrWatched(key, object);
+        }
       resourceVersion = page.metadata?.resourceVersion;
       cont = page.metadata?.continue || undefined;
     } while (cont);
+    for (const [key, object] of this.cache)
+      if (!listed.has(key)) {
+        this.cache.delete(key);
+        this.buffer({ object, deleted: true });
+      }
     this.failures = 0;
     this.missingLogged = false;
     this.listDone = true;
-    // The informer applies the list right after this promise resolves, in the same tick; the
-    // flush runs after it, so it sees the whole list.
     this.scheduleFlush();
-    return { metadata: { ...(resourceVersion !== undefined ? { resourceVersion } : {}) }, items };
+    return resourceVersion;
   }
 
   private buffer(change: Change): void {
@@ -348,7 +391,8 @@ export class KindWatcher implements PacedSource {
       this.missingLogged = true;
     }
     // Through the buffer, so these deletes come after any event the old informer left in it.
-    for (const object of this.list()) this.buffer({ object, deleted: true });
+    for (const object of this.cache.values()) this.buffer({ object, deleted: true });
+    this.cache.clear();
     // A fresh informer forgets the objects and the resourceVersion of the vanished kind.
     this.informer = this.makeInformer();
     if (!this.synced) this.markSynced();

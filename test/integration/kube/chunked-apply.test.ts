@@ -3,7 +3,7 @@
 // counts as synced only once the last change is in.
 
 import { ApplyPacer, STORE_APPLY_TURN_MS } from '../../../src/store/kube/apply-pacer';
-import { KindWatcher, type Change } from '../../../src/store/kube/kind-watcher';
+import { KindWatcher, LIST_PAGE_SIZE, type Change } from '../../../src/store/kube/kind-watcher';
 import type { KubeClient } from '../../../src/store/kube/client';
 import type { TestApiServer } from '../../support/apiserver';
 import { FAST_TIMING, startServer } from './helpers';
@@ -74,4 +74,37 @@ test('a large initial list reaches the store a turn budget at a time, with other
   expect(syncedAfter).toBe(batches.length);
   // Other callbacks got turns between the steps.
   expect(turns).toBeGreaterThanOrEqual(batches.length / 2);
+});
+
+test('each list page reaches the store as it arrives, not after the last page', async () => {
+  const pages = Math.ceil(PODS / LIST_PAGE_SIZE);
+  const podLists = () => server.requests.filter((r) => r.verb === 'list' && r.resource === 'pods').length;
+  const listsBefore = podLists();
+  let listsAtFirstChange = -1;
+  let received = 0;
+  const second = new KindWatcher({
+    client,
+    kind: 'Pod',
+    timing: FAST_TIMING,
+    pacer: new ApplyPacer(),
+    onChanges: (changes: Change[]) => {
+      if (listsAtFirstChange < 0) listsAtFirstChange = podLists() - listsBefore;
+      received += changes.length;
+    },
+    onSynced: () => undefined,
+  });
+  second.start();
+  try {
+    await new Promise<void>((resolve) => {
+      const check = () => (received >= PODS ? resolve() : setTimeout(check, 10));
+      check();
+    });
+  } finally {
+    await second.stop();
+  }
+  expect(pages).toBeGreaterThan(2);
+  // Before, the whole list was applied in one run after the last page (90 ms at 100k pods).
+  expect(listsAtFirstChange).toBeGreaterThan(0);
+  expect(listsAtFirstChange).toBeLessThan(pages);
+  expect(received).toBe(PODS);
 });
