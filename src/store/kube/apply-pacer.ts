@@ -3,8 +3,10 @@
 // subscribed to it (the ambient index above all) 50-250 us; applied in one turn, 100k pods are a
 // multi-second stall in which /ready, the CA and the webhook answer nobody. The pacer gives all
 // kinds together at most STORE_APPLY_TURN_MS per turn, round-robin, and sizes each step from the
-// measured cost per change, so a turn stays short on a slow machine and a fast one still moves
-// thousands of changes per turn.
+// measured cost per change of that source, so a turn stays short on a slow machine and a fast one
+// still moves thousands of changes per turn. The cost is kept per source because kinds differ: a
+// Service change recomputes its hostname and the pods it selects, ~4x a pod's cost, and sized by
+// the pods' estimate one step of Services took 66 ms in a 100k-pod cold start.
 
 /** Time the store may spend applying changes per event-loop turn, all kinds together. */
 export const STORE_APPLY_TURN_MS = 20;
@@ -35,8 +37,10 @@ export class ApplyPacer {
   /** Sources with buffered changes, in serving order. */
   private readonly waiting = new Set<PacedSource>();
   private scheduled = false;
-  /** Smoothed cost of one change, ms. */
-  private costMs = STORE_APPLY_INITIAL_COST_MS;
+  /** Smoothed cost of one change per source, ms. */
+  private readonly costs = new WeakMap<PacedSource, number>();
+  /** The estimate last updated, for tests and /debug. */
+  private lastCostMs = STORE_APPLY_INITIAL_COST_MS;
 
   constructor(private readonly clock: PacerClock = realClock) {}
 
@@ -48,9 +52,9 @@ export class ApplyPacer {
     this.clock.defer(() => this.turn());
   }
 
-  /** Cost per change the pacer sizes steps by (for tests and /debug). */
+  /** Cost per change the pacer last measured (for tests and /debug). */
   get costPerChangeMs(): number {
-    return this.costMs;
+    return this.lastCostMs;
   }
 
   private turn(): void {
@@ -62,7 +66,8 @@ export class ApplyPacer {
       for (const source of [...this.waiting]) {
         const left = STORE_APPLY_TURN_MS - spent;
         if (left <= 0) break;
-        const max = Math.min(STORE_APPLY_MAX_CHUNK, Math.max(STORE_APPLY_MIN_CHUNK, Math.floor(left / this.costMs)));
+        const cost = this.costs.get(source) ?? STORE_APPLY_INITIAL_COST_MS;
+        const max = Math.min(STORE_APPLY_MAX_CHUNK, Math.max(STORE_APPLY_MIN_CHUNK, Math.floor(left / cost)));
         const before = this.clock.now();
         const applied = source.drain(max);
         const took = this.clock.now() - before;
@@ -70,7 +75,8 @@ export class ApplyPacer {
         // believe they got cheaper (one fast step does not make the next one too long).
         if (applied > 0) {
           const measured = took / applied;
-          this.costMs = Math.max(1e-4, measured > this.costMs ? measured : 0.7 * this.costMs + 0.3 * measured);
+          this.lastCostMs = Math.max(1e-4, measured > cost ? measured : 0.7 * cost + 0.3 * measured);
+          this.costs.set(source, this.lastCostMs);
         }
         // A source that took nothing asks again when it has something (request).
         if (applied === 0 || !source.hasPending()) this.waiting.delete(source);

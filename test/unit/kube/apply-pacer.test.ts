@@ -110,3 +110,23 @@ test('a source that applies nothing leaves the queue until it asks again', () =>
   expect(turns).toHaveLength(0);
   expect(clock.t).toBe(0);
 });
+
+test("each source's steps are sized from its own cost: cheap pods do not make a step of costly Services overrun", () => {
+  const { clock, pacer, runTurn } = harness();
+  const pods = source(clock, 100_000, 0.01);
+  pacer.request(pods);
+  for (let i = 0; i < 3; i++) runTurn();
+  const serviceCostMs = 0.2;
+  const services = source(clock, 5_000, serviceCostMs);
+  pacer.request(services);
+  const perTurn: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    const before = clock.t;
+    runTurn();
+    perTurn.push(clock.t - before);
+  }
+  // The Services' first step trusts the initial estimate; with the pods' 0.01 ms it would have
+  // been 2,000 changes, 400 ms on this clock. A turn overruns by at most one least step.
+  expect(services.steps[0]).toBeLessThanOrEqual(STORE_APPLY_TURN_MS / STORE_APPLY_INITIAL_COST_MS);
+  for (const ms of perTurn) expect(ms).toBeLessThanOrEqual(STORE_APPLY_TURN_MS + STORE_APPLY_MIN_CHUNK * serviceCostMs);
+});
