@@ -18,15 +18,28 @@ export interface CallTransport {
   cancel(): void;
 }
 
+/**
+ * A direct write hands the HTTP/2 stream its message this many bytes at a time (views of the
+ * shared body, nothing copied), the next slice as one is taken. Queued whole, a 28 MB message
+ * lets nghttp2 send as much as the client's window allows in one go (ztunnel's hyper client
+ * opens 2 MiB per stream and 5 MiB per connection), and node:tls encrypts each such burst into a
+ * buffer of its own that the connection keeps: bench xds at 200 streams with those windows, server
+ * RSS 731 MB whole, 370 MB in 256 KiB slices, for the same CPU.
+ */
+export const DIRECT_WRITE_SLICE_BYTES = 256 * 1024;
+/** Slices queued on the stream at once: the next is there while one is being sent. */
+export const DIRECT_WRITE_SLICES_QUEUED = 2;
+
 /** Writes on the HTTP/2 stream under a call, past grpc-js. */
 export interface MessageWriter {
   /**
    * Writes one gRPC message, already framed and given as pieces, on the HTTP/2 stream itself.
    * grpc-js would copy a message into a new buffer of its own per call (17-28 MB per full sync
    * at 100k workloads, and the garbage collections its external memory triggers); here the pieces
-   * are queued as they are, shared with every other stream writing them. `done` is called as
-   * grpc-js's write callback is: when the last byte has passed flow control into the connection,
-   * or with the error. The response headers must have been sent (grpc-js's sendMetadata).
+   * are queued as they are (DIRECT_WRITE_SLICE_BYTES at a time), shared with every other stream
+   * writing them. `done` is called as grpc-js's write callback is: when the last byte has passed
+   * flow control into the connection, or with the error. The response headers must have been sent
+   * (grpc-js's sendMetadata).
    */
   writeMessage(pieces: readonly Buffer[], done: (err?: Error | null) => void): void;
 }
@@ -37,11 +50,32 @@ export function callMessageWriter(call: object): MessageWriter | undefined {
   if (!stream || !isWritable(stream)) return undefined;
   return {
     writeMessage: (pieces, done) => {
-      // One writev: the pieces reach nghttp2 together, without being joined.
-      stream.cork();
-      const last = pieces.length - 1;
-      pieces.forEach((piece, i) => stream.write(piece, i === last ? done : undefined));
-      stream.uncork();
+      const slices: Buffer[] = [];
+      for (const p of pieces)
+        for (let at = 0; at < p.length; at += DIRECT_WRITE_SLICE_BYTES)
+          slices.push(p.subarray(at, at + DIRECT_WRITE_SLICE_BYTES));
+      let next = 0;
+      let inFlight = 0;
+      let failed = false;
+      const pump = (): void => {
+        while (inFlight < DIRECT_WRITE_SLICES_QUEUED && next < slices.length) {
+          const slice = slices[next++];
+          if (!slice) break;
+          inFlight++;
+          stream.write(slice, (err) => {
+            inFlight--;
+            if (failed) return;
+            if (err) {
+              failed = true;
+              done(err);
+              return;
+            }
+            if (next >= slices.length && inFlight === 0) done();
+            else pump();
+          });
+        }
+      };
+      pump();
     },
   };
 }
@@ -49,8 +83,6 @@ export function callMessageWriter(call: object): MessageWriter | undefined {
 interface StreamLike {
   close(code?: number): void;
   write?: unknown;
-  cork?: unknown;
-  uncork?: unknown;
   closed: boolean;
   destroyed: boolean;
   session?: { socket?: { bytesWritten?: unknown } } | undefined;
@@ -64,12 +96,10 @@ function isStream(v: unknown): v is StreamLike {
 
 interface WritableStream {
   write(chunk: Buffer, cb?: (err?: Error | null) => void): boolean;
-  cork(): void;
-  uncork(): void;
 }
 
 function isWritable(s: StreamLike): s is StreamLike & WritableStream {
-  return typeof s.write === 'function' && typeof s.cork === 'function' && typeof s.uncork === 'function';
+  return typeof s.write === 'function';
 }
 
 function findStream(call: object): StreamLike | undefined {
