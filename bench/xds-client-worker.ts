@@ -46,13 +46,14 @@ export type WorkerMessage =
 
 const now = () => performance.timeOrigin + performance.now();
 /**
- * The clients' HTTP/2 receive windows (XDS_BENCH_WINDOW overrides): the HTTP/2 default, 64 KB.
- * Larger windows did not make the sync faster here, and the server's native TLS/HTTP/2 buffers
- * grow with them: 8 MB windows cost ~9 MB of server RSS per connection, 1 MB about 1.2 MB.
+ * The clients' HTTP/2 receive windows, those ztunnel's xDS client advertises: its control-plane
+ * channel is a hyper client built without window settings, so hyper's defaults apply, 2 MiB per
+ * stream and 5 MiB per connection (ztunnel src/tls/control.rs, hyper 1.x src/proto/h2/client.rs).
+ * XDS_BENCH_WINDOW / XDS_BENCH_CONN_WINDOW override them (64 KiB each before December 3: the
+ * server then waited for a WINDOW_UPDATE every 64 KiB, which no real ztunnel makes it do).
  */
-const WINDOW_BYTES = Number(process.env['XDS_BENCH_WINDOW'] ?? 65_535);
-/** The connection's receive window (XDS_BENCH_CONN_WINDOW overrides); the stream window unless set. */
-const CONNECTION_WINDOW_BYTES = Number(process.env['XDS_BENCH_CONN_WINDOW'] ?? WINDOW_BYTES);
+const WINDOW_BYTES = Number(process.env['XDS_BENCH_WINDOW'] ?? 2 * 1024 * 1024);
+const CONNECTION_WINDOW_BYTES = Number(process.env['XDS_BENCH_CONN_WINDOW'] ?? 5 * 1024 * 1024);
 /** Resource versions are read only from messages this small (pushes), not from full syncs. */
 const CAPTURE_LIMIT = 1024 * 1024;
 const PATH = `/${ADS_SERVICE}/${DELTA_METHOD}`;

@@ -267,7 +267,11 @@ async function run(): Promise<Measurement[]> {
     });
     if (Math.abs(floorStorm.bytes - sync.bytes) > 64)
       throw new Error(`the floor wrote ${floorStorm.bytes} bytes per client, the server ${sync.bytes}`);
-    if (SYNC_ONLY) return out;
+    if (SYNC_ONLY) {
+      out.push({ metric: `server RSS peak (${STREAMS} streams, sync only)`, value: rssPeak / 1e6, unit: 'MB' });
+      out.push({ metric: `server RSS after the sync`, value: process.memoryUsage().rss / 1e6, unit: 'MB' });
+      return out;
+    }
 
     // 2. An isolated change reaching every stream, once the garbage of the initial sync (17 GB
     // through one process) has been collected and the push path has been compiled: this measures
