@@ -124,10 +124,11 @@ export function workloadPolicies(
 /** Keys sorted so the encoded map is the same whatever order services were found in. */
 function sortedMap(entries: Map<string, PortList>): Record<string, PortList> | undefined {
   if (entries.size === 0) return undefined;
-  const out: Record<string, PortList> = {};
+  // No prototype: V8 keeps such an object as a dictionary from the start. A `{}` given a new
+  // property name per service made a hidden class per hostname, a twentieth of a 100k-pod build.
+  const out = Object.create(null) as Record<string, PortList>;
   if (entries.size === 1) {
-    // Most pods have one service: nothing to sort (and Object.fromEntries cost more than this).
-    for (const [k, v] of entries) out[k] = v;
+    for (const [k, v] of entries) out[k] = v; // most pods have one service: nothing to sort
     return out;
   }
   // Keys in code-unit order, as sort() orders strings.
