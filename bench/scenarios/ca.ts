@@ -196,7 +196,9 @@ async function startTransportFloor(): Promise<TransportFloor> {
   return {
     runs,
     async run() {
+      const cpu0 = CPU_TRACE ? threadCpu() : undefined;
       const r = await ask<LoadResult>(worker, { type: 'run', concurrency: TAIL_CONCURRENCY, durationMs: RUN_MS });
+      if (cpu0) traceCpu(cpu0, threadCpu(), r, 'canned HTTP/2 TLS server');
       runs.push(r);
       return r;
     },
