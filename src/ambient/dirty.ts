@@ -39,7 +39,7 @@
 import type { KubeObject, ObjectStore, StoreEvent } from '../store/types';
 import { keyOf } from '../store/types';
 import { matchLabels } from '../store/selector';
-import { INDEX, pairKey } from './store-view';
+import { INDEX } from './store-view';
 import { kubeServiceHostname } from './services';
 import {
   authorizationPolicySpec,
@@ -93,15 +93,14 @@ function markSelected(
     return;
   }
   const [k, v] = first;
-  // The label index is per namespace: a pair filed under every namespace and under '*' doubled the
-  // index's cost for every pod, for the rare root-namespace policy change that reads it this way.
-  const inNamespaces = (kind: 'Pod' | 'WorkloadEntry') =>
-    namespace === '*' ? ctx.store.namespaces(kind) : [namespace];
-  for (const n of inNamespaces('Pod'))
-    for (const p of ctx.store.indexed('Pod', INDEX.labels, pairKey(n, k, v)))
-      if (matchLabels(p.metadata.labels, selector)) d.pods.add(keyOf(p));
-  for (const n of inNamespaces('WorkloadEntry'))
-    for (const w of ctx.store.indexed('WorkloadEntry', INDEX.labels, pairKey(n, k, v)))
+  // The label index is per namespace: filing every pair under '*' as well doubled the index's
+  // cost for every pod, for the rare root-namespace policy change that reads it this way.
+  const pods = ctx.store.labelIndex('Pod', INDEX.labels);
+  for (const n of namespace === '*' ? pods.scopes() : [namespace])
+    for (const p of pods.withLabel(n, k, v)) if (matchLabels(p.metadata.labels, selector)) d.pods.add(keyOf(p));
+  const entries = ctx.store.labelIndex('WorkloadEntry', INDEX.labels);
+  for (const n of namespace === '*' ? entries.scopes() : [namespace])
+    for (const w of entries.withLabel(n, k, v))
       if (matchLabels(workloadEntryLabels(w), selector)) d.workloadEntries.add(keyOf(w));
 }
 

@@ -3,6 +3,7 @@
 
 import type { KindId } from '../store/kinds';
 import { matchLabels } from '../store/selector';
+import type { LabelFiling } from '../store/label-index';
 import type { KubeObject, ObjectStore } from '../store/types';
 import { LABEL } from './constants';
 import { AmbientSettings, inRevision } from './settings';
@@ -31,18 +32,12 @@ export const INDEX = {
   gatewayClass: 'ambient.gatewayClass',
 } as const;
 
-/** Index key of one label pair in one namespace. */
-export const pairKey = (ns: string, k: string, v: string) => `${ns}\u0000${k}=${v}`;
-/** Index key of a selector that is present but empty (selects the whole namespace). */
-export const allKey = (ns: string) => `${ns}\u0000*`;
-
-function pairKeys(ns: string, labels: Record<string, string> | undefined): string[] {
-  const keys: string[] = [];
-  if (labels) for (const k in labels) keys.push(pairKey(ns, k, labels[k] ?? ''));
-  return keys;
-}
-
 const ns = (o: KubeObject) => o.metadata.namespace ?? '';
+
+/** Filed by its own labels in its namespace (Pods, WorkloadEntries). */
+const byOwnLabels =
+  (labelsOf: (o: KubeObject) => Record<string, string> | undefined) =>
+  (o: KubeObject): LabelFiling => ({ scope: ns(o), labels: labelsOf(o) });
 
 /** Keys under which an object's own waypoint binding is filed: `<wp ns>/<wp name>`. */
 function waypointRefKeys(labels: Record<string, string> | undefined, namespace: string): string[] {
@@ -56,12 +51,16 @@ function waypointRefKeys(labels: Record<string, string> | undefined, namespace: 
 /** Registers the indexes once per store; a second index over the same store reuses them. */
 export function registerIndexes(store: ObjectStore): void {
   try {
-    store.byIndex('Pod', INDEX.labels, '');
+    store.labelIndex('Pod', INDEX.labels);
     return;
   } catch {
     // Not registered yet.
   }
-  store.addIndex('Pod', INDEX.labels, (o) => pairKeys(ns(o), o.metadata.labels));
+  store.addLabelIndex(
+    'Pod',
+    INDEX.labels,
+    byOwnLabels((o) => o.metadata.labels),
+  );
   store.addIndex('Pod', INDEX.node, (o) => {
     const node = podSpec(o).nodeName;
     return node ? [node] : [];
@@ -70,15 +69,18 @@ export function registerIndexes(store: ObjectStore): void {
   store.addIndex('Pod', INDEX.gatewayName, (o) =>
     o.metadata.labels?.[LABEL.gatewayName] ? [`${ns(o)}/${o.metadata.labels[LABEL.gatewayName]}`] : [],
   );
-  store.addIndex('WorkloadEntry', INDEX.labels, (o) => pairKeys(ns(o), workloadEntryLabels(o)));
+  store.addLabelIndex('WorkloadEntry', INDEX.labels, byOwnLabels(workloadEntryLabels));
   store.addIndex('WorkloadEntry', INDEX.waypointRef, (o) => waypointRefKeys(workloadEntryLabels(o), ns(o)));
   store.addIndex('WorkloadEntry', INDEX.gatewayName, (o) => {
     const gw = workloadEntryLabels(o)[LABEL.gatewayName];
     return gw ? [`${ns(o)}/${gw}`] : [];
   });
-  store.addIndex('Service', INDEX.selector, (o) => pairKeys(ns(o), serviceSpec(o).selector));
+  store.addLabelIndex('Service', INDEX.selector, (o) => ({ scope: ns(o), labels: serviceSpec(o).selector }));
   store.addIndex('Service', INDEX.waypointRef, (o) => waypointRefKeys(o.metadata.labels, ns(o)));
-  store.addIndex('ServiceEntry', INDEX.selector, (o) => pairKeys(ns(o), serviceEntrySpec(o).workloadSelector?.labels));
+  store.addLabelIndex('ServiceEntry', INDEX.selector, (o) => ({
+    scope: ns(o),
+    labels: serviceEntrySpec(o).workloadSelector?.labels,
+  }));
   store.addIndex('ServiceEntry', INDEX.host, (o) => [...new Set(serviceEntrySpec(o).hosts ?? [])]);
   store.addIndex('ServiceEntry', INDEX.waypointRef, (o) => [
     ...new Set([
@@ -100,11 +102,11 @@ export function registerIndexes(store: ObjectStore): void {
   store.addIndex('EndpointSlice', INDEX.sliceService, (o) =>
     o.metadata.labels?.[LABEL.serviceName] ? [`${ns(o)}/${o.metadata.labels[LABEL.serviceName]}`] : [],
   );
-  store.addIndex('AuthorizationPolicy', INDEX.selector, (o) => {
+  // Only policies with a selector are filed; an empty matchLabels selects the whole namespace.
+  store.addLabelIndex('AuthorizationPolicy', INDEX.selector, (o) => {
     const ml = authorizationPolicySpec(o).selector?.matchLabels;
-    if (ml === undefined || ml === null) return [];
-    const keys = pairKeys(ns(o), ml);
-    return keys.length ? keys : [allKey(ns(o))];
+    if (ml === undefined || ml === null) return undefined;
+    return Object.keys(ml).length ? { scope: ns(o), labels: ml } : { scope: ns(o), all: true };
   });
   store.addIndex('Gateway', INDEX.gatewayClass, (o) => {
     const cls = gatewaySpec(o).gatewayClassName;
@@ -113,29 +115,30 @@ export function registerIndexes(store: ObjectStore): void {
 }
 
 /**
- * Objects of `kind` whose selector index holds a pair of `labels` (or the `extra` key),
- * de-duplicated. Runs several times per pod in a build, and most keys hold nothing, so it builds
- * no key list and de-duplicates only when two keys both found something.
+ * Objects of `kind` whose selector holds a pair of `labels` (and, with `all`, those selecting the
+ * whole namespace), de-duplicated. Runs several times per pod in a build and most pairs find
+ * nothing, so it de-duplicates only when two lookups both found something.
  */
 function candidates(
   store: ObjectStore,
   kind: KindId,
   namespace: string,
   labels: Record<string, string>,
-  extra?: string,
+  all = false,
 ): KubeObject[] {
   const out: KubeObject[] = [];
-  // Most namespaces hold no ServiceEntry and the root namespace few policies: one count skips the keys.
-  if (store.count(kind, namespace) === 0) return out;
-  let keysWithHits = 0;
-  const visit = (key: string) => {
+  const index = store.labelIndex(kind, INDEX.selector);
+  // Most namespaces hold no ServiceEntry and the root namespace few policies: one lookup ends it.
+  if (!index.hasScope(namespace)) return out;
+  let lookupsWithHits = 0;
+  const take = (found: Iterable<KubeObject>) => {
     const before = out.length;
-    for (const o of store.indexed(kind, INDEX.selector, key)) out.push(o);
-    if (out.length > before) keysWithHits++;
+    for (const o of found) out.push(o);
+    if (out.length > before) lookupsWithHits++;
   };
-  if (extra !== undefined) visit(extra);
-  for (const k in labels) visit(pairKey(namespace, k, labels[k] ?? ''));
-  return keysWithHits > 1 ? [...new Set(out)] : out;
+  if (all) take(index.selectingAll(namespace));
+  for (const k in labels) take(index.withLabel(namespace, k, labels[k] ?? ''));
+  return lookupsWithHits > 1 ? [...new Set(out)] : out;
 }
 
 export class StoreView implements MeshView {
@@ -173,8 +176,8 @@ export class StoreView implements MeshView {
 
   policiesSelecting(namespace: string, labels: Record<string, string>): KubeObject[] {
     const root = this.settings.rootNamespace;
-    const out = candidates(this.store, 'AuthorizationPolicy', namespace, labels, allKey(namespace));
-    if (root !== namespace) out.push(...candidates(this.store, 'AuthorizationPolicy', root, labels, allKey(root)));
+    const out = candidates(this.store, 'AuthorizationPolicy', namespace, labels, true);
+    if (root !== namespace) out.push(...candidates(this.store, 'AuthorizationPolicy', root, labels, true));
     // Only policies with a selector are filed under the selector index.
     return out.filter(
       (p) => this.inRev(p) && matchLabels(labels, authorizationPolicySpec(p).selector?.matchLabels ?? undefined),

@@ -4,6 +4,7 @@
 // one map access.
 
 import { KindId } from './kinds';
+import { LabelIndex, type LabelIndexFunction, type LabelIndexView } from './label-index';
 import { scopedLogger } from '../log/logger';
 import {
   IndexFunction,
@@ -31,6 +32,7 @@ class KindTable {
   /** namespace ('' for cluster-scoped) -> object key -> object */
   readonly byNamespace = new Map<string, Map<string, KubeObject>>();
   readonly indexes = new Map<string, Index>();
+  readonly labelIndexes = new Map<string, LabelIndex>();
 
   set(key: string, object: KubeObject): void {
     const ns = object.metadata.namespace ?? '';
@@ -39,6 +41,7 @@ class KindTable {
     if (!inNs) this.byNamespace.set(ns, (inNs = new Map<string, KubeObject>()));
     inNs.set(key, object);
     for (const index of this.indexes.values()) fileInIndex(index, key, object);
+    for (const index of this.labelIndexes.values()) index.file(key, object);
   }
 
   delete(key: string, object: KubeObject): void {
@@ -48,6 +51,7 @@ class KindTable {
     inNs?.delete(key);
     if (inNs && inNs.size === 0) this.byNamespace.delete(ns);
     for (const index of this.indexes.values()) unfileFromIndex(index, key);
+    for (const index of this.labelIndexes.values()) index.unfile(key);
   }
 }
 
@@ -105,10 +109,8 @@ export class MemoryStore implements ObjectStore, StoreWriter {
     return [...(t.byNamespace.get(namespace)?.values() ?? [])];
   }
 
-  count(kind: KindId, namespace?: string): number {
-    const t = this.tables.get(kind);
-    if (namespace === undefined) return t?.objects.size ?? 0;
-    return t?.byNamespace.get(namespace)?.size ?? 0;
+  count(kind: KindId): number {
+    return this.tables.get(kind)?.objects.size ?? 0;
   }
 
   addIndex(kind: KindId, name: string, fn: IndexFunction): void {
@@ -119,6 +121,20 @@ export class MemoryStore implements ObjectStore, StoreWriter {
     t.indexes.set(name, index);
   }
 
+  addLabelIndex(kind: KindId, name: string, fn: LabelIndexFunction): void {
+    const t = this.table(kind);
+    if (t.labelIndexes.has(name)) throw new Error(`label index "${name}" on ${kind} is already registered`);
+    const index = new LabelIndex(fn);
+    for (const [key, object] of t.objects) index.file(key, object);
+    t.labelIndexes.set(name, index);
+  }
+
+  labelIndex(kind: KindId, name: string): LabelIndexView {
+    const index = this.tables.get(kind)?.labelIndexes.get(name);
+    if (!index) throw new Error(`no label index "${name}" on ${kind}`);
+    return index;
+  }
+
   byIndex(kind: KindId, name: string, key: string): KubeObject[] {
     return [...this.indexed(kind, name, key)];
   }
@@ -127,10 +143,6 @@ export class MemoryStore implements ObjectStore, StoreWriter {
     const index = this.tables.get(kind)?.indexes.get(name);
     if (!index) throw new Error(`no index "${name}" on ${kind}`);
     return index.entries.get(key)?.values() ?? NOTHING;
-  }
-
-  namespaces(kind: KindId): string[] {
-    return [...(this.tables.get(kind)?.byNamespace.keys() ?? [])];
   }
 
   subscribe(listener: StoreListener): () => void {

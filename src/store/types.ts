@@ -2,6 +2,7 @@
 // the cluster (or the local folder) only through this interface.
 
 import type { KindId } from './kinds';
+import type { LabelIndexFunction, LabelIndexView } from './label-index';
 
 export interface OwnerReference {
   apiVersion: string;
@@ -66,10 +67,10 @@ export interface ObjectStore {
    * at once; a store write while iterating changes what it yields.
    */
   indexed(kind: KindId, name: string, key: string): Iterable<KubeObject>;
-  /** How many objects of a kind there are, in one namespace when given. */
-  count(kind: KindId, namespace?: string): number;
-  /** The namespaces ('' for cluster-scoped) that hold objects of a kind. */
-  namespaces(kind: KindId): string[];
+  /** Registers an index by label pairs (label-index.ts); objects already in the store are filed at once. */
+  addLabelIndex(kind: KindId, name: string, fn: LabelIndexFunction): void;
+  /** A registered label index, read live (it follows every write). */
+  labelIndex(kind: KindId, name: string): LabelIndexView;
   /** Returns an unsubscribe function. Listeners run synchronously after each batch is applied. */
   subscribe(listener: StoreListener): () => void;
   /** True once every source has delivered its initial state. */

@@ -231,17 +231,6 @@ describe('MemoryStore indexes', () => {
     expect([...store.indexed('Pod', 'node', 'n1')]).toEqual(store.byIndex('Pod', 'node', 'n1'));
     expect([...store.indexed('Pod', 'node', 'n9')]).toEqual([]);
   });
-
-  test('namespaces and count per namespace follow the objects of a kind, and forget an emptied namespace', () => {
-    const store = new MemoryStore();
-    store.upsert('Pod', [pod('a', '1'), { ...pod('b', '1'), metadata: { name: 'b', namespace: 'other' } }]);
-    expect(store.namespaces('Pod').sort()).toEqual([pod('a', '1').metadata.namespace, 'other'].sort());
-    expect([store.count('Pod'), store.count('Pod', 'other'), store.count('Pod', 'nowhere')]).toEqual([2, 1, 0]);
-    store.remove('Pod', [{ metadata: { name: 'b', namespace: 'other' } }]);
-    expect(store.namespaces('Pod')).toEqual([pod('a', '1').metadata.namespace]);
-    expect(store.count('Pod', 'other')).toBe(0);
-    expect(store.namespaces('Service')).toEqual([]);
-  });
 });
 
 describe('MemoryStore sync', () => {
