@@ -3,8 +3,7 @@
 
 import type { KindId } from '../store/kinds';
 import { matchLabels } from '../store/selector';
-import type { LabelFiling } from '../store/label-index';
-import type { KubeObject, ObjectStore } from '../store/types';
+import type { KubeObject, LabelFiling, ObjectStore } from '../store/types';
 import { LABEL } from './constants';
 import { AmbientSettings, inRevision } from './settings';
 import { authorizationPolicySpec, gatewaySpec, podSpec, serviceEntrySpec, serviceSpec, sliceEndpoints } from './specs';

@@ -4,34 +4,9 @@
 // string per lookup and hashed it: the nested maps are reached with the label's own strings, about
 // twice as fast at 100k pods, and skip a scope with nothing in it at the first lookup.
 
-import type { KubeObject } from './types';
-
-/** Where an object is filed in a label index. */
-export interface LabelFiling {
-  /** Usually the namespace. */
-  scope: string;
-  /** Each pair is one entry (a pod's labels, a Service's selector). */
-  labels?: Readonly<Record<string, string>> | undefined;
-  /** Filed as selecting everything in its scope (an empty, present selector). */
-  all?: boolean;
-}
-
-/** Computes an object's filing; undefined when it is not in the index. */
-export type LabelIndexFunction = (object: KubeObject) => LabelFiling | undefined;
+import type { KubeObject, LabelFiling, LabelIndexFunction, LabelIndexView } from './types';
 
 const NOTHING: readonly KubeObject[] = [];
-
-/** The reading side of a label index. */
-export interface LabelIndexView {
-  /** Objects filed under the pair key=value in `scope`. */
-  withLabel(scope: string, key: string, value: string): Iterable<KubeObject>;
-  /** Objects filed as selecting everything in `scope`. */
-  selectingAll(scope: string): Iterable<KubeObject>;
-  /** Whether anything is filed in `scope` (a lookup can stop here). */
-  hasScope(scope: string): boolean;
-  /** Every scope something is filed in. */
-  scopes(): Iterable<string>;
-}
 
 export class LabelIndex implements LabelIndexView {
   /** scope -> label key -> label value -> objects */

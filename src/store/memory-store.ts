@@ -4,10 +4,12 @@
 // one map access.
 
 import { KindId } from './kinds';
-import { LabelIndex, type LabelIndexFunction, type LabelIndexView } from './label-index';
+import { LabelIndex } from './label-index';
 import { scopedLogger } from '../log/logger';
 import {
   IndexFunction,
+  LabelIndexFunction,
+  LabelIndexView,
   KubeObject,
   ObjectStore,
   StoreEvent,

@@ -2,7 +2,6 @@
 // the cluster (or the local folder) only through this interface.
 
 import type { KindId } from './kinds';
-import type { LabelIndexFunction, LabelIndexView } from './label-index';
 
 export interface OwnerReference {
   apiVersion: string;
@@ -105,4 +104,31 @@ export function objectKey(namespace: string | undefined, name: string): string {
 
 export function keyOf(object: KubeObject): string {
   return objectKey(object.metadata.namespace, object.metadata.name);
+}
+
+// ---- label indexes (label-index.ts) ----
+
+/** Where an object is filed in a label index. */
+export interface LabelFiling {
+  /** Usually the namespace. */
+  scope: string;
+  /** Each pair is one entry (a pod's labels, a Service's selector). */
+  labels?: Readonly<Record<string, string>> | undefined;
+  /** Filed as selecting everything in its scope (an empty, present selector). */
+  all?: boolean;
+}
+
+/** Computes an object's filing; undefined when it is not in the index. */
+export type LabelIndexFunction = (object: KubeObject) => LabelFiling | undefined;
+
+/** The reading side of a label index. */
+export interface LabelIndexView {
+  /** Objects filed under the pair key=value in `scope`. */
+  withLabel(scope: string, key: string, value: string): Iterable<KubeObject>;
+  /** Objects filed as selecting everything in `scope`. */
+  selectingAll(scope: string): Iterable<KubeObject>;
+  /** Whether anything is filed in `scope` (a lookup can stop here). */
+  hasScope(scope: string): boolean;
+  /** Every scope something is filed in. */
+  scopes(): Iterable<string>;
 }
