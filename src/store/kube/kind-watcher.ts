@@ -204,8 +204,9 @@ export class KindWatcher implements PacedSource {
       watch,
       async () => {
         const resourceVersion = await this.listAll(path);
-        const empty = { metadata: { ...(resourceVersion !== undefined ? { resourceVersion } : {}) }, items: [] };
-        return empty;
+        // No items: listAll put them in our cache page by page; the ListWatch needs only where to watch from.
+        const listed = { metadata: { ...(resourceVersion !== undefined ? { resourceVersion } : {}) }, items: [] };
+        return listed;
       },
       false,
       labelSelector,
