@@ -14,8 +14,12 @@ export const STORE_APPLY_TURN_MS = 20;
 export const STORE_APPLY_MIN_CHUNK = 16;
 /** Most changes per step, whatever the measured cost says. */
 export const STORE_APPLY_MAX_CHUNK = 2000;
-/** Cost per change assumed before anything was measured: 100 changes in the first turn's budget. */
-export const STORE_APPLY_INITIAL_COST_MS = 0.2;
+/**
+ * Changes in a source's first step, before its cost is known. Small on purpose: at the start the
+ * code is not yet optimized and a change costs several times its later cost (first steps sized
+ * from a 0.2 ms guess took 47-82 ms in a 100k-pod cold start).
+ */
+export const STORE_APPLY_FIRST_STEP = 16;
 
 /** Something holding changes the store has not taken yet (a kind watcher). */
 export interface PacedSource {
@@ -39,8 +43,8 @@ export class ApplyPacer {
   private scheduled = false;
   /** Smoothed cost of one change per source, ms. */
   private readonly costs = new WeakMap<PacedSource, number>();
-  /** The estimate last updated, for tests and /debug. */
-  private lastCostMs = STORE_APPLY_INITIAL_COST_MS;
+  /** The estimate last updated, for tests and /debug (NaN until one is measured). */
+  private lastCostMs = NaN;
 
   constructor(private readonly clock: PacerClock = realClock) {}
 
@@ -61,13 +65,21 @@ export class ApplyPacer {
     this.scheduled = false;
     const start = this.clock.now();
     let spent = 0;
-    // Round-robin: each waiting source takes one step per pass, until the budget is spent.
+    // Round-robin: each waiting source takes one step per pass, sized to its share of what is
+    // left, until the budget is spent. Sized to all that is left, the first source took the whole
+    // turn whenever it had enough changes, and the others waited for it to finish.
     while (this.waiting.size > 0 && spent < STORE_APPLY_TURN_MS) {
-      for (const source of [...this.waiting]) {
+      const pass = [...this.waiting];
+      for (let i = 0; i < pass.length; i++) {
+        const source = pass[i];
         const left = STORE_APPLY_TURN_MS - spent;
-        if (left <= 0) break;
-        const cost = this.costs.get(source) ?? STORE_APPLY_INITIAL_COST_MS;
-        const max = Math.min(STORE_APPLY_MAX_CHUNK, Math.max(STORE_APPLY_MIN_CHUNK, Math.floor(left / cost)));
+        if (!source || left <= 0) break;
+        const share = left / (pass.length - i);
+        const cost = this.costs.get(source);
+        const max =
+          cost === undefined
+            ? STORE_APPLY_FIRST_STEP
+            : Math.min(STORE_APPLY_MAX_CHUNK, Math.max(STORE_APPLY_MIN_CHUNK, Math.floor(share / cost)));
         const before = this.clock.now();
         const applied = source.drain(max);
         const took = this.clock.now() - before;
@@ -75,13 +87,22 @@ export class ApplyPacer {
         // believe they got cheaper (one fast step does not make the next one too long).
         if (applied > 0) {
           const measured = took / applied;
-          this.lastCostMs = Math.max(1e-4, measured > cost ? measured : 0.7 * cost + 0.3 * measured);
+          this.lastCostMs = Math.max(
+            1e-4,
+            cost === undefined || measured > cost ? measured : 0.7 * cost + 0.3 * measured,
+          );
           this.costs.set(source, this.lastCostMs);
         }
         // A source that took nothing asks again when it has something (request).
         if (applied === 0 || !source.hasPending()) this.waiting.delete(source);
         spent = this.clock.now() - start;
       }
+    }
+    // The next turn starts with the next source, so a turn cut short does not favour the first.
+    const [first] = this.waiting;
+    if (first && this.waiting.size > 1) {
+      this.waiting.delete(first);
+      this.waiting.add(first);
     }
     if (this.waiting.size > 0) {
       this.scheduled = true;

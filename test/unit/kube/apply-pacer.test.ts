@@ -1,6 +1,6 @@
 import {
   ApplyPacer,
-  STORE_APPLY_INITIAL_COST_MS,
+  STORE_APPLY_FIRST_STEP,
   STORE_APPLY_MAX_CHUNK,
   STORE_APPLY_MIN_CHUNK,
   STORE_APPLY_TURN_MS,
@@ -37,9 +37,9 @@ function source(clock: { t: number }, n: number, costMs: number): PacedSource & 
   };
 }
 
-test('the limits are named: a 20 ms turn, steps of 16 to 2000 changes, 0.2 ms assumed per change at first', () => {
-  expect([STORE_APPLY_TURN_MS, STORE_APPLY_MIN_CHUNK, STORE_APPLY_MAX_CHUNK, STORE_APPLY_INITIAL_COST_MS]).toEqual([
-    20, 16, 2000, 0.2,
+test("the limits are named: a 20 ms turn, steps of 16 to 2000 changes, 16 changes in a source's first step", () => {
+  expect([STORE_APPLY_TURN_MS, STORE_APPLY_MIN_CHUNK, STORE_APPLY_MAX_CHUNK, STORE_APPLY_FIRST_STEP]).toEqual([
+    20, 16, 2000, 16,
   ]);
 });
 
@@ -63,10 +63,10 @@ test('each turn spends about its budget: steps are sized from the measured cost 
     perTurn.push(clock.t - before);
   }
   expect(s.steps.reduce((a, b) => a + b, 0)).toBe(5000);
-  // The first step trusts the initial estimate (100 changes = 100 ms here); a step that costs
-  // more than estimated corrects the estimate at once, so every later turn fits the budget.
-  expect(s.steps[0]).toBe(STORE_APPLY_TURN_MS / STORE_APPLY_INITIAL_COST_MS);
-  for (const ms of perTurn.slice(1)) expect(ms).toBeLessThanOrEqual(STORE_APPLY_TURN_MS);
+  // The first step is small (its cost unknown); a step that costs more than estimated corrects
+  // the estimate at once, so every turn fits the budget but for one least step.
+  expect(s.steps[0]).toBe(STORE_APPLY_FIRST_STEP);
+  for (const ms of perTurn) expect(ms).toBeLessThanOrEqual(STORE_APPLY_TURN_MS + STORE_APPLY_MIN_CHUNK * 1);
   expect(pacer.costPerChangeMs).toBe(1);
 });
 
@@ -125,8 +125,8 @@ test("each source's steps are sized from its own cost: cheap pods do not make a 
     runTurn();
     perTurn.push(clock.t - before);
   }
-  // The Services' first step trusts the initial estimate; with the pods' 0.01 ms it would have
-  // been 2,000 changes, 400 ms on this clock. A turn overruns by at most one least step.
-  expect(services.steps[0]).toBeLessThanOrEqual(STORE_APPLY_TURN_MS / STORE_APPLY_INITIAL_COST_MS);
+  // The Services' first step is small; sized by the pods' 0.01 ms it would have been 2,000
+  // changes, 400 ms on this clock. A turn overruns by at most one least step.
+  expect(services.steps[0]).toBe(STORE_APPLY_FIRST_STEP);
   for (const ms of perTurn) expect(ms).toBeLessThanOrEqual(STORE_APPLY_TURN_MS + STORE_APPLY_MIN_CHUNK * serviceCostMs);
 });
