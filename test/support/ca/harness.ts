@@ -2,6 +2,7 @@
 // client that calls it exactly as ztunnel does (TLS 1.3, h2, root-cert.pem, server name
 // istiod.istio-system.svc, bearer token and clusterid).
 
+import { grpcServerOptions } from '../../../src/server/grpc-options';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as tls from 'node:tls';
@@ -72,7 +73,8 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const store = opts.store ?? new MemoryStore();
   const metrics = new Registry();
   const holder = new ServingCertHolder();
-  const server = new grpc.Server();
+  // The production listener's options, so the CA bench measures what a ztunnel meets.
+  const server = new grpc.Server(grpcServerOptions(options));
   const readiness = new Map<string, boolean>();
   const debug: Harness['debug'] = new Map();
   const shutdown: (() => void | Promise<void>)[] = [];

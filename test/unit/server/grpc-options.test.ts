@@ -20,6 +20,10 @@ describe('gRPC server options', () => {
     expect(o['grpc.max_receive_message_length']).toBe(1_048_576);
   });
 
+  it('channelz is off: nothing serves it, and its bookkeeping costs every call', () => {
+    expect(grpcServerOptions(parseServeOptions([], {}))['grpc.enable_channelz']).toBe(0);
+  });
+
   it('client pings are allowed every 15 s, as ztunnel sends them', () => {
     const o = grpcServerOptions(parseServeOptions([], {}));
     expect(MIN_CLIENT_PING_INTERVAL_MS).toBe(15_000);
