@@ -20,7 +20,6 @@ const PODS = Number(process.env.COLD_START_PODS ?? 100_000);
 const SERVER_NODE_ARGS = (process.env.COLD_START_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 const PROBE_INTERVAL_MS = 20;
 const TARGET_ANSWER_MS = 100;
-const TARGET_BUILD_MS = 3000;
 const START_TIMEOUT_MS = 180_000;
 const TOKEN_REVIEW_PROBE = 'API server TokenReview';
 const CA_PROBE = 'CA CreateCertificate';
@@ -239,13 +238,13 @@ async function run(): Promise<Measurement[]> {
       metric: `cold start: process start to /ready 200 (${PODS / 1000}k pods listed from the API server and indexed)`,
       value: startMs,
       unit: 'ms',
+      // No target of its own: issue 20's "build itself <= 3 s" is the ambient scenario's build row,
+      // and listing the objects alone (this row's floor) takes longer than that on two cores.
       reference: {
         metric: 'a bare client paging through the same pods and services, same run',
         value: floorMs,
         ratio: startMs / floorMs,
       },
-      target: `<= ${TARGET_BUILD_MS} ms`,
-      met: startMs <= TARGET_BUILD_MS,
     },
   ];
   const worstOf = (name: string) => Math.max(...(probes.find((p) => p.name === name)?.latencies ?? [Number.NaN]));
