@@ -250,10 +250,20 @@ async function run(): Promise<Measurement[]> {
   const worstOf = (name: string) => Math.max(...(probes.find((p) => p.name === name)?.latencies ?? [Number.NaN]));
   for (const p of probes) {
     if (p.name === TOKEN_REVIEW_PROBE) continue;
-    const worst = Math.max(...p.latencies);
+    // The first answer is reported on its own: it includes the probe's connection set-up and, for
+    // the CA, the first TokenReview connection to the API server and the signing workers' start
+    // (the first CA answer was the slowest of ~450 in every run, 190-290 ms; the second ~60-120 ms).
+    const [first, ...rest] = p.latencies;
+    if (first === undefined) throw new Error(`no ${p.name} probe was answered`);
+    out.push({
+      metric: `cold start: first ${p.name} answer (connection set-up, first use of its code paths)`,
+      value: first,
+      unit: 'ms',
+    });
+    const worst = rest.length > 0 ? Math.max(...rest) : first;
     const review = worstOf(TOKEN_REVIEW_PROBE);
     out.push({
-      metric: `cold start: slowest ${p.name} answer while starting (${p.latencies.length} probes every ${PROBE_INTERVAL_MS} ms)`,
+      metric: `cold start: slowest ${p.name} answer while starting, after the first (${p.latencies.length} probes every ${PROBE_INTERVAL_MS} ms)`,
       value: worst,
       unit: 'ms',
       reference:
