@@ -116,7 +116,8 @@ export async function measureFairness(workerSource: string): Promise<Measurement
   const kept = median(keptRuns);
   // What node A keeps beside a sequential caller that costs the shared event loop only transport
   // (the canned server does no CA work): the share a busy sequential caller takes before any of ours.
-  const keptBesideFloor = median(aWithFloor.map((x, i) => x / aAlone[i]!));
+  const keptBesideFloorRuns = aWithFloor.map((x, i) => x / aAlone[i]!);
+  const keptBesideFloor = median(keptBesideFloorRuns);
   // If the CA is saturated and shares its capacity fairly, every certificate node B gets is one
   // node A does not: A keeps at most 1 - (B's rate / A's rate alone). A kept rate near this bound
   // is the scheduler giving B its share, not losing capacity.
@@ -190,7 +191,7 @@ export async function measureFairness(workerSource: string): Promise<Measurement
       metric: "transport floor: node A's rate beside the sequential caller of the bare canned server, over A alone",
       value: keptBesideFloor,
       unit: 'ratio',
-      runs: aWithFloor.map((x, i) => x / aAlone[i]!),
+      runs: keptBesideFloorRuns,
     },
     {
       metric: 'fairness: failed requests (all fairness runs)',

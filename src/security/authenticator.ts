@@ -155,12 +155,8 @@ export function createCallAuthenticator(
     let token: VerifiedToken;
     const lifetime = callSignal(call);
     try {
-      // A getter, so a cache hit never makes the call's signal.
-      token = await opts.tokens.verify(bearer, {
-        get signal() {
-          return lifetime.signal;
-        },
-      });
+      // callSignal's signal is made on first read, so a cache hit never makes it.
+      token = await opts.tokens.verify(bearer, lifetime);
     } catch (err) {
       return err instanceof AuthError ? err : new AuthError('invalid_token', (err as Error).message);
     } finally {

@@ -2,7 +2,6 @@
 // client that calls it exactly as ztunnel does (TLS 1.3, h2, root-cert.pem, server name
 // istiod.istio-system.svc, bearer token and clusterid).
 
-import { grpcServerOptions } from '../../../src/server/grpc-options';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as tls from 'node:tls';
@@ -11,6 +10,7 @@ import { Registry } from 'prom-client';
 import { parseServeOptions, ServeOptions } from '../../../src/config/options';
 import { MemoryStore } from '../../../src/store/memory-store';
 import { ServingCertHolder } from '../../../src/server/serving-cert';
+import { grpcServerOptions } from '../../../src/server/grpc-options';
 import type { DebugRequest, DebugResponse, LeaderElector, ServerContext } from '../../../src/server/context';
 import type { MeshConfig, MeshConfigSource } from '../../../src/mesh/types';
 import { CaDeps, CaHandle, startCertificateAuthority } from '../../../src/ca';
