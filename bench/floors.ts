@@ -146,3 +146,52 @@ export async function tlsWriteFloor(
     },
   };
 }
+
+const HEAD_END = Buffer.from('\r\n\r\n');
+const CONTENT_LENGTH = /\r\ncontent-length:[ \t]*(\d+)/i;
+
+/**
+ * A TLS server that answers each HTTP/1.1 request on a keep-alive connection, once its head and
+ * its Content-Length body have arrived, with `response` (the whole HTTP response, canned), doing
+ * nothing else: no header checks, no JSON, no validation, no deadlines. The transport under the
+ * validating webhook. `tls` adds what the served side needs beyond the identity (the webhook's
+ * own TLS settings), so the two servers differ only above TLS.
+ */
+export async function cannedHttp1Server(
+  pki: Pick<TestPki, 'certPem' | 'keyPem'>,
+  response: Buffer,
+  options: tls.TlsOptions = {},
+): Promise<FloorServer> {
+  const sockets = new Set<tls.TLSSocket>();
+  const server = tls.createServer({ ...options, cert: pki.certPem, key: pki.keyPem }, (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+    socket.setNoDelay(true);
+    let buf: Buffer | undefined;
+    socket.on('data', (chunk: Buffer) => {
+      buf = buf ? Buffer.concat([buf, chunk]) : chunk;
+      for (;;) {
+        const head = buf.indexOf(HEAD_END);
+        if (head < 0) return;
+        const m = CONTENT_LENGTH.exec(buf.toString('latin1', 0, head));
+        const end = head + 4 + Number(m?.[1] ?? 0);
+        if (buf.length < end) return;
+        socket.write(response);
+        if (buf.length === end) {
+          buf = undefined;
+          return;
+        }
+        buf = buf.subarray(end);
+      }
+    });
+  });
+  await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => {
+      for (const s of sockets) s.destroy();
+      server.close();
+    },
+  };
+}

@@ -4,6 +4,9 @@
 // ztunnel-like caller (TLS gRPC, 64 in flight, from its own thread). The webhook callers run in a
 // worker thread with their own event loop, as the API server is its own process. The callers are
 // a closed loop, so latency includes queueing: about 50 / (reviews per second) on average.
+// Alone, each kind's runs alternate with runs of the same callers against a bare HTTPS server that
+// answers with that kind's answer, canned (bench/floors.ts): the rate and p99 of the transport
+// alone, in the same run. WEBHOOK_BENCH_RUNS and WEBHOOK_BENCH_ALONE_ONLY=1 shorten it.
 
 import { Worker } from 'node:worker_threads';
 import { Writable } from 'node:stream';
@@ -13,13 +16,17 @@ import { ask, CA_CLIENT_SETUP, caRequestFrames } from '../worker';
 import { logs } from '../../src/log/logger';
 import { startWebhookServer } from '../../src/webhook/server';
 import { reviewAdmission } from '../../src/webhook/admission';
+import { formatResponse } from '../../src/webhook/http1';
+import { cannedHttp1Server } from '../floors';
 import { loadOrCreateTokenKey, signLocalToken } from '../../src/security/local-jwt';
 import { admissionReview, SERVER_NAME, throwawayCert, webhookContext } from '../../test/support/webhook/harness';
 import { startHarness, readRoot, SERVER_NAME as CA_SERVER_NAME } from '../../test/support/ca/harness';
 import { makeCsr } from '../../test/support/ca/fixtures';
 
 const CALLERS = 50;
-const RUNS = 5;
+const RUNS = Number(process.env['WEBHOOK_BENCH_RUNS'] ?? 5);
+/** Skips the runs under CA load (for quick comparisons of the webhook's own path). */
+const ALONE_ONLY = process.env['WEBHOOK_BENCH_ALONE_ONLY'] === '1';
 const RUN_MS = 2000;
 /** Unmeasured load before each kind's runs, so V8 has compiled that kind's validators. */
 const WARMUP_MS = 1000;
@@ -95,7 +102,8 @@ const CONNECTION_CLOSE = /\\r\\nconnection: *close/i;
 // per review cost the load generator as much as parsing the answer), posting the next review as
 // soon as the previous answer is complete.
 class Caller {
-  constructor(socket) {
+  constructor(port, socket) {
+    this.port = port;
     this.buf = null;
     this.run = null;
     this.attach(socket);
@@ -106,9 +114,9 @@ class Caller {
     socket.on('error', (err) => this.fail(err));
     socket.on('close', () => { if (this.socket === socket) this.fail(new Error('connection closed')); });
   }
-  static open() {
+  static open(port) {
     return new Promise((resolve, reject) => {
-      const socket = tls.connect({ host: '127.0.0.1', port: w.port, ca: w.ca, servername: w.serverName, ALPNProtocols: ['http/1.1'] }, () => {
+      const socket = tls.connect({ host: '127.0.0.1', port, ca: w.ca, servername: w.serverName, ALPNProtocols: ['http/1.1'] }, () => {
         socket.off('error', reject);
         resolve(socket);
       });
@@ -116,8 +124,8 @@ class Caller {
       socket.setNoDelay(true);
     });
   }
-  static async connect() {
-    return new Caller(await Caller.open());
+  static async connect(port) {
+    return new Caller(port, await Caller.open(port));
   }
   // The server ends a connection after its request bound with Connection: close; the API server's
   // Go client then opens a new one, and so does this caller, instead of counting a failure.
@@ -125,7 +133,7 @@ class Caller {
     const old = this.socket;
     this.socket = null;
     old.destroy();
-    Caller.open().then((socket) => { this.attach(socket); if (this.run) this.send(); }, (err) => { this.socket = old; this.fail(err); });
+    Caller.open(this.port).then((socket) => { this.attach(socket); if (this.run) this.send(); }, (err) => { this.socket = old; this.fail(err); });
   }
   start(run) {
     this.run = run;
@@ -173,11 +181,13 @@ class Caller {
     this.stop();
   }
 }
-let callers = [];
-async function run(body, durationMs) {
+// Callers by server port: the webhook's and the floor's each keep their own connections.
+const pools = new Map();
+async function run(port, body, durationMs) {
   // A caller whose connection failed is replaced before the next run.
-  callers = callers.filter((c) => c.socket && !c.socket.destroyed);
-  while (callers.length < w.callers) callers.push(await Caller.connect());
+  const callers = (pools.get(port) || []).filter((c) => c.socket && !c.socket.destroyed);
+  pools.set(port, callers);
+  while (callers.length < w.callers) callers.push(await Caller.connect(port));
   const bytes = Buffer.from(body);
   const request = Buffer.concat([Buffer.from('POST /validate HTTP/1.1\\r\\nHost: ' + w.serverName + '\\r\\nContent-Type: application/json\\r\\nAccept: application/json\\r\\nContent-Length: ' + bytes.length + '\\r\\n\\r\\n'), bytes]);
   const start = performance.now();
@@ -190,8 +200,8 @@ async function run(body, durationMs) {
   return { ok: state.ok, failed: state.failed, firstError: state.firstError, elapsedMs: state.last - start, latencies: state.latencies };
 }
 parentPort.on('message', async (m) => {
-  if (m.type === 'run') parentPort.postMessage(await run(m.body, m.durationMs));
-  else { for (const c of callers) c.socket?.destroy(); parentPort.postMessage('closed'); }
+  if (m.type === 'run') parentPort.postMessage(await run(m.port, m.body, m.durationMs));
+  else { for (const callers of pools.values()) for (const c of callers) c.socket?.destroy(); parentPort.postMessage('closed'); }
 });
 `;
 
@@ -261,6 +271,15 @@ async function startCaLoad(): Promise<{ stop(): Promise<number> }> {
 
 const PURE_MS = 1000;
 
+/** The webhook listener's TLS settings besides its identity (server.ts), for the floor to match. */
+const WEBHOOK_TLS_OPTIONS = { minVersion: 'TLSv1.2', ALPNProtocols: ['http/1.1'] } as const;
+
+/** The webhook's whole HTTP answer to `body`, as bytes: what the floor server sends back. */
+function cannedAnswer(body: string): Buffer {
+  const reply = reviewAdmission(Buffer.from(body), 'application/json');
+  return formatResponse(reply.status, reply.contentType, reply.body, { close: false, date: new Date().toUTCString() });
+}
+
 /** Single-thread rate of the pure handler on the same body: the ceiling HTTPS and TLS cost is measured against. */
 function pureRate(body: string): number {
   const bytes = Buffer.from(body);
@@ -278,45 +297,101 @@ function pureRate(body: string): number {
 // runs node with --expose-gc); what the server allocates during a run is collected as usual.
 const collect = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
 
-async function measure(worker: Worker, label: string, body: string, targetMs: number): Promise<Measurement[]> {
+/** The listener's ports: the webhook's, and for the runs alone the canned floor's, run alternately with it. */
+interface Ports {
+  webhook: number;
+  floor?: number;
+}
+
+const run = (worker: Worker, port: number, body: string, durationMs: number) =>
+  ask<LoadResult>(worker, { type: 'run', port, body, durationMs });
+const rate = (r: LoadResult) => (r.ok * 1000) / r.elapsedMs;
+
+async function measure(
+  worker: Worker,
+  ports: Ports,
+  label: string,
+  body: string,
+  targetMs: number,
+): Promise<Measurement[]> {
   // Each kind runs through validators of its own: the first run of a kind used to include their
   // compilation.
-  await ask<LoadResult>(worker, { type: 'run', body, durationMs: WARMUP_MS });
+  await run(worker, ports.webhook, body, WARMUP_MS);
+  if (ports.floor !== undefined) await run(worker, ports.floor, body, WARMUP_MS);
   const runs: LoadResult[] = [];
+  const floorRuns: LoadResult[] = [];
+  // The floor's runs alternate with the webhook's, so a change in the host's speed hits both.
   for (let r = 0; r < RUNS; r++) {
     collect();
-    runs.push(await ask<LoadResult>(worker, { type: 'run', body, durationMs: RUN_MS }));
+    runs.push(await run(worker, ports.webhook, body, RUN_MS));
+    if (ports.floor === undefined) continue;
+    collect();
+    floorRuns.push(await run(worker, ports.floor, body, RUN_MS));
   }
-  const rates = runs.map((r) => (r.ok * 1000) / r.elapsedMs);
+  const rates = runs.map(rate);
   const failures = runs.reduce((s, r) => s + r.failed, 0);
   const { p50s, p99s, p50, p99, pooledP99 } = latencySummary(runs);
   const pure = pureRate(body);
-  return [
-    {
-      metric: `reviews per second (${label})`,
-      value: median(rates),
-      unit: 'reviews/s',
-      runs: rates,
-      reference: { metric: 'pure reviewAdmission, one thread, no HTTP', value: pure, ratio: median(rates) / pure },
-    },
-    { metric: `p50 latency (${label})`, value: p50, unit: 'ms', runs: p50s },
-    {
-      metric: `p99 latency (${label})`,
-      value: p99,
-      unit: 'ms',
-      runs: p99s,
-      target: `< ${targetMs} ms`,
-      met: p99 < targetMs,
-    },
-    { metric: `p99 latency of all runs pooled (${label})`, value: pooledP99, unit: 'ms' },
-    {
-      metric: `failed reviews (${label})${failures ? `: ${runs.find((r) => r.firstError)?.firstError}` : ''}`,
-      value: failures,
-      unit: 'reviews',
-      target: '0',
-      met: failures === 0,
-    },
-  ];
+  const out: Measurement[] = [];
+  let floor: { rates: number[]; p50s: number[]; p99s: number[]; p99: number } | undefined;
+  if (floorRuns.length > 0) {
+    const f = latencySummary(floorRuns);
+    floor = { rates: floorRuns.map(rate), p50s: f.p50s, p99s: f.p99s, p99: f.p99 };
+  }
+  // Each ratio is the median of the pairs' (a run and the floor's run after it).
+  const pairRatio = (mine: number[], theirs: number[]) => median(mine.map((v, i) => v / (theirs[i] ?? NaN)));
+  out.push({
+    metric: `reviews per second (${label})`,
+    value: median(rates),
+    unit: 'reviews/s',
+    runs: rates,
+    reference: floor
+      ? {
+          metric: 'bare HTTPS server, canned answer, same callers',
+          value: median(floor.rates),
+          ratio: pairRatio(rates, floor.rates),
+        }
+      : { metric: 'pure reviewAdmission, one thread, no HTTP', value: pure, ratio: median(rates) / pure },
+  });
+  out.push({ metric: `p50 latency (${label})`, value: p50, unit: 'ms', runs: p50s });
+  out.push({
+    metric: `p99 latency (${label})`,
+    value: p99,
+    unit: 'ms',
+    runs: p99s,
+    ...(floor && {
+      reference: {
+        metric: 'bare HTTPS server p99, same callers',
+        value: floor.p99,
+        ratio: pairRatio(p99s, floor.p99s),
+      },
+    }),
+    target: `< ${targetMs} ms`,
+    met: p99 < targetMs,
+  });
+  out.push({ metric: `p99 latency of all runs pooled (${label})`, value: pooledP99, unit: 'ms' });
+  out.push({
+    metric: `failed reviews (${label})${failures ? `: ${runs.find((r) => r.firstError)?.firstError}` : ''}`,
+    value: failures,
+    unit: 'reviews',
+    target: '0',
+    met: failures === 0,
+  });
+  if (floor) {
+    const floorFailures = floorRuns.reduce((s, r) => s + r.failed, 0);
+    out.push(
+      {
+        metric: `floor: bare HTTPS server answering a canned review of the same size (${label})${floorFailures ? `, ${floorFailures} failed` : ''}`,
+        value: median(floor.rates),
+        unit: 'reviews/s',
+        runs: floor.rates,
+      },
+      { metric: `floor: p50 latency (${label})`, value: median(floor.p50s), unit: 'ms', runs: floor.p50s },
+      { metric: `floor: p99 latency (${label})`, value: floor.p99, unit: 'ms', runs: floor.p99s },
+      { metric: `pure reviewAdmission, one thread, no HTTP (${label})`, value: pure, unit: 'reviews/s' },
+    );
+  }
+  return out;
 }
 
 const scenario: Scenario = {
@@ -330,21 +405,40 @@ const scenario: Scenario = {
     const cert = throwawayCert();
     h.certs.set(cert);
     const server = await startWebhookServer(h.ctx);
+    const webhook = server.port ?? 0;
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { port: server.port, ca: cert.rootsPem, serverName: SERVER_NAME, callers: CALLERS },
+      workerData: { ca: cert.rootsPem, serverName: SERVER_NAME, callers: CALLERS },
     });
     const ap = admissionReview(AUTHORIZATION_POLICY);
     const vs = admissionReview(VIRTUAL_SERVICE);
     const out: Measurement[] = [];
     try {
-      out.push(...(await measure(worker, 'AuthorizationPolicy, alone', ap, TARGET_P99_ALONE_MS)));
-      out.push(...(await measure(worker, 'VirtualService, alone', vs, TARGET_P99_ALONE_MS)));
+      // Alone, each kind's runs alternate with runs against a bare HTTPS server that answers the
+      // same callers with that kind's answer, canned: the transport's floor under this row.
+      for (const [label, body] of [
+        ['AuthorizationPolicy, alone', ap],
+        ['VirtualService, alone', vs],
+      ] as const) {
+        const floor = await cannedHttp1Server(
+          { certPem: cert.certChainPem, keyPem: cert.privateKeyPem },
+          cannedAnswer(body),
+          WEBHOOK_TLS_OPTIONS,
+        );
+        try {
+          out.push(...(await measure(worker, { webhook, floor: floor.port }, label, body, TARGET_P99_ALONE_MS)));
+        } finally {
+          floor.close();
+        }
+      }
+      if (ALONE_ONLY) return out;
       const ca = await startCaLoad();
       const caStart = performance.now();
       try {
-        out.push(...(await measure(worker, 'AuthorizationPolicy, under CA load', ap, TARGET_P99_UNDER_CA_MS)));
-        out.push(...(await measure(worker, 'VirtualService, under CA load', vs, TARGET_P99_UNDER_CA_MS)));
+        out.push(
+          ...(await measure(worker, { webhook }, 'AuthorizationPolicy, under CA load', ap, TARGET_P99_UNDER_CA_MS)),
+        );
+        out.push(...(await measure(worker, { webhook }, 'VirtualService, under CA load', vs, TARGET_P99_UNDER_CA_MS)));
       } finally {
         const signed = await ca.stop();
         out.push({
