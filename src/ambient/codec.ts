@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import * as protobuf from 'protobufjs';
 import { protoDir } from '../proto-files';
 import { VERSION_HEX_LENGTH } from './constants';
+import { encodeAddressFast } from './address-encoder';
 import { ipToText } from './ip';
 import type { Address, Authorization } from './messages';
 
@@ -33,7 +34,16 @@ function load(): Types {
   return types;
 }
 
+/**
+ * The hand-written encoder (address-encoder.ts) writes protobufjs' bytes in one allocation; a
+ * message it does not fully know (an unknown key, an unexpected value type) goes to protobufjs.
+ */
 export function encodeAddress(address: Address): Uint8Array {
+  return encodeAddressFast(address) ?? encodeAddressWithProtobufjs(address);
+}
+
+/** protobufjs' own encoding: the fallback, and the reference the hand-written encoder is tested against. */
+export function encodeAddressWithProtobufjs(address: Address): Uint8Array {
   return load().address.encode(address).finish();
 }
 
