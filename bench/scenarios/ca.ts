@@ -7,7 +7,9 @@
 //   root's key, single-thread, taken just before each run: the combined single-core rate is
 //   1 / (t_check + t_sign), and each run's rate is divided by its own;
 // - the same callers against a bare HTTP/2 TLS server that answers canned bytes (floors.ts), run
-//   just before each 64-in-flight CA run: the p99 under the tail target.
+//   just before each 8- and 64-in-flight CA run: the p99 under the tail target, and t_transport,
+//   this process's CPU per canned call (server and caller). The CA's process pays that too, so
+//   1 / (t_check + t_sign + t_transport) is the single-core floor with the transport counted.
 
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
@@ -58,32 +60,93 @@ const BINDINGS = 20;
 /** CA_BENCH_CPU=1 prints each thread's CPU time per CSR for each run (development aid, Linux only). */
 const CPU_TRACE = process.env['CA_BENCH_CPU'] === '1';
 
-/** CPU ms of each thread of this process, from /proc. */
-function threadCpu(): Map<string, number> {
-  const out = new Map<string, number>();
+/** One thread's scheduler figures, from /proc: CPU and run-queue wait in ms, context switches. */
+interface ThreadSched {
+  cpuMs: number;
+  waitMs: number;
+  voluntary: number;
+  involuntary: number;
+}
+
+/** What CA_BENCH_CPU compares before and after a run: each thread of this process, and the whole machine. */
+interface CpuSnapshot {
+  threads: Map<string, ThreadSched>;
+  /** /proc/stat jiffies of all CPUs: busy (user+nice+system+irq+softirq), idle (+iowait), steal. */
+  machine: { busy: number; idle: number; steal: number };
+}
+
+/** Per-thread schedstat (ns) and context switches of this process, and the machine's CPU times. */
+function threadCpu(): CpuSnapshot {
+  const threads = new Map<string, ThreadSched>();
   for (const tid of fs.readdirSync('/proc/self/task')) {
     try {
-      const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(tid, (Number(f[11]) + Number(f[12])) * 10);
+      const [run, wait] = fs.readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+      const status = fs.readFileSync(`/proc/self/task/${tid}/status`, 'utf8');
+      const count = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+      threads.set(tid, {
+        cpuMs: (run ?? 0) / 1e6,
+        waitMs: (wait ?? 0) / 1e6,
+        voluntary: count('voluntary_ctxt_switches'),
+        involuntary: count('nonvoluntary_ctxt_switches'),
+      });
     } catch {
       // The thread ended between the listing and the read.
     }
   }
-  return out;
+  const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.split(/\s+/).slice(1).map(Number);
+  const at = (i: number) => f[i] ?? 0;
+  return { threads, machine: { busy: at(0) + at(1) + at(2) + at(5) + at(6), idle: at(3) + at(4), steal: at(7) } };
 }
 
-function traceCpu(before: Map<string, number>, after: Map<string, number>, run: LoadResult, what: string): void {
+/** Labels for CA_BENCH_CPU: this process's main thread and the load generator's thread. */
+async function threadNames(client: Worker): Promise<Map<string, string>> {
+  return new Map([
+    [String(process.pid), 'main'],
+    [await ask<string>(client, { type: 'tid' }), 'client'],
+  ]);
+}
+
+/**
+ * Prints, per run: the process's CPU per CSR and share of the cores, the machine's idle share
+ * (other processes included), and per thread its CPU and run-queue wait per CSR and its
+ * involuntary context switches (preemptions) per CSR. `names` labels known threads by tid.
+ */
+function traceCpu(
+  before: CpuSnapshot,
+  after: CpuSnapshot,
+  run: LoadResult,
+  what: string,
+  names: ReadonlyMap<string, string> = new Map(),
+): void {
   const per = (ms: number) => ((ms * 1000) / run.ok).toFixed(0);
-  const threads = [...after]
-    .map(([tid, ms]) => [tid, ms - (before.get(tid) ?? 0)] as const)
-    .filter(([, ms]) => ms > 0)
-    .sort((a, b) => b[1] - a[1]);
-  const total = threads.reduce((n, [, ms]) => n + ms, 0);
+  const threads = [...after.threads]
+    .map(([tid, a]) => {
+      const b = before.threads.get(tid);
+      return {
+        tid,
+        cpu: a.cpuMs - (b?.cpuMs ?? 0),
+        wait: a.waitMs - (b?.waitMs ?? 0),
+        preempted: a.involuntary - (b?.involuntary ?? 0),
+        slept: a.voluntary - (b?.voluntary ?? 0),
+      };
+    })
+    .filter((t) => t.cpu > 0.5)
+    .sort((a, b) => b.cpu - a.cpu);
+  const total = threads.reduce((n, t) => n + t.cpu, 0);
+  const m = (k: 'busy' | 'idle' | 'steal') => after.machine[k] - before.machine[k];
+  const jiffies = m('busy') + m('idle') + m('steal');
   process.stderr.write(
     `cpu ${what}: ${run.ok} CSRs, ${((run.ok * 1000) / run.elapsedMs).toFixed(0)}/s, process ${per(total)} us/CSR, ` +
-      `${((100 * total) / run.elapsedMs).toFixed(0)}% of one core; per thread us/CSR: ` +
-      threads.map(([tid, ms]) => `${tid}=${per(ms)}`).join(' ') +
+      `${((100 * total) / run.elapsedMs).toFixed(0)}% of one core; machine idle ${((100 * m('idle')) / jiffies).toFixed(0)}%` +
+      ` steal ${((100 * m('steal')) / jiffies).toFixed(0)}%; per thread cpu/runqueue-wait us per CSR, ` +
+      `sleeps/preemptions per CSR:\n` +
+      threads
+        .map(
+          (t) =>
+            `  ${(names.get(t.tid) ?? t.tid).padEnd(10)} ${per(t.cpu).padStart(4)} / ${per(t.wait).padStart(4)}  ` +
+            `${(t.slept / run.ok).toFixed(2)} / ${(t.preempted / run.ok).toFixed(2)}`,
+        )
+        .join('\n') +
       '\n',
   );
 }
@@ -113,6 +176,7 @@ function run(concurrency, durationMs) {
 }
 parentPort.on('message', async (m) => {
   if (m.type === 'run') parentPort.postMessage(await run(m.concurrency, m.durationMs));
+  else if (m.type === 'tid') parentPort.postMessage(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
   else { closeClient(); parentPort.postMessage('closed'); }
 });
 `;
@@ -167,8 +231,12 @@ function coreFloor(checks: readonly CheckedCsr[], key: crypto.KeyObject, tbs: Bu
  * does. Started once; each root's 64-in-flight runs are interleaved with runs against it.
  */
 interface TransportFloor {
-  run(): Promise<LoadResult>;
-  /** Every run so far, for the floor's own rows. */
+  /**
+   * One run at `concurrency` in flight; `cpuUsPerCall` is this process's CPU (the canned server's
+   * event loop and the load generator's thread, as in the CA's runs) per answered call.
+   */
+  run(concurrency: number): Promise<{ result: LoadResult; cpuUsPerCall: number }>;
+  /** Every run at TAIL_CONCURRENCY so far, for the floor's own rows. */
   runs: LoadResult[];
   close(): Promise<void>;
 }
@@ -195,12 +263,14 @@ async function startTransportFloor(): Promise<TransportFloor> {
   const runs: LoadResult[] = [];
   return {
     runs,
-    async run() {
+    async run(concurrency) {
       const cpu0 = CPU_TRACE ? threadCpu() : undefined;
-      const r = await ask<LoadResult>(worker, { type: 'run', concurrency: TAIL_CONCURRENCY, durationMs: RUN_MS });
-      if (cpu0) traceCpu(cpu0, threadCpu(), r, 'canned HTTP/2 TLS server');
-      runs.push(r);
-      return r;
+      const usage = process.cpuUsage();
+      const r = await ask<LoadResult>(worker, { type: 'run', concurrency, durationMs: RUN_MS });
+      const { user, system } = process.cpuUsage(usage);
+      if (cpu0) traceCpu(cpu0, threadCpu(), r, `canned HTTP/2 TLS server ${concurrency}`, await threadNames(worker));
+      if (concurrency === TAIL_CONCURRENCY) runs.push(r);
+      return { result: r, cpuUsPerCall: (user + system) / Math.max(1, r.ok) };
     },
     async close() {
       await ask(worker, { type: 'close' });
@@ -277,12 +347,18 @@ async function measureRoot(keyType: 'RSA' | 'ECDSA', transport: TransportFloor):
       const runs: LoadResult[] = [];
       const floors: CoreFloor[] = [];
       const cannedP99s: number[] = [];
+      /** t_transport before each run, µs: the canned server's CPU per call at this concurrency. */
+      const transportUs: number[] = [];
       for (let r = 0; r < RUNS; r++) {
-        if (c === TAIL_CONCURRENCY) cannedP99s.push(latencySummary([await transport.run()]).p99);
+        if (c === TAIL_CONCURRENCY || TARGET_FLOOR_RATIO[c] !== undefined) {
+          const canned = await transport.run(c);
+          transportUs.push(canned.cpuUsPerCall);
+          if (c === TAIL_CONCURRENCY) cannedP99s.push(latencySummary([canned.result]).p99);
+        }
         floors.push(coreFloor(checks, material.signingKey, tbs));
         const cpu0 = CPU_TRACE ? threadCpu() : undefined;
         runs.push(await ask<LoadResult>(worker, { type: 'run', concurrency: c, durationMs: RUN_MS }));
-        if (cpu0) traceCpu(cpu0, threadCpu(), runs[runs.length - 1]!, `${label} ${c}`);
+        if (cpu0) traceCpu(cpu0, threadCpu(), runs[runs.length - 1]!, `${label} ${c}`, await threadNames(worker));
       }
       allFloors.push(...floors);
       const rates = runs.map((r) => (r.ok * 1000) / r.elapsedMs);
@@ -315,6 +391,37 @@ async function measureRoot(keyType: 'RSA' | 'ECDSA', transport: TransportFloor):
           ratio: twoCoreRatio,
         },
       });
+      if (transportUs.length === runs.length) {
+        // The floor with the runtime's transport counted: what one core could sign if it also paid
+        // the bare HTTP/2 TLS server's and its caller's CPU for each call, as the CA's process does.
+        const withTransport = floors.map((f, i) => 1 / (1 / f.check + 1 / f.sign + transportUs[i]! / 1e6));
+        out.push({
+          metric: `bare transport CPU per call, t_transport: the canned HTTP/2 TLS server and the same client, this process (${c} in flight, before each ${label} run)`,
+          value: median(transportUs),
+          unit: 'us/call',
+          runs: transportUs,
+        });
+        out.push({
+          metric: `CSRs per second vs the floor including the transport (${c} in flight, ${label})`,
+          value: rate,
+          unit: 'CSR/s',
+          reference: {
+            metric: `single-core 1 / (t_check + t_sign + t_transport), before each run (${label}) (ratio: median of per-run ratios)`,
+            value: median(withTransport),
+            ratio: median(rates.map((x, i) => x / withTransport[i]!)),
+          },
+        });
+        out.push({
+          metric: `CSRs per second vs the two-core floor including the transport (${c} in flight, ${label})`,
+          value: rate,
+          unit: 'CSR/s',
+          reference: {
+            metric: `2 / (t_check + t_sign + t_transport) (${label})`,
+            value: 2 * median(withTransport),
+            ratio: median(rates.map((x, i) => x / (2 * withTransport[i]!))),
+          },
+        });
+      }
       out.push({ metric: `p50 latency (${c} in flight, ${label})`, value: p50, unit: 'ms', runs: p50s });
       if (c === TAIL_CONCURRENCY) {
         const tail = median(p99s.map((x, i) => x / cannedP99s[i]!));
