@@ -20,7 +20,7 @@ import {
   overLimit,
 } from './client-limits';
 import { Reader, WIRE_LEN, WIRE_VARINT } from './proto-reader';
-import { VersionDigest, digestEntry, emptyDigest } from './version-digest';
+import { VersionDigest, digestEntry, emptyDigest, releaseBuffer } from './version-digest';
 
 let nodeType: protobuf.Type | undefined;
 
@@ -162,6 +162,56 @@ class RawHeldVersions implements HeldVersions {
 }
 
 /**
+ * Digests the initial_resource_versions entry whose tag was just read, and every entry that
+ * directly follows it (encoders write the map's entries in one run), counting at most `allowed`
+ * more names. Returns how many entries after the first it took, or the violated limit. Apart from
+ * decodeDeltaRequest's switch, this loop stays optimized across requests: inside it, a 100k-entry
+ * request ran partly unoptimized (on-stack replacement, and deoptimizations on the switch's other
+ * arms), 17 ms against 7 ms.
+ */
+function digestEntries(r: Reader, digest: VersionDigest, entry: EntryRanges, allowed: number): number | string {
+  const buf = r.buf;
+  const tag = (5 << 3) | WIRE_LEN;
+  let extra = -1;
+  for (;;) {
+    const n = r.varint();
+    const s = r.pos;
+    if (s + n > r.end) throw new Error(`field length ${n} runs past the end of the message`);
+    r.pos = s + n;
+    entryRanges(buf, s, s + n, entry);
+    const keyBytes = entry.keyEnd - entry.keyStart;
+    const versionBytes = entry.valueEnd - entry.valueStart;
+    if (keyBytes > MAX_RESOURCE_NAME_BYTES)
+      return overLimit(
+        'a name in initial_resource_versions',
+        keyBytes,
+        MAX_RESOURCE_NAME_BYTES,
+        'MAX_RESOURCE_NAME_BYTES',
+      );
+    if (versionBytes > MAX_RESOURCE_VERSION_BYTES)
+      return overLimit(
+        'a version in initial_resource_versions',
+        versionBytes,
+        MAX_RESOURCE_VERSION_BYTES,
+        'MAX_RESOURCE_VERSION_BYTES',
+      );
+    digestEntry(digest, buf, entry.keyStart, entry.keyEnd, entry.valueStart, entry.valueEnd);
+    extra++;
+    // The next field is another entry when its one-byte tag says so (0x2a).
+    if (r.pos >= r.end || buf[r.pos] !== tag) return extra;
+    if (extra + 1 > allowed)
+      return overLimit(
+        'the request',
+        MAX_RESOURCE_NAMES_PER_REQUEST + 1,
+        MAX_RESOURCE_NAMES_PER_REQUEST,
+        'MAX_RESOURCE_NAMES_PER_REQUEST',
+        'names or more',
+      );
+    r.pos++;
+  }
+}
+
+/**
  * Decodes a DeltaDiscoveryRequest; throws on malformed bytes (grpc-js then ends the call). A
  * request over a limit of client-limits.ts comes back with `invalid` set and is decoded no further.
  */
@@ -225,33 +275,10 @@ export function decodeDeltaRequest(buf: Buffer): DeltaDiscoveryRequest {
         break;
       }
       case 5: {
-        const n = r.varint();
-        const s = r.pos;
-        if (s + n > r.end) throw new Error(`field length ${n} runs past the end of the message`);
-        r.pos = s + n;
-        entryRanges(buf, s, s + n, entry);
-        const keyBytes = entry.keyEnd - entry.keyStart;
-        const versionBytes = entry.valueEnd - entry.valueStart;
-        if (keyBytes > MAX_RESOURCE_NAME_BYTES)
-          return refuse(
-            overLimit(
-              'a name in initial_resource_versions',
-              keyBytes,
-              MAX_RESOURCE_NAME_BYTES,
-              'MAX_RESOURCE_NAME_BYTES',
-            ),
-          );
-        if (versionBytes > MAX_RESOURCE_VERSION_BYTES)
-          return refuse(
-            overLimit(
-              'a version in initial_resource_versions',
-              versionBytes,
-              MAX_RESOURCE_VERSION_BYTES,
-              'MAX_RESOURCE_VERSION_BYTES',
-            ),
-          );
         digest ??= emptyDigest();
-        digestEntry(digest, buf, entry.keyStart, entry.keyEnd, entry.valueStart, entry.valueEnd);
+        const run = digestEntries(r, digest, entry, MAX_RESOURCE_NAMES_PER_REQUEST - names);
+        if (typeof run === 'string') return refuse(run);
+        names += run;
         break;
       }
       case 6: {
@@ -271,6 +298,9 @@ export function decodeDeltaRequest(buf: Buffer): DeltaDiscoveryRequest {
       }
     }
   }
-  if (digest) req.initial_resource_versions = new RawHeldVersions(buf, digest);
+  if (digest) {
+    releaseBuffer();
+    req.initial_resource_versions = new RawHeldVersions(buf, digest);
+  }
   return req;
 }

@@ -182,6 +182,50 @@ describe('resource names', () => {
     const over = Buffer.concat([atLimit, encode({ resource_names_unsubscribe: ['one-more'] })]);
     expect(violation(over, 'MAX_RESOURCE_NAMES_PER_REQUEST')).toContain('names');
   });
+
+  test('the limit holds within one run of initial_resource_versions entries, and across runs split by other fields', () => {
+    // The decoder digests consecutive entries in one loop; the count must be exact at its edges.
+    const entries = (n: number, prefix: string) => {
+      const out = Buffer.allocUnsafe(n * 16);
+      let p = 0;
+      for (let i = 0; i < n; i++) {
+        const name = `${prefix}${i.toString(36)}`;
+        out[p++] = 0x2a;
+        out[p++] = name.length + 2;
+        out[p++] = 0x0a;
+        out[p++] = name.length;
+        p += out.write(name, p, 'latin1');
+      }
+      return out.subarray(0, p);
+    };
+    const head = encode({ type_url: ADDRESS_TYPE_URL });
+    const exact = decodeDeltaRequest(Buffer.concat([head, entries(MAX_RESOURCE_NAMES_PER_REQUEST, 'w')]));
+    expect(exact.invalid).toBeUndefined();
+    expect(exact.initial_resource_versions.size).toBe(MAX_RESOURCE_NAMES_PER_REQUEST);
+    expect(
+      violation(
+        Buffer.concat([head, entries(MAX_RESOURCE_NAMES_PER_REQUEST + 1, 'w')]),
+        'MAX_RESOURCE_NAMES_PER_REQUEST',
+      ),
+    ).toContain(`${MAX_RESOURCE_NAMES_PER_REQUEST + 1} names or more`);
+    // Three runs of entries between subscribe names: the count carries over each run.
+    const third = MAX_RESOURCE_NAMES_PER_REQUEST / 4;
+    const split = (last: number) =>
+      Buffer.concat([
+        head,
+        entries(third, 'a'),
+        encode({ resource_names_subscribe: ['s1'] }),
+        entries(third, 'b'),
+        encode({ resource_names_subscribe: ['s2'] }),
+        entries(last, 'c'),
+      ]);
+    const fits = decodeDeltaRequest(split(MAX_RESOURCE_NAMES_PER_REQUEST - 2 * third - 2));
+    expect(fits.invalid).toBeUndefined();
+    expect(fits.initial_resource_versions.size).toBe(MAX_RESOURCE_NAMES_PER_REQUEST - 2);
+    expect(
+      violation(split(MAX_RESOURCE_NAMES_PER_REQUEST - 2 * third - 1), 'MAX_RESOURCE_NAMES_PER_REQUEST'),
+    ).toContain('names or more');
+  });
 });
 
 describe('other request strings', () => {
