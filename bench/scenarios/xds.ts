@@ -12,13 +12,13 @@ import * as path from 'node:path';
 import { Registry } from 'prom-client';
 import { logs } from '../../src/log/logger';
 import type { CallAuthenticator, CallerIdentity } from '../../src/server/context';
-import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, XdsTypeUrl } from '../../src/contract/xds-resources';
+import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, XdsResource, XdsTypeUrl } from '../../src/contract/xds-resources';
 import { XdsMetrics } from '../../src/xds/metrics';
 import { adsServiceDefinition } from '../../src/xds/proto';
 import { MAX_CONCURRENT_FULL_SYNCS } from '../../src/xds/push';
 import { XdsServer } from '../../src/xds/server';
 import { encodeResponseBody } from '../../src/xds/wire';
-import { rawTlsCounter, tlsWriteFloor } from '../floors';
+import { http2ReceiveFloor, rawTlsCounter, tlsWriteFloor } from '../floors';
 import { SERVER_NAME, makeTestPki } from '../../test/support/tls';
 import { Measurement, Scenario, median, percentile } from '../scenario';
 import type { WorkerConfig, WorkerMessage } from '../xds-client-worker';
@@ -32,7 +32,7 @@ const WARMUP_CHANGES = 5;
 const ISOLATED_RUNS = 9;
 const CHURN_PER_SECOND = 40;
 const CHURN_SECONDS = 5;
-const RECONNECT_RUNS = 5;
+const RECONNECT_RUNS = 9;
 const SETTLE_MS = 5_000;
 const SYNC_TIMEOUT_MS = 15 * 60_000;
 const DELIVERY_TIMEOUT_MS = 60_000;
@@ -161,7 +161,11 @@ async function storm(clients: Clients, config: Omit<WorkerConfig, 'streams' | 'f
 
 /** A DeltaDiscoveryResponse of a type's full state, framed for gRPC, as the server writes it. */
 function fullResponseFrame(cache: SyntheticCache, typeUrl: XdsTypeUrl, nonce: string): Buffer {
-  const message = encodeResponseBody({ typeUrl, resources: [...cache.all(typeUrl)], removed: [] }).withNonce(nonce);
+  return responseFrame(typeUrl, [...cache.all(typeUrl)], nonce);
+}
+
+function responseFrame(typeUrl: XdsTypeUrl, resources: XdsResource[], nonce: string): Buffer {
+  const message = encodeResponseBody({ typeUrl, resources, removed: [] }).withNonce(nonce);
   const frame = Buffer.allocUnsafe(5 + message.length);
   frame.writeUInt8(0, 0);
   frame.writeUInt32BE(message.length, 1);
@@ -381,11 +385,18 @@ async function run(): Promise<Measurement[]> {
       child!.kill();
       return (used.user + used.system) / 1000;
     };
-    // The floor under that figure, measured in this run: the same request bytes sent on a bare
-    // TLS connection to a server that only counts them (no HTTP/2, no gRPC, nothing decoded). The
-    // two alternate, so a change in the machine's speed during the phase moves both alike.
+    // The floors under that figure, measured in this run: the same request bytes sent on a bare
+    // TLS connection to a server that only counts them (no HTTP/2, no gRPC, nothing decoded), and
+    // by the same HTTP/2 client to a bare node:http2 server that only finds the two messages'
+    // ends and answers as the server does (empty responses). They alternate with the real
+    // reconnects, so a change in the machine's speed during the phase moves all alike.
     const raw = await rawTlsCounter(pki);
+    const h2 = await http2ReceiveFloor(pki, [
+      responseFrame(ADDRESS_TYPE_URL, [], 'h2-1'),
+      responseFrame(AUTHORIZATION_TYPE_URL, [], 'h2-2'),
+    ]);
     const rawRuns: number[] = [];
+    const h2Runs: number[] = [];
     try {
       for (let r = 0; r < RECONNECT_RUNS; r++) {
         const index = 1_000_000 + r;
@@ -394,12 +405,15 @@ async function run(): Promise<Measurement[]> {
         const rawIndex = 2_000_000 + r;
         rawRuns.push(await reconnect(rawIndex, { ...base, port: raw.port, rawTls: true }));
         requestBytes.push(clients.synced.get(rawIndex)!.bytes);
+        h2Runs.push(await reconnect(3_000_000 + r, { ...base, port: h2.port }));
       }
     } finally {
       raw.close();
+      h2.close();
     }
     const cpuMs = median(cpuRuns);
     const rawMs = median(rawRuns);
+    const h2Ms = median(h2Runs);
     out.push({
       metric: `resources sent on a reconnect with unchanged initial_resource_versions (${WORKLOADS} names)`,
       value: median(sentRuns),
@@ -426,6 +440,24 @@ async function run(): Promise<Measurement[]> {
       value: rawMs,
       unit: 'ms',
       runs: rawRuns,
+    });
+    out.push({
+      metric:
+        'server CPU for that reconnect, against a bare node:http2 server receiving the same request on one stream',
+      value: cpuMs,
+      unit: 'ms',
+      reference: {
+        metric: 'the bare node:http2 receive (message ends found, empty answers, nothing decoded)',
+        value: h2Ms,
+        ratio: cpuMs / h2Ms,
+      },
+    });
+    out.push({
+      metric: `floor: server CPU of a bare node:http2 server receiving the same request (Node's HTTP/2 layer over TLS, no gRPC)`,
+      value: h2Ms,
+      unit: 'ms',
+      runs: h2Runs,
+      reference: { metric: 'the bare node:tls receive', value: rawMs, ratio: h2Ms / rawMs },
     });
     out.push({
       metric: `server RSS peak (${STREAMS} streams, ${WORKLOADS} workloads)`,
