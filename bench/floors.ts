@@ -67,6 +67,63 @@ export async function cannedGrpcServer(pki: TestPki, message: Buffer): Promise<F
 }
 
 /**
+ * An HTTP/2 TLS server that reads each stream's gRPC messages by their 5-byte length prefixes and,
+ * once `answers.length` of them have arrived, writes `answers` (framed gRPC messages) on the
+ * stream, in order, and keeps it open, as an xDS server answers a client's first requests. Nothing
+ * is decoded or copied: what Node's HTTP/2 layer costs to receive a request of that size on one
+ * stream, under any gRPC library.
+ */
+export async function http2ReceiveFloor(pki: TestPki, answers: readonly Buffer[]): Promise<FloorServer> {
+  const server = http2.createSecureServer({ cert: pki.certPem, key: pki.keyPem, minVersion: 'TLSv1.3' });
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on('session', (s) => {
+    sessions.add(s);
+    s.on('close', () => sessions.delete(s));
+  });
+  server.on('stream', (stream) => {
+    stream.on('error', () => {});
+    let messages = 0;
+    // Bytes still owed to the current message's body, then to the next prefix (header bytes are
+    // gathered one at a time: a prefix may straddle two DATA chunks).
+    let bodyLeft = 0;
+    let header = 0;
+    let length = 0;
+    stream.on('data', (chunk: Buffer) => {
+      let at = 0;
+      while (at < chunk.length && messages < answers.length) {
+        if (bodyLeft > 0) {
+          const take = Math.min(bodyLeft, chunk.length - at);
+          bodyLeft -= take;
+          at += take;
+          if (bodyLeft === 0) messages++;
+          continue;
+        }
+        const byte = chunk[at++] ?? 0;
+        if (header > 0) length = length * 256 + byte; // header 0 is the compressed flag
+        if (++header === 5) {
+          header = 0;
+          bodyLeft = length;
+          length = 0;
+          if (bodyLeft === 0) messages++;
+        }
+      }
+      if (messages === answers.length && !stream.headersSent) {
+        stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
+        for (const a of answers) stream.write(a);
+      }
+    });
+  });
+  await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => {
+      for (const s of sessions) s.destroy();
+      server.close();
+    },
+  };
+}
+
+/**
  * Bytes the TLS write floor hands node:tls at a time. Slices of the shared message, so nothing is
  * copied; one slice in flight per socket keeps the encrypted backlog (TLSWrap encrypts a whole
  * write at once) to about this much per client.
