@@ -33,6 +33,23 @@ describe('NodeFairQueue', () => {
     expect(ran).toBe(true);
   });
 
+  test('work-conserving: a lone node runs as many calls at once as there are slots, with no per-node cap', async () => {
+    const q = new NodeFairQueue({ slots: 64 });
+    const { started, task, finishOne } = gatedTasks();
+    const calls: Promise<unknown>[] = [];
+    for (let i = 0; i < 80; i++) calls.push(q.run('node-a', task('node-a')));
+    // Every slot is taken by the one node at once; only the calls beyond the slots wait.
+    expect(started).toHaveLength(64);
+    expect(q.view().running).toBe(64);
+    expect(q.view().queued).toBe(16);
+    // A finished call's slot goes straight to the same node's next call.
+    await finishOne();
+    expect(started).toHaveLength(65);
+    while (started.length < 80) await finishOne();
+    for (let i = 0; i < 64; i++) await finishOne();
+    await Promise.all(calls);
+  });
+
   test('a node with one call waits for at most one call of each other busy node, never behind a whole flood', async () => {
     const q = new NodeFairQueue({ slots: 1 });
     const { started, task, finishOne } = gatedTasks();
