@@ -125,6 +125,11 @@ describe('hand-written Address encoder', () => {
         paths(a, '', covered);
       }
       messages += mockEncoded.length;
+      // Outputs share slabs: every one must still hold its bytes after all the others were written.
+      const outputs = mockEncoded.map((a) => encodeAddressFast(a));
+      outputs.forEach((out, i) => {
+        expect(out && hex(out)).toBe(hex(encodeAddressWithProtobufjs(mockEncoded[i]!)));
+      });
       // What the bench's floor encodes: the index's resources decoded back into plain messages.
       for (const r of index.all(ADDRESS_TYPE_URL)) {
         const decoded = decodeAddress(r.bytes);
@@ -439,6 +444,31 @@ describe('hand-written Address encoder', () => {
     const na: NetworkAddress = { address: big.subarray(2, 6) };
     expectSameAsProtobufjs({ workload: { uid: 'u', addresses: [big.subarray(2, 6), Buffer.from(ipv6)] } });
     expectSameAsProtobufjs({ service: { hostname: 'h', addresses: [na] } });
+  });
+
+  it('a length prefix that grows by a byte at the very end of a slab moves the message to a new slab', () => {
+    // White-box: outputs are views of a slab, so the free space left in it is visible. Fill the slab
+    // so that the probe's body ends on its last byte; its 2-byte length then needs one more.
+    const probe: Address = { workload: { uid: 'p'.repeat(130) } }; // body 134 bytes, 137 in all
+    const sizeOf = (a: Address) => encodeAddressWithProtobufjs(a).length;
+    const filler = (j: number): Address => ({ workload: { uid: 'f'.repeat(j) } });
+    let last = encodeAddressFast(filler(0))!;
+    for (let tries = 0; tries < 10; tries++) {
+      const left = last.buffer.byteLength - (last.byteOffset + last.length);
+      let j = 0;
+      while (j < left && sizeOf(filler(j)) < left - 136) j++;
+      if (sizeOf(filler(j)) === left - 136) {
+        const fill = encodeAddressFast(filler(j))!;
+        expect(fill.buffer).toBe(last.buffer);
+        const out = encodeAddressFast(probe)!;
+        expect(out.buffer).not.toBe(last.buffer);
+        expect(hex(out)).toBe(hex(encodeAddressWithProtobufjs(probe)));
+        expect(hex(fill)).toBe(hex(encodeAddressWithProtobufjs(filler(j))));
+        return;
+      }
+      last = encodeAddressFast(filler(1))!; // no exact fit (a length prefix grew): shift by a few bytes
+    }
+    throw new Error('never reached the end of a slab exactly');
   });
 
   it('random messages over every field and edge value', () => {
