@@ -8,6 +8,7 @@
 // answers with that kind's answer, canned (bench/floors.ts): the rate and p99 of the transport
 // alone, in the same run. WEBHOOK_BENCH_RUNS and WEBHOOK_BENCH_ALONE_ONLY=1 shorten it.
 
+import { readdirSync, readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -27,6 +28,37 @@ const CALLERS = 50;
 const RUNS = Number(process.env['WEBHOOK_BENCH_RUNS'] ?? 5);
 /** Skips the runs under CA load (for quick comparisons of the webhook's own path). */
 const ALONE_ONLY = process.env['WEBHOOK_BENCH_ALONE_ONLY'] === '1';
+/** WEBHOOK_BENCH_CPU=1 prints each thread's CPU time per review for each run (development aid, Linux only). */
+const CPU_TRACE = process.env['WEBHOOK_BENCH_CPU'] === '1';
+
+/** CPU ms of each thread of this process, by thread name and id, from /proc. */
+function threadCpu(): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(`${tid === String(process.pid) ? 'main' : name}/${tid}`, (Number(f[11]) + Number(f[12])) * 10);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return out;
+}
+
+function traceCpu(before: Map<string, number>, after: Map<string, number>, run: LoadResult, what: string): void {
+  const per = (ms: number) => ((ms * 1000) / run.ok).toFixed(0);
+  const threads = [...after]
+    .map(([tid, ms]) => [tid, ms - (before.get(tid) ?? 0)] as const)
+    .filter(([, ms]) => ms > 0)
+    .sort((a, b) => b[1] - a[1]);
+  const total = threads.reduce((n, [, ms]) => n + ms, 0);
+  process.stderr.write(
+    `cpu ${what}: ${run.ok} reviews, ${rate(run).toFixed(0)}/s, process ${per(total)} us/review; per thread us/review: ` +
+      `${threads.map(([tid, ms]) => `${tid} ${per(ms)}`).join(', ')}\n`,
+  );
+}
 const RUN_MS = 2000;
 /** Unmeasured load before each kind's runs, so V8 has compiled that kind's validators. */
 const WARMUP_MS = 1000;
@@ -303,8 +335,12 @@ interface Ports {
   floor?: number;
 }
 
-const run = (worker: Worker, port: number, body: string, durationMs: number) =>
-  ask<LoadResult>(worker, { type: 'run', port, body, durationMs });
+async function run(worker: Worker, port: number, body: string, durationMs: number, what = ''): Promise<LoadResult> {
+  const cpu0 = CPU_TRACE && what ? threadCpu() : undefined;
+  const r = await ask<LoadResult>(worker, { type: 'run', port, body, durationMs });
+  if (cpu0) traceCpu(cpu0, threadCpu(), r, what);
+  return r;
+}
 const rate = (r: LoadResult) => (r.ok * 1000) / r.elapsedMs;
 
 async function measure(
@@ -323,10 +359,10 @@ async function measure(
   // The floor's runs alternate with the webhook's, so a change in the host's speed hits both.
   for (let r = 0; r < RUNS; r++) {
     collect();
-    runs.push(await run(worker, ports.webhook, body, RUN_MS));
+    runs.push(await run(worker, ports.webhook, body, RUN_MS, `webhook, ${label}`));
     if (ports.floor === undefined) continue;
     collect();
-    floorRuns.push(await run(worker, ports.floor, body, RUN_MS));
+    floorRuns.push(await run(worker, ports.floor, body, RUN_MS, `floor, ${label}`));
   }
   const rates = runs.map(rate);
   const failures = runs.reduce((s, r) => s + r.failed, 0);

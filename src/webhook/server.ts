@@ -15,7 +15,7 @@ import type { ServingCertificate, ServingCertSink } from '../contract/serving-ce
 import { scopedLogger } from '../log/logger';
 import { LISTENER_CLOSE_DEADLINE_MS, listen } from '../net/http-listener';
 import { AdmissionReply, bodyTooLarge, reviewAdmission } from './admission';
-import { Answer, WebhookConnection } from './connection';
+import { Answer, WebhookConnection, WriteBatch } from './connection';
 import type { HttpProtocolError, HttpRequest } from './http1';
 import { WebhookLimits, webhookLimits } from './limits';
 import { webhookMetrics, WebhookMetrics } from './metrics';
@@ -157,6 +157,7 @@ export async function startWebhookServer(
     refuse: (err: HttpProtocolError, peer: string | undefined) => refuse(err, peer, metrics),
     shuttingDown: () => closing !== undefined,
     date: httpDate,
+    batch: new WriteBatch(),
   };
   const server = tls.createServer(
     { ...tlsOptions(cert), ALPNProtocols: ['http/1.1'], keepAlive: true, handshakeTimeout: limits.handshakeMs },

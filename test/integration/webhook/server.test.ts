@@ -155,6 +155,28 @@ describe('webhook HTTPS server', () => {
     expect(second.reusedSocket).toBe(true);
   });
 
+  test('reviews arriving together on more connections than one write batch holds are all answered, each with its own uid', async () => {
+    // Answers written in one round are sent in batches (connection.ts, WriteBatch); 40 callers
+    // span more than one batch, and each keeps its connection for a second review.
+    const agents = Array.from({ length: 40 }, () => new https.Agent({ keepAlive: true, maxSockets: 1 }));
+    try {
+      for (const round of [1, 2]) {
+        const replies = await Promise.all(
+          agents.map((a, i) =>
+            post(a, server.port!, {
+              body: admissionReview(policy({}), { uid: `u-${round}-${i}` }),
+              ca: firstCert.rootsPem,
+            }),
+          ),
+        );
+        expect(replies.map((r) => parseReview(r.body).response.uid)).toEqual(agents.map((_, i) => `u-${round}-${i}`));
+        expect(replies.every((r) => r.status === 200 && r.reusedSocket === (round === 2))).toBe(true);
+      }
+    } finally {
+      for (const a of agents) a.destroy();
+    }
+  });
+
   test("metrics use istiod's names and labels", async () => {
     const text = await h.metrics.metrics();
     expect(text).toMatch(
