@@ -25,7 +25,8 @@
 // room. Messages are written one after another into a slab and returned as views of it, as Node
 // hands out small Buffers from its pool: the same memory behaviour as protobufjs' output, and no
 // copy. A first version sized everything in a first pass and wrote in a second; it spent half its
-// time in the sizing pass and was 1.2x faster than protobufjs, against ~2x for this one.
+// time in the sizing pass and was 1.2x faster than protobufjs, against 1.5-1.8x for this one over
+// the 120k Address messages of a 100k-pod build.
 
 import type {
   Address,
