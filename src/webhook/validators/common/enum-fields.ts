@@ -208,6 +208,22 @@ function protoName(jsonName: string): string {
   return jsonName.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
+/**
+ * Each message's enum-bearing fields under every name the decoder accepts (JSON name, then proto
+ * name when it differs), worked out once per message instead of on every value the walk visits.
+ */
+const fieldNamesCache = new Map<string, readonly (readonly [string, FieldShape])[]>();
+function fieldNames(message: string): readonly (readonly [string, FieldShape])[] {
+  let names = fieldNamesCache.get(message);
+  if (names === undefined) {
+    names = Object.entries(ENUM_FIELD_MESSAGES[message] ?? {}).flatMap(([jsonName, shape]) =>
+      [...new Set([jsonName, protoName(jsonName)])].map((name) => [name, shape] as const),
+    );
+    fieldNamesCache.set(message, names);
+  }
+  return names;
+}
+
 function isEnum(t: FieldType): t is EnumType {
   return typeof t !== 'string';
 }
@@ -230,17 +246,15 @@ export function checkEnumFields(r: Report, kind: string, spec: JsonObject): void
       const err = enumValueError(type, v);
       if (err) r.error(p, err);
     };
-    for (const [jsonName, shape] of Object.entries(ENUM_FIELD_MESSAGES[message] ?? {})) {
-      for (const name of new Set([jsonName, protoName(jsonName)])) {
-        if (!Object.prototype.hasOwnProperty.call(value, name)) continue;
-        const v = value[name];
-        const p = at(path, name);
-        if (typeof shape === 'object' && 'list' in shape) {
-          if (Array.isArray(v)) v.forEach((item, i) => visit(shape.list, item, idx(p, i)));
-        } else if (typeof shape === 'object' && 'map' in shape) {
-          if (isObject(v)) for (const [k, item] of Object.entries(v)) visit(shape.map, item, key(p, k));
-        } else visit(shape, v, p);
-      }
+    for (const [name, shape] of fieldNames(message)) {
+      if (!Object.prototype.hasOwnProperty.call(value, name)) continue;
+      const v = value[name];
+      const p = at(path, name);
+      if (typeof shape === 'object' && 'list' in shape) {
+        if (Array.isArray(v)) v.forEach((item, i) => visit(shape.list, item, idx(p, i)));
+      } else if (typeof shape === 'object' && 'map' in shape) {
+        if (isObject(v)) for (const [k, item] of Object.entries(v)) visit(shape.map, item, key(p, k));
+      } else visit(shape, v, p);
     }
   }
 }
