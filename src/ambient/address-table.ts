@@ -7,8 +7,17 @@ import { ipToText } from './ip';
 import { NetworkMode, Service, Workload } from './messages';
 import { Multimap } from './multimap';
 
-function splitKeys(joined: string | undefined): string[] {
-  return joined ? joined.split(KEY_SEPARATOR) : [];
+/** Files `name` under each key joined in `joined`; a lone key (most entries) is used as it is, no array made. */
+function addKeys(map: Multimap, joined: string | undefined, name: string): void {
+  if (!joined) return;
+  if (joined.indexOf(KEY_SEPARATOR) < 0) map.add(joined, name);
+  else for (const k of joined.split(KEY_SEPARATOR)) map.add(k, name);
+}
+
+function deleteKeys(map: Multimap, joined: string | undefined, name: string): void {
+  if (!joined) return;
+  if (joined.indexOf(KEY_SEPARATOR) < 0) map.delete(joined, name);
+  else for (const k of joined.split(KEY_SEPARATOR)) map.delete(k, name);
 }
 
 export class AddressTable {
@@ -72,14 +81,16 @@ export class AddressTable {
 
   private reindex(prev: Entry | undefined, next: Entry | undefined): void {
     if (prev) {
-      if (prev.node) this.nodes.delete(prev.node, prev.name);
-      for (const a of splitKeys(prev.aliases)) this.aliases.delete(a, prev.name);
-      for (const s of splitKeys(prev.services)) this.members.delete(s, prev.name);
+      const name = prev.name;
+      if (prev.node) this.nodes.delete(prev.node, name);
+      deleteKeys(this.aliases, prev.aliases, name);
+      deleteKeys(this.members, prev.services, name);
     }
     if (next) {
-      if (next.node) this.nodes.add(next.node, next.name);
-      for (const a of splitKeys(next.aliases)) this.aliases.add(a, next.name);
-      for (const s of splitKeys(next.services)) this.members.add(s, next.name);
+      const name = next.name;
+      if (next.node) this.nodes.add(next.node, name);
+      addKeys(this.aliases, next.aliases, name);
+      addKeys(this.members, next.services, name);
     }
   }
 
