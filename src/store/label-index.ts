@@ -8,15 +8,71 @@ import type { KubeObject, LabelFiling, LabelIndexFunction, LabelIndexView } from
 
 const NOTHING: readonly KubeObject[] = [];
 
+/** Objects one pair holds in an array before they move to a Set (an array's includes/splice is O(n)). */
+export const LABEL_INDEX_ARRAY_LIMIT = 8;
+
+/**
+ * The objects filed under one pair: most pairs name one object (a Service's selector, a pod's
+ * `app`) or a handful, and a Set each cost ~100 B of heap and its own allocation at a cold start.
+ */
+type Bucket = KubeObject | KubeObject[] | Set<KubeObject>;
+
+function addTo(bucket: Bucket | undefined, object: KubeObject): Bucket {
+  if (bucket === undefined) return object;
+  if (bucket instanceof Set) return bucket.add(object);
+  if (!Array.isArray(bucket)) return bucket === object ? bucket : [bucket, object];
+  if (bucket.includes(object)) return bucket;
+  if (bucket.length < LABEL_INDEX_ARRAY_LIMIT) {
+    bucket.push(object);
+    return bucket;
+  }
+  const many = new Set(bucket);
+  return many.add(object);
+}
+
+/** The bucket without `object`; undefined once it is empty. */
+function removeFrom(bucket: Bucket, object: KubeObject): Bucket | undefined {
+  if (bucket instanceof Set) {
+    bucket.delete(object);
+    return bucket.size > 0 ? bucket : undefined;
+  }
+  if (!Array.isArray(bucket)) return bucket === object ? undefined : bucket;
+  const at = bucket.indexOf(object);
+  if (at >= 0) bucket.splice(at, 1);
+  if (bucket.length > 1) return bucket;
+  return bucket[0];
+}
+
+function objectsIn(bucket: Bucket | undefined): Iterable<KubeObject> {
+  if (bucket === undefined) return NOTHING;
+  return bucket instanceof Set || Array.isArray(bucket) ? bucket : [bucket];
+}
+
 export class LabelIndex implements LabelIndexView {
   /** scope -> label key -> label value -> objects */
-  private readonly pairs = new Map<string, Map<string, Map<string, Set<KubeObject>>>>();
+  private readonly pairs = new Map<string, Map<string, Map<string, Bucket>>>();
   /** scope -> objects filed with `all` */
   private readonly alls = new Map<string, Set<KubeObject>>();
   /** object key -> what it was filed as, to unfile exactly that */
   private readonly filed = new Map<string, { object: KubeObject; filing: LabelFiling }>();
 
+  /**
+   * The last scope looked up and its pairs: one selector lookup is a hasScope then a withLabel per
+   * label of the same scope, and each went through the scope map again. Forgotten whenever a scope
+   * is added to or removed from `pairs`.
+   */
+  private lastScope: string | undefined;
+  private lastByKey: Map<string, Map<string, Bucket>> | undefined;
+
   constructor(readonly fn: LabelIndexFunction) {}
+
+  private scopePairs(scope: string): Map<string, Map<string, Bucket>> | undefined {
+    if (scope !== this.lastScope) {
+      this.lastByKey = this.pairs.get(scope);
+      this.lastScope = scope;
+    }
+    return this.lastByKey;
+  }
 
   file(key: string, object: KubeObject): void {
     if (this.filed.has(key)) this.unfile(key);
@@ -27,13 +83,17 @@ export class LabelIndex implements LabelIndexView {
     if (labels) {
       let byKey = this.pairs.get(scope);
       for (const k in labels) {
-        const v = String(labels[k]);
-        if (!byKey) this.pairs.set(scope, (byKey = new Map<string, Map<string, Set<KubeObject>>>()));
+        const raw = labels[k];
+        const v = typeof raw === 'string' ? raw : String(raw);
+        if (!byKey) {
+          this.pairs.set(scope, (byKey = new Map<string, Map<string, Bucket>>()));
+          this.lastScope = undefined;
+        }
         let byValue = byKey.get(k);
-        if (!byValue) byKey.set(k, (byValue = new Map<string, Set<KubeObject>>()));
-        let objects = byValue.get(v);
-        if (!objects) byValue.set(v, (objects = new Set<KubeObject>()));
-        objects.add(object);
+        if (!byValue) byKey.set(k, (byValue = new Map<string, Bucket>()));
+        const objects = byValue.get(v);
+        const next = addTo(objects, object);
+        if (next !== objects) byValue.set(v, next);
         filedAny = true;
       }
     }
@@ -59,12 +119,18 @@ export class LabelIndex implements LabelIndexView {
         const v = String(labels[k]);
         const objects = byValue?.get(v);
         if (!byValue || !objects) continue;
-        objects.delete(object);
-        if (objects.size > 0) continue;
+        const left = removeFrom(objects, object);
+        if (left !== undefined) {
+          if (left !== objects) byValue.set(v, left);
+          continue;
+        }
         byValue.delete(v);
         if (byValue.size === 0) byKey.delete(k);
       }
-      if (byKey.size === 0) this.pairs.delete(scope);
+      if (byKey.size === 0) {
+        this.pairs.delete(scope);
+        this.lastScope = undefined;
+      }
     }
     if (all) {
       const objects = this.alls.get(scope);
@@ -74,7 +140,7 @@ export class LabelIndex implements LabelIndexView {
   }
 
   withLabel(scope: string, key: string, value: string): Iterable<KubeObject> {
-    return this.pairs.get(scope)?.get(key)?.get(value) ?? NOTHING;
+    return objectsIn(this.scopePairs(scope)?.get(key)?.get(value));
   }
 
   selectingAll(scope: string): Iterable<KubeObject> {
@@ -82,7 +148,7 @@ export class LabelIndex implements LabelIndexView {
   }
 
   hasScope(scope: string): boolean {
-    return this.pairs.has(scope) || this.alls.has(scope);
+    return this.scopePairs(scope) !== undefined || this.alls.has(scope);
   }
 
   scopes(): Iterable<string> {

@@ -1,3 +1,4 @@
+import { LABEL_INDEX_ARRAY_LIMIT } from '../../../src/store/label-index';
 import { MemoryStore } from '../../../src/store/memory-store';
 import type { KubeObject } from '../../../src/store/types';
 
@@ -56,5 +57,37 @@ describe('MemoryStore label indexes', () => {
     expect(names(s.labelIndex('Pod', 'labels').withLabel('ns1', 'app', 'web'))).toEqual(['a']);
     expect(() => s.addLabelIndex('Pod', 'labels', fn)).toThrow('label index "labels" on Pod is already registered');
     expect(() => s.labelIndex('Pod', 'nope')).toThrow('no label index "nope" on Pod');
+  });
+
+  test('a pair holding one, a few or many objects (string, array, Set inside) finds exactly the filed ones as they come and go', () => {
+    const s = store();
+    const index = s.labelIndex('Pod', 'labels');
+    const count = LABEL_INDEX_ARRAY_LIMIT * 2 + 1;
+    const all = Array.from({ length: count }, (_, i) => `p${String(i).padStart(3, '0')}`);
+    const expected: string[] = [];
+    for (const name of all) {
+      s.upsert('Pod', [pod(name, 'ns1', { app: 'web' })]);
+      expected.push(name);
+      expect(names(index.withLabel('ns1', 'app', 'web'))).toEqual(expected);
+    }
+    // Re-filing an object already filed (an update with the same labels) does not list it twice.
+    s.upsert('Pod', [pod('p000', 'ns1', { app: 'web' }, '2')]);
+    expect(names(index.withLabel('ns1', 'app', 'web'))).toEqual(expected);
+    for (const name of all) {
+      s.remove('Pod', [pod(name, 'ns1', { app: 'web' })]);
+      expected.splice(expected.indexOf(name), 1);
+      expect(names(index.withLabel('ns1', 'app', 'web'))).toEqual(expected);
+    }
+    expect([...index.scopes()]).toEqual([]);
+    // Back down to one and up again.
+    s.upsert('Pod', [pod('x', 'ns1', { app: 'web' }), pod('y', 'ns1', { app: 'web' })]);
+    s.remove('Pod', [pod('x', 'ns1', { app: 'web' })]);
+    expect(names(index.withLabel('ns1', 'app', 'web'))).toEqual(['y']);
+    expect(index.hasScope('ns1')).toBe(true);
+    s.remove('Pod', [pod('y', 'ns1', { app: 'web' })]);
+    expect(index.hasScope('ns1')).toBe(false);
+    s.upsert('Pod', [pod('z', 'ns1', { app: 'web' })]);
+    expect(index.hasScope('ns1')).toBe(true);
+    expect(names(index.withLabel('ns1', 'app', 'web'))).toEqual(['z']);
   });
 });
