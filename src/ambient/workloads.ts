@@ -162,8 +162,10 @@ function podServices(pod: KubeObject, view: MeshView, trace?: DecisionTrace): Re
   }
   // Services reach pods through EndpointSlices whose endpoints name the pod exactly (kind, namespace,
   // name and uid, as istiod's TargetRef index), unless a selector already matched that hostname.
-  const matched = new Set([...out.keys()].map((k) => k.slice(k.indexOf('/') + 1)));
+  // Made at the first slice: most pods have none.
+  let matched: Set<string> | undefined;
   for (const slice of view.slicesTargetingPod(ns, pod.metadata.name)) {
+    matched ??= new Set([...out.keys()].map((k) => k.slice(k.indexOf('/') + 1)));
     const svcName = slice.metadata.labels?.[LABEL.serviceName];
     if (svcName === undefined || slice.addressType === 'FQDN') continue;
     const targets = sliceEndpoints(slice).some(
