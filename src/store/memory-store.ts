@@ -25,8 +25,8 @@ interface Index {
   fn: IndexFunction;
   /** index key -> object key -> object */
   entries: Map<string, Map<string, KubeObject>>;
-  /** object key -> index keys it is filed under */
-  keysOf: Map<string, readonly string[]>;
+  /** object key -> index keys it is filed under; a lone key (a pod's node) as it is, not in an array */
+  keysOf: Map<string, string | readonly string[]>;
 }
 
 class KindTable {
@@ -57,12 +57,17 @@ class KindTable {
   }
 }
 
+function unfileKey(index: Index, k: string, key: string): void {
+  const bucket = index.entries.get(k);
+  bucket?.delete(key);
+  if (bucket && bucket.size === 0) index.entries.delete(k);
+}
+
 function unfileFromIndex(index: Index, key: string): void {
-  for (const k of index.keysOf.get(key) ?? []) {
-    const bucket = index.entries.get(k);
-    bucket?.delete(key);
-    if (bucket && bucket.size === 0) index.entries.delete(k);
-  }
+  const keys = index.keysOf.get(key);
+  if (keys === undefined) return;
+  if (typeof keys === 'string') unfileKey(index, keys, key);
+  else for (const k of keys) unfileKey(index, k, key);
   index.keysOf.delete(key);
 }
 
@@ -70,7 +75,8 @@ function fileInIndex(index: Index, key: string, object: KubeObject): void {
   if (index.keysOf.has(key)) unfileFromIndex(index, key);
   const keys = index.fn(object);
   if (keys.length === 0) return;
-  index.keysOf.set(key, keys);
+  const [only] = keys;
+  index.keysOf.set(key, keys.length === 1 && only !== undefined ? only : keys);
   for (const k of keys) {
     let bucket = index.entries.get(k);
     if (!bucket) index.entries.set(k, (bucket = new Map<string, KubeObject>()));
