@@ -3,7 +3,7 @@
 
 import type { KindId } from '../store/kinds';
 import { matchLabels } from '../store/selector';
-import type { KubeObject, LabelFiling, ObjectStore } from '../store/types';
+import type { KubeObject, LabelFiling, LabelIndexView, ObjectStore } from '../store/types';
 import { LABEL } from './constants';
 import { AmbientSettings, inRevision } from './settings';
 import { authorizationPolicySpec, gatewaySpec, podSpec, serviceEntrySpec, serviceSpec, sliceEndpoints } from './specs';
@@ -119,28 +119,33 @@ export function registerIndexes(store: ObjectStore): void {
  * nothing, so it de-duplicates only when two lookups both found something.
  */
 function candidates(
-  store: ObjectStore,
-  kind: KindId,
+  index: LabelIndexView,
   namespace: string,
   labels: Record<string, string>,
   all = false,
 ): KubeObject[] {
   const out: KubeObject[] = [];
-  const index = store.labelIndex(kind, INDEX.selector);
   // Most namespaces hold no ServiceEntry and the root namespace few policies: one lookup ends it.
   if (!index.hasScope(namespace)) return out;
   let lookupsWithHits = 0;
-  const take = (found: Iterable<KubeObject>) => {
-    const before = out.length;
-    for (const o of found) out.push(o);
-    if (out.length > before) lookupsWithHits++;
-  };
-  if (all) take(index.selectingAll(namespace));
-  for (const k in labels) take(index.withLabel(namespace, k, labels[k] ?? ''));
+  if (all) lookupsWithHits += take(out, index.selectingAll(namespace));
+  for (const k in labels) lookupsWithHits += take(out, index.withLabel(namespace, k, labels[k] ?? ''));
   return lookupsWithHits > 1 ? [...new Set(out)] : out;
 }
 
+/** Appends `found` to `out`; 1 when it found something. A function, not a closure made per call. */
+function take(out: KubeObject[], found: Iterable<KubeObject>): number {
+  const before = out.length;
+  for (const o of found) out.push(o);
+  return out.length > before ? 1 : 0;
+}
+
 export class StoreView implements MeshView {
+  /** The selector indexes, looked up at first use (a store never drops a registered index). */
+  private serviceSelectors: LabelIndexView | undefined;
+  private entrySelectors: LabelIndexView | undefined;
+  private policySelectors: LabelIndexView | undefined;
+
   constructor(
     private readonly store: ObjectStore,
     public settings: AmbientSettings,
@@ -158,15 +163,19 @@ export class StoreView implements MeshView {
   }
 
   servicesSelecting(namespace: string, labels: Record<string, string>): KubeObject[] {
-    return candidates(this.store, 'Service', namespace, labels).filter((s) =>
-      matchLabels(labels, serviceSpec(s).selector),
-    );
+    return candidates(
+      (this.serviceSelectors ??= this.store.labelIndex('Service', INDEX.selector)),
+      namespace,
+      labels,
+    ).filter((s) => matchLabels(labels, serviceSpec(s).selector));
   }
 
   serviceEntriesSelecting(namespace: string, labels: Record<string, string>): KubeObject[] {
-    return candidates(this.store, 'ServiceEntry', namespace, labels).filter(
-      (s) => this.inRev(s) && matchLabels(labels, serviceEntrySpec(s).workloadSelector?.labels),
-    );
+    return candidates(
+      (this.entrySelectors ??= this.store.labelIndex('ServiceEntry', INDEX.selector)),
+      namespace,
+      labels,
+    ).filter((s) => this.inRev(s) && matchLabels(labels, serviceEntrySpec(s).workloadSelector?.labels));
   }
 
   slicesTargetingPod(namespace: string, name: string): Iterable<KubeObject> {
@@ -175,8 +184,9 @@ export class StoreView implements MeshView {
 
   policiesSelecting(namespace: string, labels: Record<string, string>): KubeObject[] {
     const root = this.settings.rootNamespace;
-    const out = candidates(this.store, 'AuthorizationPolicy', namespace, labels, true);
-    if (root !== namespace) out.push(...candidates(this.store, 'AuthorizationPolicy', root, labels, true));
+    const index = (this.policySelectors ??= this.store.labelIndex('AuthorizationPolicy', INDEX.selector));
+    const out = candidates(index, namespace, labels, true);
+    if (root !== namespace) out.push(...candidates(index, root, labels, true));
     // Only policies with a selector are filed under the selector index.
     return out.filter(
       (p) => this.inRev(p) && matchLabels(labels, authorizationPolicySpec(p).selector?.matchLabels ?? undefined),
