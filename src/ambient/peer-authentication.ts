@@ -19,8 +19,13 @@ const isUnset = (mtls: { mode?: string } | undefined | null) => modeOf(mtls) ===
 const isPermissive = (mtls: { mode?: string } | undefined | null) => modeOf(mtls) === 'PERMISSIVE';
 const isDisable = (mtls: { mode?: string } | undefined | null) => modeOf(mtls) === 'DISABLE';
 
+/** The last name made: every workload of a build lists it, and a fresh string each was then flattened to encode. */
+let lastStrict = { root: '', name: `/${STATIC_STRICT_POLICY}` };
+
 export function staticStrictName(rootNamespace: string): string {
-  return `${rootNamespace}/${STATIC_STRICT_POLICY}`;
+  if (lastStrict.root !== rootNamespace)
+    lastStrict = { root: rootNamespace, name: `${rootNamespace}/${STATIC_STRICT_POLICY}` };
+  return lastStrict.name;
 }
 
 export function convertedPolicyName(pa: KubeObject): string {
@@ -163,6 +168,7 @@ export function candidatePeerAuthentications(
 
 /** The PA-derived policy names a workload references, sorted (istiod's convertedSelectorPeerAuthentications). */
 export function peerAuthenticationKeys(rootNamespace: string, configs: readonly KubeObject[]): string[] {
+  if (configs.length === 0) return [];
   const mesh = oldest(configs.filter((c) => !hasMatchLabels(c) && c.metadata.namespace === rootNamespace));
   const ns = oldest(configs.filter((c) => !hasMatchLabels(c) && c.metadata.namespace !== rootNamespace));
   const workload = oldest(configs.filter((c) => hasMatchLabels(c) && c.metadata.namespace !== rootNamespace));
@@ -196,8 +202,9 @@ export function peerAuthenticationKeys(rootNamespace: string, configs: readonly 
       }
     }
   }
-  const out = new Set<string>();
-  if (strict) out.add(staticStrictName(rootNamespace));
-  if (portKey) out.add(portKey);
-  return [...out].sort();
+  // At most two names, sorted and distinct: built directly, this runs once per workload in a build.
+  const strictName = strict ? staticStrictName(rootNamespace) : '';
+  if (!portKey || portKey === strictName) return strictName ? [strictName] : [];
+  if (!strictName) return [portKey];
+  return strictName < portKey ? [strictName, portKey] : [portKey, strictName];
 }
