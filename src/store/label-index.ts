@@ -76,6 +76,11 @@ export class LabelIndex implements LabelIndexView {
 
   file(key: string, object: KubeObject): void {
     if (this.filed.has(key)) this.unfile(key);
+    this.fileNew(key, object);
+  }
+
+  /** Files an object under a key the index does not hold (an index being filled over a store). */
+  fileNew(key: string, object: KubeObject): void {
     const filing = this.fn(object);
     if (!filing) return;
     const { scope, labels, all } = filing;

@@ -73,6 +73,11 @@ function unfileFromIndex(index: Index, key: string): void {
 
 function fileInIndex(index: Index, key: string, object: KubeObject): void {
   if (index.keysOf.has(key)) unfileFromIndex(index, key);
+  fileNew(index, key, object);
+}
+
+/** Files an object the index does not hold yet. */
+function fileNew(index: Index, key: string, object: KubeObject): void {
   const keys = index.fn(object);
   if (keys.length === 0) return;
   const [only] = keys;
@@ -126,7 +131,8 @@ export class MemoryStore implements ObjectStore, StoreWriter {
     if (t.indexes.has(name)) throw new Error(`index "${name}" on ${kind} is already registered`);
     const index: Index = { fn, entries: new Map(), keysOf: new Map() };
     // forEach: a for-of over entries() made a [key, value] array per object (100k at a cold start).
-    t.objects.forEach((object, key) => fileInIndex(index, key, object));
+    // A new index holds nothing: no object needs unfiling first.
+    t.objects.forEach((object, key) => fileNew(index, key, object));
     t.indexes.set(name, index);
   }
 
@@ -134,7 +140,7 @@ export class MemoryStore implements ObjectStore, StoreWriter {
     const t = this.table(kind);
     if (t.labelIndexes.has(name)) throw new Error(`label index "${name}" on ${kind} is already registered`);
     const index = new LabelIndex(fn);
-    t.objects.forEach((object, key) => index.file(key, object));
+    t.objects.forEach((object, key) => index.fileNew(key, object));
     t.labelIndexes.set(name, index);
   }
 
