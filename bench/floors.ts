@@ -41,6 +41,18 @@ export async function cannedGrpcServer(pki: TestPki, message: Buffer): Promise<F
   const frame = Buffer.alloc(5 + message.length);
   frame.writeUInt32BE(message.length, 1);
   message.copy(frame, 5);
+  return http2Floor(pki, (stream) => {
+    stream.on('data', () => {});
+    stream.on('end', () => {
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+      stream.end(frame);
+    });
+  });
+}
+
+/** A bare HTTP/2 TLS server handing each stream to `onStream`; close() also ends its sessions. */
+async function http2Floor(pki: TestPki, onStream: (stream: http2.ServerHttp2Stream) => void): Promise<FloorServer> {
   const server = http2.createSecureServer({ cert: pki.certPem, key: pki.keyPem, minVersion: 'TLSv1.3' });
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on('session', (s) => {
@@ -49,12 +61,7 @@ export async function cannedGrpcServer(pki: TestPki, message: Buffer): Promise<F
   });
   server.on('stream', (stream) => {
     stream.on('error', () => {});
-    stream.on('data', () => {});
-    stream.on('end', () => {
-      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
-      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
-      stream.end(frame);
-    });
+    onStream(stream);
   });
   await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
   return {
@@ -74,14 +81,7 @@ export async function cannedGrpcServer(pki: TestPki, message: Buffer): Promise<F
  * stream, under any gRPC library.
  */
 export async function http2ReceiveFloor(pki: TestPki, answers: readonly Buffer[]): Promise<FloorServer> {
-  const server = http2.createSecureServer({ cert: pki.certPem, key: pki.keyPem, minVersion: 'TLSv1.3' });
-  const sessions = new Set<http2.ServerHttp2Session>();
-  server.on('session', (s) => {
-    sessions.add(s);
-    s.on('close', () => sessions.delete(s));
-  });
-  server.on('stream', (stream) => {
-    stream.on('error', () => {});
+  return http2Floor(pki, (stream) => {
     let messages = 0;
     // Bytes still owed to the current message's body, then to the next prefix (header bytes are
     // gathered one at a time: a prefix may straddle two DATA chunks).
@@ -113,14 +113,6 @@ export async function http2ReceiveFloor(pki: TestPki, answers: readonly Buffer[]
       }
     });
   });
-  await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () => {
-      for (const s of sessions) s.destroy();
-      server.close();
-    },
-  };
 }
 
 /**
