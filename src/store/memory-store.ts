@@ -81,7 +81,9 @@ function fileNew(index: Index, key: string, object: KubeObject): void {
   const keys = index.fn(object);
   if (keys.length === 0) return;
   const [only] = keys;
-  index.keysOf.set(key, keys.length === 1 && only !== undefined ? only : keys);
+  // A lone key is kept as it is only when it is a string: index functions read client objects, and
+  // a hostile one can make them return a number (nodeName: 123), which must stay in its array.
+  index.keysOf.set(key, keys.length === 1 && typeof only === 'string' ? only : keys);
   for (const k of keys) {
     let bucket = index.entries.get(k);
     if (!bucket) index.entries.set(k, (bucket = new Map<string, KubeObject>()));

@@ -204,6 +204,19 @@ describe('MemoryStore indexes', () => {
     expect(store.byIndex('Pod', 'node', 'n2')[0]?.metadata.resourceVersion).toBe('2');
   });
 
+  test('an index key that is not a string (a hostile nodeName: 123) is refiled and unfiled without a crash', () => {
+    // Found by the manifest fuzz slice: a lone key was kept as it is, and a number is not iterable.
+    const store = new MemoryStore();
+    store.addIndex('Pod', 'node', byNode);
+    const numeric = (rv: string) => ({ ...pod('a', rv), spec: { nodeName: 123 } }) as unknown as KubeObject;
+    store.upsert('Pod', [numeric('1')]);
+    expect(() => store.upsert('Pod', [numeric('2')])).not.toThrow();
+    store.upsert('Pod', [pod('a', '3', {}, { nodeName: 'n1' })]);
+    expect(store.byIndex('Pod', 'node', 'n1')[0]?.metadata.resourceVersion).toBe('3');
+    expect(() => store.remove('Pod', [pod('a', '3')])).not.toThrow();
+    expect(store.byIndex('Pod', 'node', 'n1')).toEqual([]);
+  });
+
   test('a deleted object leaves every index', () => {
     const store = new MemoryStore();
     store.addIndex('Pod', 'node', byNode);
