@@ -13,6 +13,21 @@ export interface FloorServer {
   close(): void;
 }
 
+/** Listens on a loopback port; close() destroys the tracked connections, then closes the server. */
+async function listening(
+  server: tls.Server | http2.Http2SecureServer,
+  open: Iterable<{ destroy(): void }>,
+): Promise<FloorServer> {
+  await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => {
+      for (const c of open) c.destroy();
+      server.close();
+    },
+  };
+}
+
 /**
  * A TLS server that reads a 4-byte count and that many bytes, then answers one byte and closes:
  * the least a Node server can spend to receive a request of that size.
@@ -63,14 +78,7 @@ async function http2Floor(pki: TestPki, onStream: (stream: http2.ServerHttp2Stre
     stream.on('error', () => {});
     onStream(stream);
   });
-  await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () => {
-      for (const s of sessions) s.destroy();
-      server.close();
-    },
-  };
+  return listening(server, sessions);
 }
 
 /**
@@ -235,12 +243,5 @@ export async function cannedHttp1Server(
       }
     });
   });
-  await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () => {
-      for (const s of sockets) s.destroy();
-      server.close();
-    },
-  };
+  return listening(server, sockets);
 }
