@@ -3,8 +3,9 @@
 // the CA callers (and any gRPC client) to count a call as a success.
 
 import * as grpc from '@grpc/grpc-js';
+import * as http2 from 'node:http2';
 import * as tls from 'node:tls';
-import { cannedGrpcServer, FloorServer, rawTlsCounter } from '../../../bench/floors';
+import { cannedGrpcServer, FloorServer, http2ReceiveFloor, rawTlsCounter } from '../../../bench/floors';
 import { SERVER_NAME, TestPki, makeTestPki } from '../../support/tls';
 
 let pki: TestPki;
@@ -63,5 +64,42 @@ test('the canned gRPC server answers any unary call with OK and its message', as
     expect(answer.equals(message)).toBe(true);
   } finally {
     client.close();
+  }
+});
+
+test('the HTTP/2 receive floor answers only once both messages have arrived, prefixes split across writes', async () => {
+  const frame = (body: Buffer) => {
+    const out = Buffer.alloc(5 + body.length);
+    out.writeUInt32BE(body.length, 1);
+    body.copy(out, 5);
+    return out;
+  };
+  const answers = [frame(Buffer.from('first answer')), frame(Buffer.from('second answer'))];
+  server = await http2ReceiveFloor(pki, answers);
+  const session = http2.connect(`https://127.0.0.1:${server.port}`, {
+    ca: pki.caPem,
+    servername: SERVER_NAME,
+    minVersion: 'TLSv1.3',
+  });
+  try {
+    const stream = session.request({ ':method': 'POST', ':path': '/x', 'content-type': 'application/grpc' });
+    const received: Buffer[] = [];
+    stream.on('data', (d: Buffer) => received.push(d));
+    const big = frame(Buffer.alloc(200_000, 1));
+    const small = frame(Buffer.from('the second request'));
+    // The first message and the first 3 bytes of the second's prefix: no answer yet.
+    stream.write(Buffer.concat([big, small.subarray(0, 3)]));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(received).toHaveLength(0);
+    stream.write(small.subarray(3));
+    await new Promise<void>((resolve) => {
+      const check = () =>
+        Buffer.concat(received).length >= answers[0]!.length + answers[1]!.length ? resolve() : undefined;
+      stream.on('data', check);
+    });
+    expect(Buffer.concat(received).equals(Buffer.concat(answers))).toBe(true);
+    stream.close();
+  } finally {
+    session.destroy();
   }
 });
