@@ -113,8 +113,10 @@ function warnUnreachable(r: Report, routes: unknown[] | undefined, path: string)
         r.warn(idx(path, i), `virtualService rule ${name} not used (route without matches defined before)`);
         return;
       }
-      const { name: matchName, ...rest } = isObject(m) ? m : ({} as JsonObject);
-      const keyText = canonicalJson(rest);
+      const match = isObject(m) ? m : {};
+      const matchName = match['name'];
+      // The match's text without its name: two matches differing only in name overlap.
+      const keyText = canonicalJson(match, 'name');
       const prior = seen.get(keyText);
       if (prior !== undefined) {
         const label = typeof matchName === 'string' && matchName ? JSON.stringify(matchName) : `#${j}`;

@@ -2,7 +2,11 @@
 // the old code gave: the list-at-once host checks agree with istiod's pairwise definitions, and
 // the rest agree with the plain algorithms they stand in for.
 
-import { canonicalJson } from '../../../src/webhook/validators/common/canonical-json';
+import {
+  CANONICAL_RECURSION_DEPTH,
+  canonicalJson,
+  canonicalJsonDeep,
+} from '../../../src/webhook/validators/common/canonical-json';
 import { parseGoDuration } from '../../../src/webhook/validators/common/durations';
 import {
   hostsOverlap,
@@ -97,6 +101,58 @@ describe('canonical JSON', () => {
   test('a value nested 100,000 levels is written without recursion', () => {
     const text = canonicalJson(deepObject(100_000));
     expect(text.length).toBe('{"a":'.length * 100_000 + 1 + 100_000);
+  });
+
+  /** A random JSON value: objects with keys in random order (some repeated across levels), arrays, primitives. */
+  function randomJson(next: () => number, depth: number): unknown {
+    const pick = next();
+    if (depth <= 0 || pick < 0.3) {
+      const prims = [null, true, false, 0, -1.5, 1e21, 'x', '', 'a"b\\c', '\u2028', 'ü', '10'];
+      return prims[Math.floor(next() * prims.length)];
+    }
+    if (pick < 0.5) return Array.from({ length: Math.floor(next() * 4) }, () => randomJson(next, depth - 1));
+    const keys = ['name', 'b', 'a', 'B', '10', '2', 'é', 'uri', 'headers', '__proto__', ''];
+    const o: Record<string, unknown> = {};
+    for (let n = Math.floor(next() * 5); n > 0; n--) {
+      const k = keys[Math.floor(next() * keys.length)] as string;
+      Object.defineProperty(o, k, {
+        value: randomJson(next, depth - 1),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return o;
+  }
+
+  /** `v` (an object) nested `levels` more levels under arrays and objects. */
+  const bury = (v: unknown, levels: number): unknown => {
+    let out = v;
+    for (let i = 0; i < levels; i++) out = i % 2 ? [out, 1] : { z: out, a: 2 };
+    return out;
+  };
+
+  test("the recursive writer gives the stack-based writer's text for random values, shallow and deep", () => {
+    for (let seed = 1; seed <= 2_000; seed++) {
+      const next = random(seed);
+      const shallow = randomJson(next, 6);
+      expect([seed, canonicalJson(shallow)]).toEqual([seed, canonicalJsonDeep(shallow)]);
+      // Past the recursion bound the stack-based writer takes over; at it, the recursive one.
+      for (const levels of [CANONICAL_RECURSION_DEPTH - 8, CANONICAL_RECURSION_DEPTH + 8]) {
+        const deep = bury(shallow, levels);
+        expect([seed, canonicalJson(deep)]).toEqual([seed, canonicalJsonDeep(deep)]);
+      }
+    }
+  });
+
+  test('omitting a top-level key gives the text of the object copied without it, shallow and deep', () => {
+    for (let seed = 1; seed <= 2_000; seed++) {
+      const next = random(seed);
+      const value = { name: 'n', ...(randomJson(next, 5) as object), deep: bury({ name: 'kept' }, seed % 3 ? 4 : 80) };
+      const { name: _name, ...rest } = value as Record<string, unknown>;
+      expect([seed, canonicalJson(value, 'name')]).toEqual([seed, canonicalJsonDeep(rest)]);
+    }
+    expect(canonicalJson({ name: 'x', a: { name: 'y' } }, 'name')).toBe('{"a":{"name":"y"}}');
   });
 });
 

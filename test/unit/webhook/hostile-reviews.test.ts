@@ -2,7 +2,7 @@
 // error lists without end. Each must get an answer (HTTP 200 and a review response) whose work
 // and size stay proportional to the request, or bounded outright.
 
-import { MAX_JSON_DEPTH, reviewAdmission } from '../../../src/webhook/admission';
+import { MAX_JSON_DEPTH, MIN_BYTES_TOO_DEEP, reviewAdmission } from '../../../src/webhook/admission';
 import {
   MAX_REPORTED_ERRORS,
   MAX_REPORTED_TEXT_LENGTH,
@@ -146,6 +146,30 @@ describe('named limits on what a denial reports', () => {
       ),
     );
     expect(tooDeep.reply.body.length).toBeLessThan(MAX_REPORTED_TEXT_LENGTH + 1024);
+  });
+});
+
+describe(`the depth walk is skipped below MIN_BYTES_TOO_DEEP (${MIN_BYTES_TOO_DEEP}) bytes`, () => {
+  test('the densest document nested one level past MAX_JSON_DEPTH is exactly MIN_BYTES_TOO_DEEP bytes long', () => {
+    const densest = '['.repeat(MAX_JSON_DEPTH + 1) + ']'.repeat(MAX_JSON_DEPTH + 1);
+    expect(jsonDepth(densest)).toBe(MAX_JSON_DEPTH + 1);
+    expect(densest.length).toBe(MIN_BYTES_TOO_DEEP);
+  });
+
+  test('a review nested past the limit with arrays, the densest nesting there is, is still denied', () => {
+    // request (2) > object (3) > status (4): arrays from level 4 down to one past the limit.
+    const object = { ...virtualService({ hosts: ['a.example.com'], http: [{ route }] }), status: DEEP_PLACEHOLDER };
+    const levels = MAX_JSON_DEPTH - 2;
+    const body = reviewBytes(object, { uid: 'dense', splice: '['.repeat(levels) + ']'.repeat(levels) });
+    expect(jsonDepth(body.toString())).toBe(MAX_JSON_DEPTH + 1);
+    expect(body.length).toBeGreaterThanOrEqual(MIN_BYTES_TOO_DEEP);
+    const { response } = answer(body);
+    expect(response.allowed).toBe(false);
+    expect(response.status!.message).toMatch(
+      new RegExp(
+        `^could not decode body: exceeded max depth of ${MAX_JSON_DEPTH} nested JSON values at request\\.object\\.status\\[0\\]\\[0\\]`,
+      ),
+    );
   });
 });
 
