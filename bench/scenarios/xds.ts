@@ -19,7 +19,7 @@ import { MAX_CONCURRENT_FULL_SYNCS } from '../../src/xds/push';
 import { XdsServer } from '../../src/xds/server';
 import { encodeResponseBody } from '../../src/xds/wire';
 import { http2ReceiveFloor, rawTlsCounter, tlsWriteFloor } from '../floors';
-import { SERVER_NAME, makeTestPki } from '../../test/support/tls';
+import { SERVER_NAME, TestPki, makeTestPki } from '../../test/support/tls';
 import { Measurement, Scenario, median, percentile } from '../scenario';
 import type { WorkerConfig, WorkerMessage } from '../xds-client-worker';
 import { SyntheticCache } from '../xds-synthetic-cache';
@@ -32,7 +32,12 @@ const WARMUP_CHANGES = 5;
 const ISOLATED_RUNS = 9;
 const CHURN_PER_SECOND = 40;
 const CHURN_SECONDS = 5;
-const RECONNECT_RUNS = 9;
+const RECONNECT_RUNS = Number(process.env['XDS_BENCH_RECONNECT_RUNS'] ?? 9);
+/**
+ * XDS_BENCH_RECONNECT_ONLY=1: sync the streams, then measure only the unchanged reconnect and its
+ * floors (for profiling it; no storm floor, isolated changes, churn or RSS rows).
+ */
+const RECONNECT_ONLY = process.env['XDS_BENCH_RECONNECT_ONLY'] === '1';
 const SETTLE_MS = 5_000;
 const SYNC_TIMEOUT_MS = 15 * 60_000;
 const DELIVERY_TIMEOUT_MS = 60_000;
@@ -173,6 +178,112 @@ function responseFrame(typeUrl: XdsTypeUrl, resources: XdsResource[], nonce: str
   return frame;
 }
 
+/**
+ * A ztunnel reconnecting with initial_resource_versions listing every Address it holds, at their
+ * current versions (nothing changed): the server's CPU for it, and its floors measured alongside.
+ */
+async function unchangedReconnects(
+  clients: Clients,
+  cache: SyntheticCache,
+  base: Pick<WorkerConfig, 'port' | 'caFile' | 'serverName' | 'token'>,
+  pki: TestPki,
+  dir: string,
+): Promise<Measurement[]> {
+  const out: Measurement[] = [];
+  const irvFile = path.join(dir, 'irv.json');
+  const irv: Record<string, string> = {};
+  for (const w of cache.all('type.googleapis.com/istio.workload.Address')) irv[w.name] = w.version;
+  fs.writeFileSync(irvFile, JSON.stringify(irv));
+  const cpuRuns: number[] = [];
+  const sentRuns: number[] = [];
+  const requestBytes: number[] = [];
+  const reconnect = async (index: number, config: typeof base & { rawTls?: boolean }): Promise<number> => {
+    const [child] = clients.spawn({ ...config, irvFile, waitForGo: true }, 1, 1, index);
+    await new Promise<void>((res) => child!.on('message', (m: WorkerMessage) => m.t === 'ready' && res()));
+    await sleep(100);
+    const cpu = process.cpuUsage();
+    child!.send({ t: 'go' });
+    await clients.until(() => clients.synced.has(index), DELIVERY_TIMEOUT_MS, 'the reconnecting stream to sync');
+    const used = process.cpuUsage(cpu);
+    child!.kill();
+    return (used.user + used.system) / 1000;
+  };
+  // The floors under that figure, measured in this run: the same request bytes sent on a bare
+  // TLS connection to a server that only counts them (no HTTP/2, no gRPC, nothing decoded), and
+  // by the same HTTP/2 client to a bare node:http2 server that only finds the two messages'
+  // ends and answers as the server does (empty responses). They alternate with the real
+  // reconnects, so a change in the machine's speed during the phase moves all alike.
+  const raw = await rawTlsCounter(pki);
+  const h2 = await http2ReceiveFloor(pki, [
+    responseFrame(ADDRESS_TYPE_URL, [], 'h2-1'),
+    responseFrame(AUTHORIZATION_TYPE_URL, [], 'h2-2'),
+  ]);
+  const rawRuns: number[] = [];
+  const h2Runs: number[] = [];
+  try {
+    for (let r = 0; r < RECONNECT_RUNS; r++) {
+      const index = 1_000_000 + r;
+      cpuRuns.push(await reconnect(index, base));
+      sentRuns.push(clients.synced.get(index)!.resources);
+      const rawIndex = 2_000_000 + r;
+      rawRuns.push(await reconnect(rawIndex, { ...base, port: raw.port, rawTls: true }));
+      requestBytes.push(clients.synced.get(rawIndex)!.bytes);
+      h2Runs.push(await reconnect(3_000_000 + r, { ...base, port: h2.port }));
+    }
+  } finally {
+    raw.close();
+    h2.close();
+  }
+  const cpuMs = median(cpuRuns);
+  const rawMs = median(rawRuns);
+  const h2Ms = median(h2Runs);
+  out.push({
+    metric: `resources sent on a reconnect with unchanged initial_resource_versions (${WORKLOADS} names)`,
+    value: median(sentRuns),
+    unit: 'resources',
+    runs: sentRuns,
+    target: '0',
+    met: sentRuns.every((n) => n === 0),
+  });
+  out.push({
+    metric: 'server CPU for that reconnect (TLS handshake, request decode, version check)',
+    value: cpuMs,
+    unit: 'ms',
+    runs: cpuRuns,
+    reference: {
+      metric: `the same ${(median(requestBytes) / 1e6).toFixed(1)} MB only received on a bare node:tls socket`,
+      value: rawMs,
+      ratio: cpuMs / rawMs,
+    },
+    target: `<= ${RECONNECT_TARGET_RATIO}x bare TLS receive`,
+    met: cpuMs / rawMs <= RECONNECT_TARGET_RATIO,
+  });
+  out.push({
+    metric: `server CPU to receive the same request bytes on a bare node:tls socket (no HTTP/2, no gRPC, nothing decoded)`,
+    value: rawMs,
+    unit: 'ms',
+    runs: rawRuns,
+  });
+  out.push({
+    metric: 'server CPU for that reconnect, against a bare node:http2 server receiving the same request on one stream',
+    value: cpuMs,
+    unit: 'ms',
+    reference: {
+      metric: 'the bare node:http2 receive (message ends found, empty answers, nothing decoded)',
+      value: h2Ms,
+      ratio: cpuMs / h2Ms,
+    },
+  });
+  out.push({
+    metric: `floor: server CPU of a bare node:http2 server receiving the same request (Node's HTTP/2 layer over TLS, no gRPC)`,
+    value: h2Ms,
+    unit: 'ms',
+    runs: h2Runs,
+    reference: { metric: 'the bare node:tls receive', value: rawMs, ratio: h2Ms / rawMs },
+  });
+  return out;
+}
+
 async function run(): Promise<Measurement[]> {
   logs.setLevel('xds', 'warn');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xds-bench-'));
@@ -205,6 +316,13 @@ async function run(): Promise<Measurement[]> {
   let sampler: NodeJS.Timeout | undefined;
   const clients = new Clients();
   try {
+    if (RECONNECT_ONLY) {
+      // The streams are connected (they make the heap the reconnects run beside), nothing else.
+      if (STREAMS > 0) await storm(clients, base);
+      await sleep(SETTLE_MS);
+      (globalThis as { gc?: () => void }).gc?.();
+      return await unchangedReconnects(clients, cache, base, pki, dir);
+    }
     // 0. The reconnect storm's floor, before the server has seen a stream: the same response bytes
     // (the Address and Authorization full states as the server encodes them, nonces of the same
     // length) written by a bare TLS server to as many clients from the same client program.
@@ -366,99 +484,7 @@ async function run(): Promise<Measurement[]> {
       met: churnP99 < 500,
     });
 
-    // 4. Reconnect with unchanged initial_resource_versions.
-    const irvFile = path.join(dir, 'irv.json');
-    const irv: Record<string, string> = {};
-    for (const w of cache.all('type.googleapis.com/istio.workload.Address')) irv[w.name] = w.version;
-    fs.writeFileSync(irvFile, JSON.stringify(irv));
-    const cpuRuns: number[] = [];
-    const sentRuns: number[] = [];
-    const requestBytes: number[] = [];
-    const reconnect = async (index: number, config: typeof base & { rawTls?: boolean }): Promise<number> => {
-      const [child] = clients.spawn({ ...config, irvFile, waitForGo: true }, 1, 1, index);
-      await new Promise<void>((res) => child!.on('message', (m: WorkerMessage) => m.t === 'ready' && res()));
-      await sleep(100);
-      const cpu = process.cpuUsage();
-      child!.send({ t: 'go' });
-      await clients.until(() => clients.synced.has(index), DELIVERY_TIMEOUT_MS, 'the reconnecting stream to sync');
-      const used = process.cpuUsage(cpu);
-      child!.kill();
-      return (used.user + used.system) / 1000;
-    };
-    // The floors under that figure, measured in this run: the same request bytes sent on a bare
-    // TLS connection to a server that only counts them (no HTTP/2, no gRPC, nothing decoded), and
-    // by the same HTTP/2 client to a bare node:http2 server that only finds the two messages'
-    // ends and answers as the server does (empty responses). They alternate with the real
-    // reconnects, so a change in the machine's speed during the phase moves all alike.
-    const raw = await rawTlsCounter(pki);
-    const h2 = await http2ReceiveFloor(pki, [
-      responseFrame(ADDRESS_TYPE_URL, [], 'h2-1'),
-      responseFrame(AUTHORIZATION_TYPE_URL, [], 'h2-2'),
-    ]);
-    const rawRuns: number[] = [];
-    const h2Runs: number[] = [];
-    try {
-      for (let r = 0; r < RECONNECT_RUNS; r++) {
-        const index = 1_000_000 + r;
-        cpuRuns.push(await reconnect(index, base));
-        sentRuns.push(clients.synced.get(index)!.resources);
-        const rawIndex = 2_000_000 + r;
-        rawRuns.push(await reconnect(rawIndex, { ...base, port: raw.port, rawTls: true }));
-        requestBytes.push(clients.synced.get(rawIndex)!.bytes);
-        h2Runs.push(await reconnect(3_000_000 + r, { ...base, port: h2.port }));
-      }
-    } finally {
-      raw.close();
-      h2.close();
-    }
-    const cpuMs = median(cpuRuns);
-    const rawMs = median(rawRuns);
-    const h2Ms = median(h2Runs);
-    out.push({
-      metric: `resources sent on a reconnect with unchanged initial_resource_versions (${WORKLOADS} names)`,
-      value: median(sentRuns),
-      unit: 'resources',
-      runs: sentRuns,
-      target: '0',
-      met: sentRuns.every((n) => n === 0),
-    });
-    out.push({
-      metric: 'server CPU for that reconnect (TLS handshake, request decode, version check)',
-      value: cpuMs,
-      unit: 'ms',
-      runs: cpuRuns,
-      reference: {
-        metric: `the same ${(median(requestBytes) / 1e6).toFixed(1)} MB only received on a bare node:tls socket`,
-        value: rawMs,
-        ratio: cpuMs / rawMs,
-      },
-      target: `<= ${RECONNECT_TARGET_RATIO}x bare TLS receive`,
-      met: cpuMs / rawMs <= RECONNECT_TARGET_RATIO,
-    });
-    out.push({
-      metric: `server CPU to receive the same request bytes on a bare node:tls socket (no HTTP/2, no gRPC, nothing decoded)`,
-      value: rawMs,
-      unit: 'ms',
-      runs: rawRuns,
-    });
-    out.push({
-      metric:
-        'server CPU for that reconnect, against a bare node:http2 server receiving the same request on one stream',
-      value: cpuMs,
-      unit: 'ms',
-      reference: {
-        metric: 'the bare node:http2 receive (message ends found, empty answers, nothing decoded)',
-        value: h2Ms,
-        ratio: cpuMs / h2Ms,
-      },
-    });
-    out.push({
-      metric: `floor: server CPU of a bare node:http2 server receiving the same request (Node's HTTP/2 layer over TLS, no gRPC)`,
-      value: h2Ms,
-      unit: 'ms',
-      runs: h2Runs,
-      reference: { metric: 'the bare node:tls receive', value: rawMs, ratio: h2Ms / rawMs },
-    });
+    out.push(...(await unchangedReconnects(clients, cache, base, pki, dir)));
     out.push({
       metric: `server RSS peak (${STREAMS} streams, ${WORKLOADS} workloads)`,
       value: rssPeak / 1e6,

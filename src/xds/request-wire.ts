@@ -20,7 +20,7 @@ import {
   overLimit,
 } from './client-limits';
 import { Reader, WIRE_LEN, WIRE_VARINT } from './proto-reader';
-import { VersionDigest, digestEntry, emptyDigest, releaseBuffer } from './version-digest';
+import { VersionDigest, bytesView, digestEntryIn, emptyDigest } from './version-digest';
 
 let nodeType: protobuf.Type | undefined;
 
@@ -171,6 +171,7 @@ class RawHeldVersions implements HeldVersions {
  */
 function digestEntries(r: Reader, digest: VersionDigest, entry: EntryRanges, allowed: number): number | string {
   const buf = r.buf;
+  const words = bytesView(buf);
   const tag = (5 << 3) | WIRE_LEN;
   let extra = -1;
   for (;;) {
@@ -195,7 +196,7 @@ function digestEntries(r: Reader, digest: VersionDigest, entry: EntryRanges, all
         MAX_RESOURCE_VERSION_BYTES,
         'MAX_RESOURCE_VERSION_BYTES',
       );
-    digestEntry(digest, buf, entry.keyStart, entry.keyEnd, entry.valueStart, entry.valueEnd);
+    digestEntryIn(digest, words, entry.keyStart, entry.keyEnd, entry.valueStart, entry.valueEnd, 1);
     extra++;
     // The next field is another entry when its one-byte tag says so (0x2a).
     if (r.pos >= r.end || buf[r.pos] !== tag) return extra;
@@ -299,7 +300,6 @@ export function decodeDeltaRequest(buf: Buffer): DeltaDiscoveryRequest {
     }
   }
   if (digest) {
-    releaseBuffer();
     req.initial_resource_versions = new RawHeldVersions(buf, digest);
   }
   return req;
