@@ -25,7 +25,7 @@ import { convertPeerAuthentication, namespacePolicy, staticStrictPolicy } from '
 import { policyStatusFacts, type PolicyStatusFacts } from './policy-status';
 import { kubeServiceHostname, servicesOfHostname } from './services';
 import type { AmbientSettings } from './settings';
-import { StoreView, registerIndexes } from './store-view';
+import { INDEX, StoreView, registerIndexes } from './store-view';
 import { namespaceOf, serviceEntrySpec } from './specs';
 import { endpointSliceWorkloads, serviceEntryWorkloads } from './workload-sources';
 import { waypointStatusFacts, type WaypointStatusFacts } from './waypoint-status';
@@ -132,8 +132,20 @@ export class AmbientIndex implements ResourceCache {
     return this.addressTable.resolve(key);
   }
 
+  /**
+   * The workloads of the pods the store files under `node`. Only pods set a workload's node, from
+   * spec.nodeName, the key of the store's node index, and every store event recomputes its pod's
+   * workload before anyone reads this: a pod on the node yields one of them exactly when it has a
+   * workload at all.
+   */
   workloadsOnNode(node: string): string[] {
-    return this.addressTable.onNode(node);
+    const out: string[] = [];
+    const clusterId = this.view.settings.clusterId;
+    for (const p of this.store.indexed('Pod', INDEX.node, node)) {
+      const uid = podUid(clusterId, namespaceOf(p), p.metadata.name);
+      if (this.addresses.entries.has(uid)) out.push(uid);
+    }
+    return out;
   }
 
   // ---- status facts (controllers/status) ----

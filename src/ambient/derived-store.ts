@@ -11,7 +11,6 @@ export const KEY_SEPARATOR = ' ';
 export interface Entry extends XdsResource {
   /** Lookup keys other than the name (`<network>/<ip>`), joined by KEY_SEPARATOR. */
   aliases?: string;
-  node?: string;
   /** Service names a workload lists, joined by KEY_SEPARATOR; '' marks a service entry. */
   services?: string;
 }
@@ -78,7 +77,6 @@ export class DerivedStore {
       version: versionOf(bytes),
       bytes,
       aliases: extra?.aliases,
-      node: extra?.node,
       services: extra?.services,
     };
     this.entries.set(name, next);

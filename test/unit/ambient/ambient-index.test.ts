@@ -143,6 +143,27 @@ describe('AmbientIndex lookups', () => {
     store.remove('Pod', [pod('b').object]);
     expect(index.workloadsOnNode('node2')).toEqual([]);
   });
+  it('workloadsOnNode follows a pod to another node and leaves out pods with no workload', () => {
+    const { index, store } = setup();
+    // Pending without an IP, and finished: on node2, but no workload.
+    store.upsert('Pod', [
+      pod('pending', { spec: { nodeName: 'node2' }, status: { podIP: undefined } }).object,
+      pod('done', { ip: '10.0.0.9', spec: { nodeName: 'node2' }, status: { phase: 'Succeeded' } }).object,
+    ]);
+    expect(index.workloadsOnNode('node2')).toEqual([UID('b')]);
+    store.upsert('Pod', [
+      pod('b', { labels: { app: 'web' }, ip: '10.0.0.2', spec: { nodeName: 'node3' }, meta: { resourceVersion: '2' } })
+        .object,
+    ]);
+    expect(index.workloadsOnNode('node2')).toEqual([]);
+    expect(index.workloadsOnNode('node3')).toEqual([UID('b')]);
+    // The pending pod gets its IP: now a workload on its node.
+    store.upsert('Pod', [
+      pod('pending', { ip: '10.0.0.8', spec: { nodeName: 'node2' }, meta: { resourceVersion: '2' } }).object,
+    ]);
+    expect(index.workloadsOnNode('node2')).toEqual([UID('pending')]);
+    expect(index.workloadsOnNode('node1').sort()).toEqual([UID('a')]);
+  });
 });
 
 describe('registerAmbientDebug', () => {
