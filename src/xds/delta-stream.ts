@@ -15,7 +15,8 @@ import type { FullSyncGate, PushBatch, SnapshotCache } from './push';
 import { TakeContext, TypeSubscription } from './subscription';
 import { clientText } from './client-limits';
 import type { CutReason, DrainMonitor } from './drain';
-import { CallTransport, MessageWriter, callMessageWriter, callTransport } from './transport';
+import { DeltaRequestFramer } from './request-stream';
+import { CallTransport, MessageWriter, callMessageWriter, callTransport, replaceMessageDecoder } from './transport';
 import type { CacheDigests } from './version-digest';
 import { OutgoingResponse, encodeResponseBody } from './wire';
 
@@ -105,6 +106,9 @@ export class DeltaStream {
     this.peer = call.getPeer();
     this.transport = callTransport(call);
     this.writer = callMessageWriter(call);
+    // Before grpc-js reads a byte: large requests (a reconnect's held versions) are digested as
+    // their DATA frames arrive instead of being concatenated first (request-stream.ts).
+    replaceMessageDecoder(call, (max) => new DeltaRequestFramer(max));
   }
 
   start(): void {

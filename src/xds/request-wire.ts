@@ -19,7 +19,9 @@ import {
   checkNodeBytes,
   overLimit,
 } from './client-limits';
+import { EntryRanges, entryRanges, newEntryRanges } from './irv-entry';
 import { Reader, WIRE_LEN, WIRE_VARINT } from './proto-reader';
+import { takePredigest } from './request-stream';
 import { VersionDigest, bytesView, digestEntryIn, emptyDigest } from './version-digest';
 
 let nodeType: protobuf.Type | undefined;
@@ -61,59 +63,6 @@ function boundedString(r: Reader, field: string, limit: number, name: string): s
 
 const NO_VERSIONS: HeldVersions = { size: 0, digest: emptyDigest(), map: () => new Map() };
 
-/**
- * Byte ranges of one map entry's key and value. One object is reused for every entry of a request,
- * so decoding allocates nothing per entry.
- */
-interface EntryRanges {
-  keyStart: number;
-  keyEnd: number;
-  valueStart: number;
-  valueEnd: number;
-}
-
-function newEntryRanges(): EntryRanges {
-  return { keyStart: 0, keyEnd: 0, valueStart: 0, valueEnd: 0 };
-}
-
-/** Byte ranges of the last key and value of one map entry (field 1 key, field 2 value); absent ones are empty. */
-function entryRanges(buf: Buffer, start: number, end: number, out: EntryRanges): void {
-  // What every encoder writes for short strings: key (tag 0x0a, one length byte), then value
-  // (tag 0x12, one length byte), nothing else.
-  const keyLen = buf[start + 1];
-  if (buf[start] === 0x0a && keyLen !== undefined && keyLen < 0x80) {
-    const v = start + 2 + keyLen;
-    const valueLen = buf[v + 1];
-    if (buf[v] === 0x12 && valueLen !== undefined && valueLen < 0x80 && v + 2 + valueLen === end) {
-      out.keyStart = start + 2;
-      out.keyEnd = v;
-      out.valueStart = v + 2;
-      out.valueEnd = end;
-      return;
-    }
-  }
-  out.keyStart = out.keyEnd = out.valueStart = out.valueEnd = start;
-  const entry = new Reader(buf, start, end);
-  while (entry.pos < end) {
-    const t = entry.varint();
-    if (t === ((1 << 3) | WIRE_LEN) || t === ((2 << 3) | WIRE_LEN)) {
-      const n = entry.varint();
-      const s = entry.pos;
-      if (s + n > end) throw new Error(`map entry field length ${n} runs past the end of the entry`);
-      entry.pos = s + n;
-      if (t === ((1 << 3) | WIRE_LEN)) {
-        out.keyStart = s;
-        out.keyEnd = s + n;
-      } else {
-        out.valueStart = s;
-        out.valueEnd = s + n;
-      }
-    } else {
-      entry.skip(t & 7);
-    }
-  }
-}
-
 /** Calls `each(start, end)` for every initial_resource_versions entry of a request. */
 function forEachEntry(buf: Buffer, each: (start: number, end: number) => void): void {
   const r = new Reader(buf);
@@ -133,14 +82,14 @@ function forEachEntry(buf: Buffer, each: (start: number, end: number) => void): 
 
 /** initial_resource_versions read lazily: the map is decoded from the request bytes on the first call to map(). */
 class RawHeldVersions implements HeldVersions {
-  /** The request bytes until the first map() call, then the decoded map (the bytes are let go). */
-  private held: Buffer | Map<string, string>;
+  /** The request bytes (or how to assemble them) until the first map() call, then the decoded map (the bytes are let go). */
+  private held: Buffer | (() => Buffer) | Map<string, string>;
 
   constructor(
-    buf: Buffer,
+    bytes: Buffer | (() => Buffer),
     readonly digest: VersionDigest,
   ) {
-    this.held = buf;
+    this.held = bytes;
   }
 
   get size(): number {
@@ -148,8 +97,9 @@ class RawHeldVersions implements HeldVersions {
   }
 
   map(): ReadonlyMap<string, string> {
-    const buf = this.held;
-    if (buf instanceof Map) return buf;
+    const held = this.held;
+    if (held instanceof Map) return held;
+    const buf = typeof held === 'function' ? held() : held;
     const map = new Map<string, string>();
     const r = newEntryRanges();
     forEachEntry(buf, (s, e) => {
@@ -230,6 +180,7 @@ export function decodeDeltaRequest(buf: Buffer): DeltaDiscoveryRequest {
     req.invalid = message;
     return req;
   };
+  const streamed = takePredigest(buf);
   let digest: VersionDigest | undefined;
   let names = 0;
   const entry = newEntryRanges();
@@ -301,6 +252,9 @@ export function decodeDeltaRequest(buf: Buffer): DeltaDiscoveryRequest {
   }
   if (digest) {
     req.initial_resource_versions = new RawHeldVersions(buf, digest);
+  } else if (streamed && streamed.digest.count > 0) {
+    // A compact message from DeltaRequestFramer: its entries were digested as they arrived.
+    req.initial_resource_versions = new RawHeldVersions(streamed.whole, streamed.digest);
   }
   return req;
 }

@@ -7,6 +7,7 @@
 
 import * as http2 from 'node:http2';
 import * as tls from 'node:tls';
+import type { MessageFramer } from './request-stream';
 
 /** grpc-js wraps the http2 stream in a chain of intercepting calls; it is one or two links deep. */
 const MAX_CALL_CHAIN = 8;
@@ -102,14 +103,52 @@ function isWritable(s: StreamLike): s is StreamLike & WritableStream {
   return typeof s.write === 'function';
 }
 
-function findStream(call: object): StreamLike | undefined {
+/** The link of grpc-js's call chain that holds the HTTP/2 stream (and the call's message decoder). */
+function findStreamLink(call: object): { stream: StreamLike; decoder?: unknown } | undefined {
   let link: unknown = (call as { call?: unknown }).call;
   for (let i = 0; i < MAX_CALL_CHAIN && typeof link === 'object' && link !== null; i++) {
     const stream = (link as { stream?: unknown }).stream;
-    if (isStream(stream)) return stream;
+    if (isStream(stream)) return link as { stream: StreamLike; decoder?: unknown };
     link = (link as { nextCall?: unknown }).nextCall;
   }
   return undefined;
+}
+
+function findStream(call: object): StreamLike | undefined {
+  return findStreamLink(call)?.stream;
+}
+
+/** grpc-js's StreamDecoder (stream-decoder.ts) before it has been given a byte. */
+interface FreshDecoder {
+  write(data: Buffer): Buffer[];
+  maxReadMessageLength: number;
+}
+
+function isFreshDecoder(d: unknown): d is FreshDecoder {
+  if (typeof d !== 'object' || d === null) return false;
+  const s = d as Partial<FreshDecoder> & { readState?: unknown; readPartialMessage?: unknown };
+  return (
+    typeof s.write === 'function' &&
+    typeof s.maxReadMessageLength === 'number' &&
+    s.readState === 0 &&
+    Array.isArray(s.readPartialMessage) &&
+    s.readPartialMessage.length === 0
+  );
+}
+
+/**
+ * Puts `make(max_receive_message_length)` in place of grpc-js's message decoder for a server
+ * call, which hands it every DATA chunk of the request stream and queues the messages it returns
+ * (server-interceptors.ts handleDataFrame). Only before the decoder has seen a byte: grpc-js
+ * pauses the stream until the handler reads, so a handler that calls this first replaces it for
+ * the whole call. False (grpc-js's decoder stays) if grpc-js no longer has this shape.
+ */
+export function replaceMessageDecoder(call: object, make: (maxLength: number) => MessageFramer): boolean {
+  const link = findStreamLink(call);
+  const decoder = link?.decoder;
+  if (!link || !isFreshDecoder(decoder)) return false;
+  link.decoder = make(decoder.maxReadMessageLength);
+  return true;
 }
 
 /** The transport of a grpc-js server call, or undefined if grpc-js no longer has this shape. */

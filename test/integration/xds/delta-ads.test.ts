@@ -1,6 +1,7 @@
 // The Delta ADS contract with ztunnel, over TLS 1.3 + h2 with a client built from proto/xds.proto.
 
 import * as grpc from '@grpc/grpc-js';
+import { DeltaRequestFramer, STREAMED_REQUEST_MIN_BYTES } from '../../../src/xds/request-stream';
 import { FakeCache, demoCache } from '../../support/xds/fake-cache';
 import { Harness, startHarness } from './fixtures/harness';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, TestZtunnel, ofType } from './fixtures/test-client';
@@ -184,6 +185,51 @@ describe('reconnect with initial_resource_versions', () => {
     const address = await again.next(ofType(ADDRESS_TYPE_URL));
     expect(address.resources.map((r) => r.name)).toEqual([POD_A]);
     expect(address.removed_resources).toEqual([POD_B]);
+  });
+});
+
+describe('reconnect with held versions large enough to be read as they arrive (request-stream.ts)', () => {
+  /** Enough pods that the reconnect's Address request is over STREAMED_REQUEST_MIN_BYTES. */
+  const PODS = 2_000;
+  const podName = (i: number) => `Kubernetes//Pod/default/many-${i}`;
+
+  beforeEach(() => {
+    for (let i = 0; i < PODS; i++)
+      cache.setWorkload({ uid: podName(i), ip: `10.1.${i >> 8}.${i & 255}`, node: `node-${i % 3}` });
+    cache.commit();
+  });
+
+  async function heldAfterSync(): Promise<Record<string, string>> {
+    const first = ztunnel();
+    await first.next(ofType(AUTHORIZATION_TYPE_URL));
+    const versions = first.held.versions(ADDRESS_TYPE_URL);
+    first.close();
+    expect(JSON.stringify(versions).length).toBeGreaterThan(STREAMED_REQUEST_MIN_BYTES);
+    return versions;
+  }
+
+  test('the framer reads the request in place of grpc-js, and an unchanged reconnect gets nothing', async () => {
+    const versions = await heldAfterSync();
+    const streamed = jest.spyOn(DeltaRequestFramer.prototype, 'write');
+    try {
+      const again = ztunnel({ initialVersions: { [ADDRESS_TYPE_URL]: versions } });
+      const address = await again.next(ofType(ADDRESS_TYPE_URL));
+      expect(address.resources).toEqual([]);
+      expect(address.removed_resources).toEqual([]);
+      expect(streamed).toHaveBeenCalled();
+    } finally {
+      streamed.mockRestore();
+    }
+  });
+
+  test('changed names are sent and vanished names removed, as with a small request', async () => {
+    const versions = await heldAfterSync();
+    cache.setWorkload({ uid: podName(7), ip: '10.1.0.7', node: 'node-1', label: 'changed' });
+    cache.delete(ADDRESS_TYPE_URL, podName(8)).commit();
+    const again = ztunnel({ initialVersions: { [ADDRESS_TYPE_URL]: versions } });
+    const address = await again.next(ofType(ADDRESS_TYPE_URL));
+    expect(address.resources.map((r) => r.name)).toEqual([podName(7)]);
+    expect(address.removed_resources).toEqual([podName(8)]);
   });
 });
 
