@@ -10,6 +10,14 @@
 
 /** Time the store may spend applying changes per event-loop turn, all kinds together. */
 export const STORE_APPLY_TURN_MS = 20;
+/**
+ * Most time one step is sized for; a turn is several such steps. The pacer reads the clock only
+ * between steps, and a step can cost several times its estimate (a GC or incremental marking inside
+ * it, the host slowing down): sized to the whole turn, one step of 500 pods estimated at 9 ms took
+ * 56 ms at the end of a 100k-pod cold start, the longest event-loop block of that run. Capped at
+ * this, the same miss costs a few times this, not a few times the turn.
+ */
+export const STORE_APPLY_STEP_MS = 5;
 /** Fewest changes per step, so a store slower than the budget still advances every turn. */
 export const STORE_APPLY_MIN_CHUNK = 16;
 /** Most changes per step, whatever the measured cost says. */
@@ -74,7 +82,7 @@ export class ApplyPacer {
         const source = pass[i];
         const left = STORE_APPLY_TURN_MS - spent;
         if (!source || left <= 0) break;
-        const share = left / (pass.length - i);
+        const share = Math.min(STORE_APPLY_STEP_MS, left / (pass.length - i));
         const cost = this.costs.get(source);
         const max =
           cost === undefined
