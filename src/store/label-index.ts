@@ -4,7 +4,7 @@
 // string per lookup and hashed it: the nested maps are reached with the label's own strings, about
 // twice as fast at 100k pods, and skip a scope with nothing in it at the first lookup.
 
-import type { KubeObject, LabelFiling, LabelIndexFunction, LabelIndexView } from './types';
+import type { KubeObject, LabelIndexFunction, LabelIndexView } from './types';
 
 const NOTHING: readonly KubeObject[] = [];
 
@@ -53,8 +53,9 @@ export class LabelIndex implements LabelIndexView {
   private readonly pairs = new Map<string, Map<string, Map<string, Bucket>>>();
   /** scope -> objects filed with `all` */
   private readonly alls = new Map<string, Set<KubeObject>>();
-  /** object key -> what it was filed as, to unfile exactly that */
-  private readonly filed = new Map<string, { object: KubeObject; filing: LabelFiling }>();
+  // No map of what each object was filed as: the store hands the object filed back to unfile(),
+  // and the index function, a pure function of it, gives its filing again. Kept per object, it was
+  // a 100k-entry map and two objects per pod, ~1/3 of filing a pod (a cold start files 100k).
 
   /**
    * The last scope looked up and its pairs: one selector lookup is a hasScope then a withLabel per
@@ -74,17 +75,17 @@ export class LabelIndex implements LabelIndexView {
     return this.lastByKey;
   }
 
-  file(key: string, object: KubeObject): void {
-    if (this.filed.has(key)) this.unfile(key);
-    this.fileNew(key, object);
+  /** Files `object`, first unfiling `previous`, the object the store held under the same key. */
+  file(object: KubeObject, previous: KubeObject | undefined): void {
+    if (previous) this.unfile(previous);
+    this.fileNew(object);
   }
 
-  /** Files an object under a key the index does not hold (an index being filled over a store). */
-  fileNew(key: string, object: KubeObject): void {
+  /** Files an object the index does not hold (a new key, or an index being filled over a store). */
+  fileNew(object: KubeObject): void {
     const filing = this.fn(object);
     if (!filing) return;
     const { scope, labels, all } = filing;
-    let filedAny = false;
     if (labels) {
       let byKey = this.pairs.get(scope);
       for (const k in labels) {
@@ -99,29 +100,26 @@ export class LabelIndex implements LabelIndexView {
         const objects = byValue.get(v);
         const next = addTo(objects, object);
         if (next !== objects) byValue.set(v, next);
-        filedAny = true;
       }
     }
     if (all) {
       let objects = this.alls.get(scope);
       if (!objects) this.alls.set(scope, (objects = new Set<KubeObject>()));
       objects.add(object);
-      filedAny = true;
     }
-    if (filedAny) this.filed.set(key, { object, filing });
   }
 
-  unfile(key: string): void {
-    const entry = this.filed.get(key);
-    if (!entry) return;
-    this.filed.delete(key);
-    const { object, filing } = entry;
+  /** Unfiles an object filed before, from where its index function puts it. */
+  unfile(object: KubeObject): void {
+    const filing = this.fn(object);
+    if (!filing) return;
     const { scope, labels, all } = filing;
     const byKey = this.pairs.get(scope);
     if (labels && byKey) {
       for (const k in labels) {
         const byValue = byKey.get(k);
-        const v = String(labels[k]);
+        const raw = labels[k];
+        const v = typeof raw === 'string' ? raw : String(raw);
         const objects = byValue?.get(v);
         if (!byValue || !objects) continue;
         const left = removeFrom(objects, object);

@@ -21,12 +21,16 @@ import {
 
 const log = scopedLogger('store');
 
+/**
+ * An index and a label index are given back the object they filed to unfile it, and unfile it
+ * from where their function puts it: index functions are pure functions of the object (the store
+ * replaces objects, it never changes one it holds). A map per index of what each object was filed
+ * under cost a 100k-pod cold start a 100k-entry map per index and ~1/3 of filing each pod.
+ */
 interface Index {
   fn: IndexFunction;
   /** index key -> object key -> object */
   entries: Map<string, Map<string, KubeObject>>;
-  /** object key -> index keys it is filed under; a lone key (a pod's node) as it is, not in an array */
-  keysOf: Map<string, string | readonly string[]>;
 }
 
 class KindTable {
@@ -36,14 +40,19 @@ class KindTable {
   readonly indexes = new Map<string, Index>();
   readonly labelIndexes = new Map<string, LabelIndex>();
 
-  set(key: string, object: KubeObject): void {
+  /** Stores `object` under `key`; `previous` is the object held under it until now. */
+  set(key: string, object: KubeObject, previous: KubeObject | undefined): void {
     const ns = object.metadata.namespace ?? '';
     this.objects.set(key, object);
+    // An object's namespace is part of its key: an update stays in the same namespace map.
     let inNs = this.byNamespace.get(ns);
     if (!inNs) this.byNamespace.set(ns, (inNs = new Map<string, KubeObject>()));
     inNs.set(key, object);
-    for (const index of this.indexes.values()) fileInIndex(index, key, object);
-    for (const index of this.labelIndexes.values()) index.file(key, object);
+    for (const index of this.indexes.values()) {
+      if (previous) unfileFromIndex(index, key, previous);
+      fileNew(index, key, object);
+    }
+    for (const index of this.labelIndexes.values()) index.file(object, previous);
   }
 
   delete(key: string, object: KubeObject): void {
@@ -52,38 +61,25 @@ class KindTable {
     const inNs = this.byNamespace.get(ns);
     inNs?.delete(key);
     if (inNs && inNs.size === 0) this.byNamespace.delete(ns);
-    for (const index of this.indexes.values()) unfileFromIndex(index, key);
-    for (const index of this.labelIndexes.values()) index.unfile(key);
+    for (const index of this.indexes.values()) unfileFromIndex(index, key, object);
+    for (const index of this.labelIndexes.values()) index.unfile(object);
   }
 }
 
-function unfileKey(index: Index, k: string, key: string): void {
-  const bucket = index.entries.get(k);
-  bucket?.delete(key);
-  if (bucket && bucket.size === 0) index.entries.delete(k);
-}
-
-function unfileFromIndex(index: Index, key: string): void {
-  const keys = index.keysOf.get(key);
-  if (keys === undefined) return;
-  if (typeof keys === 'string') unfileKey(index, keys, key);
-  else for (const k of keys) unfileKey(index, k, key);
-  index.keysOf.delete(key);
-}
-
-function fileInIndex(index: Index, key: string, object: KubeObject): void {
-  if (index.keysOf.has(key)) unfileFromIndex(index, key);
-  fileNew(index, key, object);
+/** Unfiles the object held under `key` from the index keys its index function gives for it. */
+function unfileFromIndex(index: Index, key: string, object: KubeObject): void {
+  for (const k of index.fn(object)) {
+    const bucket = index.entries.get(k);
+    bucket?.delete(key);
+    if (bucket && bucket.size === 0) index.entries.delete(k);
+  }
 }
 
 /** Files an object the index does not hold yet. */
 function fileNew(index: Index, key: string, object: KubeObject): void {
+  // Index functions read client objects, and a hostile one can make them return a number
+  // (nodeName: 123): it is a key like any other, the same when the object is unfiled.
   const keys = index.fn(object);
-  if (keys.length === 0) return;
-  const [only] = keys;
-  // A lone key is kept as it is only when it is a string: index functions read client objects, and
-  // a hostile one can make them return a number (nodeName: 123), which must stay in its array.
-  index.keysOf.set(key, keys.length === 1 && typeof only === 'string' ? only : keys);
   for (const k of keys) {
     let bucket = index.entries.get(k);
     if (!bucket) index.entries.set(k, (bucket = new Map<string, KubeObject>()));
@@ -131,7 +127,7 @@ export class MemoryStore implements ObjectStore, StoreWriter {
   addIndex(kind: KindId, name: string, fn: IndexFunction): void {
     const t = this.table(kind);
     if (t.indexes.has(name)) throw new Error(`index "${name}" on ${kind} is already registered`);
-    const index: Index = { fn, entries: new Map(), keysOf: new Map() };
+    const index: Index = { fn, entries: new Map() };
     // forEach: a for-of over entries() made a [key, value] array per object (100k at a cold start).
     // A new index holds nothing: no object needs unfiling first.
     t.objects.forEach((object, key) => fileNew(index, key, object));
@@ -142,7 +138,7 @@ export class MemoryStore implements ObjectStore, StoreWriter {
     const t = this.table(kind);
     if (t.labelIndexes.has(name)) throw new Error(`label index "${name}" on ${kind} is already registered`);
     const index = new LabelIndex(fn);
-    t.objects.forEach((object, key) => index.fileNew(key, object));
+    t.objects.forEach((object) => index.fileNew(object));
     t.labelIndexes.set(name, index);
   }
 
@@ -223,10 +219,10 @@ export class MemoryStore implements ObjectStore, StoreWriter {
         t.delete(key, old);
         events.push({ type: 'delete', kind, object: old });
       } else if (!old) {
-        t.set(key, object);
+        t.set(key, object, undefined);
         events.push({ type: 'add', kind, object });
       } else if (!unchanged(old, object)) {
-        t.set(key, object);
+        t.set(key, object, old);
         events.push({ type: 'update', kind, object, old });
       }
     }

@@ -225,6 +225,21 @@ describe('MemoryStore indexes', () => {
     expect(store.byIndex('Pod', 'node', 'n1')).toEqual([]);
   });
 
+  test('an object is unfiled from the keys of the object the store held, not of the one a remove names', () => {
+    // Indexes keep no record of where they filed an object: the held object is filed again through
+    // the index function to find its keys.
+    const store = new MemoryStore();
+    store.addIndex('Pod', 'node', byNode);
+    store.addLabelIndex('Pod', 'labels', (o) => ({ scope: o.metadata.namespace ?? '', labels: o.metadata.labels }));
+    store.upsert('Pod', [pod('a', '1', { labels: { app: 'web' } }, { nodeName: 'n1' })]);
+    store.upsert('Pod', [pod('a', '2', { labels: { app: 'db' } }, { nodeName: 'n2' })]);
+    store.remove('Pod', [pod('a', '9', { labels: { app: 'other' } }, { nodeName: 'n9' })]);
+    for (const n of ['n1', 'n2', 'n9']) expect(store.byIndex('Pod', 'node', n)).toEqual([]);
+    const labels = store.labelIndex('Pod', 'labels');
+    for (const app of ['web', 'db', 'other']) expect([...labels.withLabel('ns1', 'app', app)]).toEqual([]);
+    expect([...labels.scopes()]).toEqual([]);
+  });
+
   test('registering the same index name twice on a kind is an error; the same name on another kind is not', () => {
     const store = new MemoryStore();
     store.addIndex('Pod', 'node', byNode);
