@@ -28,6 +28,8 @@ const CALLERS = 50;
 const RUNS = Number(process.env['WEBHOOK_BENCH_RUNS'] ?? 5);
 /** Skips the runs under CA load (for quick comparisons of the webhook's own path). */
 const ALONE_ONLY = process.env['WEBHOOK_BENCH_ALONE_ONLY'] === '1';
+/** WEBHOOK_BENCH_KINDS=VirtualService (comma-separated) runs only those kinds' rows (for profiling one path). */
+const KINDS = process.env['WEBHOOK_BENCH_KINDS']?.split(',');
 /** WEBHOOK_BENCH_CPU=1 prints each thread's CPU time per review for each run (development aid, Linux only). */
 const CPU_TRACE = process.env['WEBHOOK_BENCH_CPU'] === '1';
 
@@ -456,6 +458,7 @@ const scenario: Scenario = {
         ['AuthorizationPolicy, alone', ap],
         ['VirtualService, alone', vs],
       ] as const) {
+        if (KINDS && !KINDS.some((k) => label.startsWith(`${k},`))) continue;
         const floor = await cannedHttp1Server(
           { certPem: cert.certChainPem, keyPem: cert.privateKeyPem },
           cannedAnswer(body),

@@ -51,7 +51,18 @@ const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\/[\x21-\x7e]*) HTTP\/1\.(
 // Control characters other than HTAB, and DEL, in a header value (llhttp refuses them too): anything
 // but what RFC 9110 allows there, HTAB, SP, visible ASCII and obs-text (the head is read as latin1).
 const BAD_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
-const OWS_EDGES = /^[ \t]+|[ \t]+$/g;
+
+/**
+ * `text` without the spaces and tabs at its ends: only SP and HTAB are whitespace around a value
+ * (RFC 9110 OWS); String.trim would also take \v, \f and NBSP.
+ */
+function trimOws(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && (text.charCodeAt(start) === 0x20 || text.charCodeAt(start) === 0x09)) start++;
+  while (end > start && (text.charCodeAt(end - 1) === 0x20 || text.charCodeAt(end - 1) === 0x09)) end--;
+  return start === 0 && end === text.length ? text : text.slice(start, end);
+}
 /** Methods served; others are 501 (RFC 9110 §9.1), as llhttp refuses names it does not know. */
 const METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH']);
 // A CR not followed by LF, an LF not preceded by CR, or a NUL anywhere in the head.
@@ -140,16 +151,17 @@ export class RequestReader {
     if (end - start > MAX_HEADER_BYTES) return fail(431, `request headers are larger than ${MAX_HEADER_BYTES} bytes`);
     const text = this.buf.toString('latin1', start, end);
     if (BAD_LINE_BREAK.test(text)) return fail(400, 'malformed request: a bare CR or LF, or a NUL byte, in the head');
-    const [firstLine = '', ...headerLines] = text.split('\r\n');
-    const requestLine = REQUEST_LINE.exec(firstLine);
+    // lines[0] is the request line; lines[i] is header line i.
+    const lines = text.split('\r\n');
+    const requestLine = REQUEST_LINE.exec(lines[0] ?? '');
     if (!requestLine) return fail(400, 'malformed request line: expected "METHOD /path HTTP/1.1"');
     // Every group takes part in a match, so the defaults are never used.
     const [, method = '', target = '', minorVersion] = requestLine;
-    if (headerLines.length > MAX_HEADER_LINES) return fail(431, `more than ${MAX_HEADER_LINES} header lines`);
+    if (lines.length - 1 > MAX_HEADER_LINES) return fail(431, `more than ${MAX_HEADER_LINES} header lines`);
     const headers = new Map<string, string>();
     let contentLength: string | undefined;
-    for (const [index, line] of headerLines.entries()) {
-      const i = index + 1; // the line number in the head, the request line being 0
+    for (let i = 1; i < lines.length; i++) {
+      const line = lines[i] as string;
       if (line[0] === ' ' || line[0] === '\t')
         return fail(400, 'malformed header: obsolete line folding is not accepted');
       const colon = line.indexOf(':');
@@ -158,9 +170,7 @@ export class RequestReader {
       const key = name.toLowerCase();
       const raw = line.slice(colon + 1);
       if (BAD_VALUE_CHAR.test(raw)) return fail(400, `malformed header line ${i}: a control character in the value`);
-      // Only SP and HTAB are whitespace around a value (RFC 9110 OWS); String.trim would also
-      // take \v, \f and NBSP.
-      const value = raw.replace(OWS_EDGES, '');
+      const value = trimOws(raw);
       if (key === 'content-length') {
         // RFC 9112 would allow identical repeats; llhttp refuses any, and so does the reader.
         if (contentLength !== undefined) return fail(400, 'more than one Content-Length header');
@@ -193,10 +203,9 @@ export class RequestReader {
       if (bodyLength > this.maxBodyBytes)
         return { status: 400, message: `request body of ${bodyLength} bytes is over the limit`, tooLarge: true };
     }
-    const connection = (headers.get('connection') ?? '')
-      .toLowerCase()
-      .split(',')
-      .map((t) => t.replace(OWS_EDGES, ''));
+    const connectionHeader = headers.get('connection');
+    // Without a Connection header there is no token: HTTP/1.1 keeps the connection, 1.0 closes it.
+    const connection = connectionHeader === undefined ? [] : connectionHeader.toLowerCase().split(',').map(trimOws);
     const keepAlive = minorVersion === '1' ? !connection.includes('close') : connection.includes('keep-alive');
     return { method, target, headers, keepAlive, length: end + 4, bodyLength };
   }
