@@ -6,7 +6,8 @@
 // a closed loop, so latency includes queueing: about 50 / (reviews per second) on average.
 // Alone, each kind's runs alternate with runs of the same callers against a bare HTTPS server that
 // answers with that kind's answer, canned (bench/floors.ts): the rate and p99 of the transport
-// alone, in the same run. WEBHOOK_BENCH_RUNS and WEBHOOK_BENCH_ALONE_ONLY=1 shorten it.
+// alone, in the same run. WEBHOOK_BENCH_RUNS, WEBHOOK_BENCH_ALONE_ONLY=1 and WEBHOOK_BENCH_KINDS
+// (e.g. VirtualService) shorten it.
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';

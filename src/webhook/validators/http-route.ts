@@ -68,12 +68,19 @@ function checkHttpStatus(r: Report, status: number, path: string): void {
   if (status < 200 || status > 600) r.error(path, `HTTP status ${status} is not in range 200-599`);
 }
 
+/** Header match fields of an HTTP match, made once rather than per match. */
+const HEADER_MATCH_FIELDS = ['headers', 'withoutHeaders'] as const;
+const STRING_MATCH_FIELDS = ['scheme', 'method', 'authority'] as const;
+
+// Paths are built only for fields that are set: an unset field is neither an error nor visited,
+// and on a typical route the paths of unset fields were most of what a review allocated.
 function checkMatches(r: Report, matches: unknown[] | undefined, path: string): void {
   matches?.forEach((m, i) => {
     const p = idx(path, i);
     const match = obj(r, m, p);
     if (!match) return;
-    for (const field of ['headers', 'withoutHeaders'] as const) {
+    for (const field of HEADER_MATCH_FIELDS) {
+      if (match[field] == null) continue;
       const headers = obj(r, match[field], at(p, field));
       for (const [name, sm] of Object.entries(headers ?? {})) {
         const hp = key(at(p, field), name);
@@ -85,24 +92,33 @@ function checkMatches(r: Report, matches: unknown[] | undefined, path: string): 
         checkStringMatch(r, sm, hp);
       }
     }
-    checkStringMatch(r, match['uri'], at(p, 'uri'), { regexOnly: true });
-    for (const f of ['scheme', 'method', 'authority']) checkStringMatch(r, match[f], at(p, f));
-    for (const [name, sm] of Object.entries(obj(r, match['queryParams'], at(p, 'queryParams')) ?? {}))
-      checkStringMatch(r, sm, key(at(p, 'queryParams'), name));
+    if (match['uri'] != null) checkStringMatch(r, match['uri'], at(p, 'uri'), REGEX_ONLY);
+    for (const f of STRING_MATCH_FIELDS) if (match[f] != null) checkStringMatch(r, match[f], at(p, f));
+    if (match['queryParams'] != null)
+      for (const [name, sm] of Object.entries(obj(r, match['queryParams'], at(p, 'queryParams')) ?? {}))
+        checkStringMatch(r, sm, key(at(p, 'queryParams'), name));
     checkMatchOrigin(r, match, p);
-    const ns = str(r, match['sourceNamespace'], at(p, 'sourceNamespace')) ?? '';
-    if (ns !== '' && !isDNS1123Label(ns)) r.error(at(p, 'sourceNamespace'), `sourceNamespace match ${ns} is invalid`);
+    if (match['sourceNamespace'] != null) {
+      const ns = str(r, match['sourceNamespace'], at(p, 'sourceNamespace')) ?? '';
+      if (ns !== '' && !isDNS1123Label(ns)) r.error(at(p, 'sourceNamespace'), `sourceNamespace match ${ns} is invalid`);
+    }
   });
 }
 
+const REGEX_ONLY = { regexOnly: true } as const;
+
 /** Where a request may come from, as HTTP, TCP and TLS matches all say it: port, source labels, gateways. */
 export function checkMatchOrigin(r: Report, match: JsonObject, path: string): void {
-  const port = int(r, match['port'], at(path, 'port'), UINT32) ?? 0;
-  const portProblem = port !== 0 && portError(port);
-  if (portProblem) r.error(at(path, 'port'), portProblem);
-  for (const err of labelErrors(strMap(r, match['sourceLabels'], at(path, 'sourceLabels')) ?? {}))
-    r.error(at(path, 'sourceLabels'), err);
-  checkGatewayNames(r, strList(r, match['gateways'], at(path, 'gateways')) ?? [], at(path, 'gateways'));
+  if (match['port'] != null) {
+    const port = int(r, match['port'], at(path, 'port'), UINT32) ?? 0;
+    const portProblem = port !== 0 && portError(port);
+    if (portProblem) r.error(at(path, 'port'), portProblem);
+  }
+  if (match['sourceLabels'] != null)
+    for (const err of labelErrors(strMap(r, match['sourceLabels'], at(path, 'sourceLabels')) ?? {}))
+      r.error(at(path, 'sourceLabels'), err);
+  if (match['gateways'] != null)
+    checkGatewayNames(r, strList(r, match['gateways'], at(path, 'gateways')) ?? [], at(path, 'gateways'));
 }
 
 function checkConflicts(
@@ -304,6 +320,7 @@ function checkAuthorityRewrite(r: Report, http: JsonObject, headers: JsonObject 
 }
 
 function checkMirrorPercent(r: Report, http: JsonObject, path: string): void {
+  if (http['mirrorPercent'] == null && http['mirrorPercentage'] == null && http['mirrors'] == null) return;
   if (http['mirrorPercent'] != null) {
     const value = int(r, http['mirrorPercent'], at(path, 'mirrorPercent'), UINT32) ?? 0;
     if (value > 100)
@@ -344,9 +361,9 @@ export function checkWeightedDestinations(
       return;
     }
     if (dest['destination'] == null) r.error(at(p, 'destination'), 'destination is required');
-    if (withHeaders) checkHeaderOperations(r, dest['headers'], at(p, 'headers'));
-    checkDestination(r, dest['destination'], at(p, 'destination'));
-    const weight = int(r, dest['weight'], at(p, 'weight')) ?? 0;
+    if (withHeaders && dest['headers'] != null) checkHeaderOperations(r, dest['headers'], at(p, 'headers'));
+    if (dest['destination'] != null) checkDestination(r, dest['destination'], at(p, 'destination'));
+    const weight = dest['weight'] == null ? 0 : (int(r, dest['weight'], at(p, 'weight')) ?? 0);
     if (weight < 0) r.error(at(p, 'weight'), `weight ${weight} < 0`);
     total += weight;
   });
@@ -355,17 +372,18 @@ export function checkWeightedDestinations(
 
 export function checkHTTPRoute(r: Report, http: JsonObject, path: string, delegate: boolean): void {
   const routes = list(r, http['route'], at(path, 'route'));
-  const matches = list(r, http['match'], at(path, 'match'));
+  const matches = http['match'] == null ? undefined : list(r, http['match'], at(path, 'match'));
   checkConflicts(r, http, path, delegate, routes);
-  checkMatches(r, matches, at(path, 'match'));
-  const headers = checkHeaderOperations(r, http['headers'], at(path, 'headers'));
-  checkCors(r, http['corsPolicy'], at(path, 'corsPolicy'));
-  checkFault(r, http['fault'], at(path, 'fault'));
+  if (matches) checkMatches(r, matches, at(path, 'match'));
+  const headers = http['headers'] == null ? undefined : checkHeaderOperations(r, http['headers'], at(path, 'headers'));
+  if (http['corsPolicy'] != null) checkCors(r, http['corsPolicy'], at(path, 'corsPolicy'));
+  if (http['fault'] != null) checkFault(r, http['fault'], at(path, 'fault'));
   checkMirrorPercent(r, http, path);
-  checkDestination(r, http['mirror'], at(path, 'mirror'));
-  const redirect = obj(r, http['redirect'], at(path, 'redirect'));
+  if (http['mirror'] != null) checkDestination(r, http['mirror'], at(path, 'mirror'));
+  const redirect = http['redirect'] == null ? undefined : obj(r, http['redirect'], at(path, 'redirect'));
   if (redirect) checkRedirect(r, redirect, matches, at(path, 'redirect'));
-  const direct = obj(r, http['directResponse'], at(path, 'directResponse'));
+  const direct =
+    http['directResponse'] == null ? undefined : obj(r, http['directResponse'], at(path, 'directResponse'));
   if (direct) {
     const body = isObject(direct['body']) ? direct['body'] : undefined;
     const text = body
@@ -389,9 +407,10 @@ export function checkHTTPRoute(r: Report, http: JsonObject, path: string, delega
       at(path, 'directResponse.status'),
     );
   }
-  checkRetries(r, http['retries'], at(path, 'retries'));
-  checkRewrite(r, http['rewrite'], at(path, 'rewrite'));
-  checkAuthorityRewrite(r, http, headers, path);
+  if (http['retries'] != null) checkRetries(r, http['retries'], at(path, 'retries'));
+  if (http['rewrite'] != null) checkRewrite(r, http['rewrite'], at(path, 'rewrite'));
+  // Without header operations only rewrite.authority sets the authority: nothing to conflict.
+  if (headers) checkAuthorityRewrite(r, http, headers, path);
   checkWeightedDestinations(r, routes, at(path, 'route'), true);
   if (http['timeout'] != null) checkDuration(r, http['timeout'], at(path, 'timeout'));
 }

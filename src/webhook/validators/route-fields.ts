@@ -123,15 +123,18 @@ export function checkStringMatch(r: Report, v: unknown, path: string, opts: { re
 export function checkDestination(r: Report, v: unknown, path: string): void {
   const d = obj(r, v, path);
   if (!d) return;
-  const host = str(r, d['host'], at(path, 'host')) ?? '';
+  // A string is read as it is; only another value needs the field's path, for its error.
+  const hostValue = d['host'];
+  const host = typeof hostValue === 'string' ? hostValue : (str(r, hostValue, at(path, 'host')) ?? '');
   if (host === '*') r.error(at(path, 'host'), `invalid destination host ${host}`);
   else {
     const err = wildcardDomainError(host);
     if (err) r.error(at(path, 'host'), err);
   }
-  const subset = str(r, d['subset'], at(path, 'subset')) ?? '';
+  const subsetValue = d['subset'];
+  const subset = typeof subsetValue === 'string' ? subsetValue : (str(r, subsetValue, at(path, 'subset')) ?? '');
   if (subset !== '' && !isDNS1123Label(subset)) r.error(at(path, 'subset'), `subset name is invalid: ${subset}`);
-  const port = obj(r, d['port'], at(path, 'port'));
+  const port = d['port'] == null ? undefined : obj(r, d['port'], at(path, 'port'));
   if (port) {
     const n = int(r, port['number'], at(path, 'port.number'), UINT32) ?? 0;
     const err = portError(n);

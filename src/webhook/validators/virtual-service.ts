@@ -12,6 +12,7 @@ import { checkGatewayNames, isJwtClaimRoute } from './route-fields';
 import type { SpecValidator } from './types';
 
 const MESH_GATEWAY = 'mesh';
+const HEADER_MATCH_FIELDS = ['headers', 'withoutHeaders'] as const;
 const OUTBOUND_SNI = /^outbound_\.(\d[^_]*)_\._\.(.+)$/;
 
 /** Hosts of a gateway-bound VirtualService may also be istiod's auto-generated SNI names. */
@@ -95,9 +96,10 @@ function checkDuplicateHosts(r: Report, hosts: string[]): void {
 
 /** Rules after a match-all rule, and matches repeated from earlier rules, never apply. */
 function warnUnreachable(r: Report, routes: unknown[] | undefined, path: string): void {
+  if (!routes) return;
   const seen = new Map<string, number>();
   let catchAll = -1;
-  routes?.forEach((route, i) => {
+  routes.forEach((route, i) => {
     if (!isObject(route)) return;
     const name = typeof route['name'] === 'string' && route['name'] ? JSON.stringify(route['name']) : `#${i}`;
     const matches = Array.isArray(route['match']) ? route['match'] : [];
@@ -155,7 +157,7 @@ export const validateVirtualService: SpecValidator = (r, spec, meta) => {
     http?.forEach((route, i) => {
       const matches = isObject(route) && Array.isArray(route['match']) ? route['match'] : [];
       matches.forEach((m, j) => {
-        for (const field of ['headers', 'withoutHeaders']) {
+        for (const field of HEADER_MATCH_FIELDS) {
           const headers = isObject(m) && isObject(m[field]) ? Object.keys(m[field]) : [];
           for (const h of headers.filter(isJwtClaimRoute)) {
             r.error(
@@ -197,7 +199,8 @@ export const validateVirtualService: SpecValidator = (r, spec, meta) => {
     }
     checkHTTPRoute(r, o, p, delegate);
   });
-  const sniChecker = new SniChecker(hosts, gateways.includes(MESH_GATEWAY), tls);
+  // Only TLS routes have SNI hosts to check.
+  const sniChecker = tls ? new SniChecker(hosts, gateways.includes(MESH_GATEWAY), tls) : undefined;
   tls?.forEach((route, i) => {
     const p = idx('spec.tls', i);
     const o = obj(r, route, p);
@@ -213,7 +216,7 @@ export const validateVirtualService: SpecValidator = (r, spec, meta) => {
       }
       const sniHosts = strList(r, match['sniHosts'], at(mp, 'sniHosts'));
       if (!sniHosts) r.error(at(mp, 'sniHosts'), 'TLS match must have at least one SNI host');
-      sniHosts?.forEach((s, k) => sniChecker.check(r, s, idx(at(mp, 'sniHosts'), k)));
+      sniHosts?.forEach((s, k) => sniChecker?.check(r, s, idx(at(mp, 'sniHosts'), k)));
       checkL4Match(r, match, mp);
     });
     const routes = list(r, o['route'], at(p, 'route'));
