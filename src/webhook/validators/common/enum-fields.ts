@@ -229,6 +229,47 @@ function isEnum(t: FieldType): t is EnumType {
 }
 
 /**
+ * Where a value sits: its parent and the step from it (a field name, then a list index or a map
+ * key). The path text is only built for an error; most walks report none.
+ */
+interface Place {
+  parent: Place | undefined;
+  /** The field name, or 'spec' at the root. */
+  name: string;
+  /** A list index or a map key under the field, if any. */
+  item?: number | string;
+}
+
+function pathOf(place: Place): string {
+  const steps: Place[] = [];
+  for (let p: Place | undefined = place; p !== undefined; p = p.parent) steps.push(p);
+  let path = '';
+  for (let i = steps.length - 1; i >= 0; i--) {
+    const step = steps[i] as Place;
+    path = step.parent === undefined ? step.name : at(path, step.name);
+    if (typeof step.item === 'number') path = idx(path, step.item);
+    else if (typeof step.item === 'string') path = key(path, step.item);
+  }
+  return path;
+}
+
+interface Pending {
+  value: unknown;
+  message: string;
+  place: Place;
+}
+
+function visit(r: Report, queue: Pending[], type: FieldType, v: unknown, place: Place): void {
+  if (v === undefined || v === null) return;
+  if (!isEnum(type)) {
+    queue.push({ value: v, message: type, place });
+    return;
+  }
+  const err = enumValueError(type, v);
+  if (err) r.error(pathOf(place), err);
+}
+
+/**
  * Reports every enum value in `spec` that istiod's decoder would refuse, at its path. The walk
  * follows the (acyclic) message map with an explicit queue, so its depth is that of the map and
  * its work is linear in the values it visits; values of the wrong type are left to the validators.
@@ -236,25 +277,20 @@ function isEnum(t: FieldType): t is EnumType {
 export function checkEnumFields(r: Report, kind: string, spec: JsonObject): void {
   const root = KIND_MESSAGES[kind];
   if (root === undefined) return;
-  const queue: { value: unknown; message: string; path: string }[] = [{ value: spec, message: root, path: 'spec' }];
-  // for...of over an array also visits what is pushed to it during the walk.
-  for (const { value, message, path } of queue) {
+  const queue: Pending[] = [{ value: spec, message: root, place: { parent: undefined, name: 'spec' } }];
+  // Indexing (not for...of) visits what is pushed to the queue during the walk too.
+  for (let q = 0; q < queue.length; q++) {
+    const { value, message, place: parent } = queue[q] as Pending;
     if (!isObject(value)) continue;
-    const visit = (type: FieldType, v: unknown, p: string): void => {
-      if (v === undefined || v === null) return;
-      if (!isEnum(type)) return void queue.push({ value: v, message: type, path: p });
-      const err = enumValueError(type, v);
-      if (err) r.error(p, err);
-    };
     for (const [name, shape] of fieldNames(message)) {
       if (!Object.prototype.hasOwnProperty.call(value, name)) continue;
       const v = value[name];
-      const p = at(path, name);
       if (typeof shape === 'object' && 'list' in shape) {
-        if (Array.isArray(v)) v.forEach((item, i) => visit(shape.list, item, idx(p, i)));
+        if (Array.isArray(v)) v.forEach((item, i) => visit(r, queue, shape.list, item, { parent, name, item: i }));
       } else if (typeof shape === 'object' && 'map' in shape) {
-        if (isObject(v)) for (const [k, item] of Object.entries(v)) visit(shape.map, item, key(p, k));
-      } else visit(shape, v, p);
+        if (isObject(v))
+          for (const [k, item] of Object.entries(v)) visit(r, queue, shape.map, item, { parent, name, item: k });
+      } else visit(r, queue, shape, v, { parent, name });
     }
   }
 }
