@@ -38,6 +38,13 @@ const RECONNECT_RUNS = Number(process.env['XDS_BENCH_RECONNECT_RUNS'] ?? 9);
  * floors (for profiling it; no storm floor, isolated changes, churn or RSS rows).
  */
 const RECONNECT_ONLY = process.env['XDS_BENCH_RECONNECT_ONLY'] === '1';
+/**
+ * XDS_BENCH_RECONNECT_GC=1: a full collection (and time for its sweeping) before each reconnect
+ * and floor run, so a major GC of what earlier runs left does not land in a run's window; each
+ * window then holds only the collections its own allocation starts. For comparing code changes:
+ * a collection landing in a run costs 50-200 ms on a heap of 100k workloads, more than the request.
+ */
+const RECONNECT_GC = process.env['XDS_BENCH_RECONNECT_GC'] === '1';
 const SETTLE_MS = 5_000;
 const SYNC_TIMEOUT_MS = 15 * 60_000;
 const DELIVERY_TIMEOUT_MS = 60_000;
@@ -201,6 +208,10 @@ async function unchangedReconnects(
     const [child] = clients.spawn({ ...config, irvFile, waitForGo: true }, 1, 1, index);
     await new Promise<void>((res) => child!.on('message', (m: WorkerMessage) => m.t === 'ready' && res()));
     await sleep(100);
+    if (RECONNECT_GC) {
+      (globalThis as { gc?: () => void }).gc?.();
+      await sleep(300);
+    }
     const cpu = process.cpuUsage();
     child!.send({ t: 'go' });
     await clients.until(() => clients.synced.has(index), DELIVERY_TIMEOUT_MS, 'the reconnecting stream to sync');

@@ -98,6 +98,10 @@ class StreamedMessage {
     let words: DataView | undefined;
     const n = chunk.length;
     while (at < n) {
+      if (this.stage === 'tag' && this.varintBytes === 0) {
+        at = this.entriesInPlace(chunk, at, (words ??= bytesView(chunk)));
+        if (!this.streamed || at >= n) return;
+      }
       if (this.stage === 'payload') {
         const take = Math.min(this.payloadEnd - this.pos, n - at);
         if (this.tag === IRV_TAG) {
@@ -175,6 +179,32 @@ class StreamedMessage {
         this.stage = 'tag';
       }
     }
+  }
+
+  /**
+   * Digests the run of entries starting at `at` that lie wholly in this chunk with one-byte tags
+   * and lengths (what every encoder writes for them), with the state kept in locals: the state
+   * machine of read() costs a third more per entry. Returns where the run ends; read() takes the
+   * rest (an entry cut by the chunk's end, another field, anything unusual).
+   */
+  private entriesInPlace(chunk: Buffer, at: number, words: DataView): number {
+    const n = chunk.length;
+    const size = this.size;
+    let pos = this.pos;
+    while (at + 2 <= n && chunk[at] === IRV_TAG) {
+      const length = chunk[at + 1] ?? 0x80;
+      const start = at + 2;
+      const end = start + length;
+      if (length >= 0x80 || end > n || pos + 2 + length > size) break;
+      if (++this.names > MAX_RESOURCE_NAMES_PER_REQUEST || !this.digestAt(chunk, words, start, end)) {
+        this.abandon();
+        break;
+      }
+      at = end;
+      pos += 2 + length;
+    }
+    this.pos = pos;
+    return at;
   }
 
   /** Digests the entry at [start, end) of `buf`; false (and the message abandoned) if a limit is reached. */
