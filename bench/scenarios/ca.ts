@@ -38,6 +38,8 @@ const CONCURRENCY = (process.env['CA_BENCH_CONCURRENCY'] ?? '8,64,256').split(',
 const ROOTS = (process.env['CA_BENCH_ROOTS'] ?? 'RSA,ECDSA').split(',') as ('RSA' | 'ECDSA')[];
 /** CA_BENCH_CORE_ONLY=1 leaves out the fairness and binding-window rows (for profiling the rate rows). */
 const CORE_ONLY = process.env['CA_BENCH_CORE_ONLY'] === '1';
+/** CA_BENCH_FAIRNESS_ONLY=1 runs only the fairness rows (for working on issue 21's scheduler). */
+const FAIRNESS_ONLY = process.env['CA_BENCH_FAIRNESS_ONLY'] === '1';
 const RUNS = Number(process.env['CA_BENCH_RUNS'] ?? 3);
 const RUN_MS = Number(process.env['CA_BENCH_RUN_MS'] ?? 2000);
 // Long enough for V8 to finish optimizing the hot path: shorter warm-ups left concurrent
@@ -618,6 +620,7 @@ const scenario: Scenario = {
     const transport = await startTransportFloor();
     try {
       const out: Measurement[] = [];
+      if (FAIRNESS_ONLY) return await measureFairness(WORKER_SOURCE);
       for (const root of ROOTS) out.push(...(await measureRoot(root, transport)));
       out.push(...transportFloorRows(transport));
       if (!CORE_ONLY) out.push(...(await measureFairness(WORKER_SOURCE)), ...(await measureBindingWindow()));
