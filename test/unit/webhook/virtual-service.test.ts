@@ -272,3 +272,58 @@ test('a typical mesh VirtualService reports nothing at all', () => {
     ),
   ).toEqual({ errors: [], warnings: [] });
 });
+
+// Paths are built only for fields that are set (http-route.ts): a field written as null must
+// still read as unset, and one of the wrong type must still be an error at its own path.
+describe('optional route fields, null or of the wrong type', () => {
+  const optional = [
+    'match',
+    'headers',
+    'corsPolicy',
+    'fault',
+    'mirror',
+    'mirrors',
+    'mirrorPercentage',
+    'redirect',
+    'directResponse',
+    'retries',
+    'rewrite',
+    'timeout',
+  ];
+
+  test('every optional HTTP route field written as null reads as unset', () => {
+    const nulls = Object.fromEntries(optional.map((f) => [f, null]));
+    expect(validate('VirtualService', route(nulls))).toEqual(validate('VirtualService', route({})));
+    const match = { uri: null, scheme: null, method: null, authority: null, headers: null, withoutHeaders: null };
+    const matchOrigin = { queryParams: null, port: null, sourceLabels: null, gateways: null, sourceNamespace: null };
+    expect(validate('VirtualService', route({ match: [{ ...match, ...matchOrigin, name: 'm' }] }))).toEqual(
+      validate('VirtualService', route({ match: [{ name: 'm' }] })),
+    );
+    expect(
+      validate('VirtualService', vs([{ route: [{ destination: { host: 'reviews', subset: null, port: null } }] }])),
+    ).toEqual(validate('VirtualService', vs([{ route: [dest('reviews')] }])));
+  });
+
+  test('each of them set to a number is a type error at its own path, in field order', () => {
+    const errors = validate('VirtualService', route(Object.fromEntries(optional.map((f) => [f, 7])))).errors;
+    for (const f of optional) expect(errors.some((e) => e.startsWith(`spec.http[0].${f}: `))).toBe(true);
+    const { errors: matchErrors } = validate(
+      'VirtualService',
+      route({ match: [{ uri: 1, scheme: 1, method: 1, authority: 1, headers: 1, withoutHeaders: 1, port: 'x' }] }),
+    );
+    expect(matchErrors.map((e) => e.slice(0, e.indexOf(':')))).toEqual([
+      'spec.http[0].match[0].headers',
+      'spec.http[0].match[0].withoutHeaders',
+      'spec.http[0].match[0].uri',
+      'spec.http[0].match[0].scheme',
+      'spec.http[0].match[0].method',
+      'spec.http[0].match[0].authority',
+      'spec.http[0].match[0].port',
+    ]);
+    expect(validate('VirtualService', vs([{ route: [{ destination: { host: 5, subset: 6 } }] }])).errors).toEqual([
+      expect.stringMatching(/^spec\.http\[0\]\.route\[0\]\.destination\.host: must be a string/),
+      expect.stringMatching(/^spec\.http\[0\]\.route\[0\]\.destination\.host: /),
+      expect.stringMatching(/^spec\.http\[0\]\.route\[0\]\.destination\.subset: must be a string/),
+    ]);
+  });
+});
