@@ -142,24 +142,6 @@ export function isServedKubeService(svc: KubeObject): boolean {
   return serviceClusterIps(svc).every((ip) => parseIp(ip) !== undefined);
 }
 
-/** `<ns>/<hostname>` per Service object, with the domain it was made for. */
-const serviceKeys = new WeakMap<KubeObject, { domain: string; key: string }>();
-
-/**
- * The key a workload lists a Kubernetes Service under, `<ns>/<hostname>`, made once per Service
- * object: the pods a Service selects share one string. Built per pod, each copy was concatenated
- * and then hashed and internalized as a key of the workload's services map, ~1/20 of a 100k-pod
- * build. A changed Service is a new object, so it gets a new key.
- */
-export function kubeServiceKey(svc: KubeObject, domain: string): string {
-  const known = serviceKeys.get(svc);
-  if (known !== undefined && known.domain === domain) return known.key;
-  const ns = namespaceOf(svc);
-  const key = `${ns}/${kubeServiceHostname(svc.metadata.name, ns, domain)}`;
-  serviceKeys.set(svc, { domain, key });
-  return key;
-}
-
 function podServices(pod: KubeObject, view: MeshView, trace?: DecisionTrace): Record<string, PortList> | undefined {
   const ns = namespaceOf(pod);
   const labels = pod.metadata.labels ?? {};
@@ -170,8 +152,7 @@ function podServices(pod: KubeObject, view: MeshView, trace?: DecisionTrace): Re
     const ports = isServedKubeService(svc) ? kubeServicePortsForPod(svc, containerPorts) : undefined;
     if (trace) explainService(trace, svc, ports);
     if (!ports) continue;
-    // Selected Services are of the pod's namespace: the key is `${ns}/<hostname>`.
-    out.set(kubeServiceKey(svc, domain), ports);
+    out.set(`${ns}/${kubeServiceHostname(svc.metadata.name, ns, domain)}`, ports);
   }
   for (const se of view.serviceEntriesSelecting(ns, labels)) {
     const ports = serviceEntryPortsForPod(se, containerPorts);
@@ -392,7 +373,10 @@ export function workloadEntryWorkload(we: KubeObject, view: MeshView): Workload 
   }
   for (const svc of view.servicesSelecting(ns, labels)) {
     if (!isServedKubeService(svc)) continue;
-    services.set(kubeServiceKey(svc, s.domain), servicePortsForEntry(svc, false, spec.ports));
+    services.set(
+      `${ns}/${kubeServiceHostname(svc.metadata.name, ns, s.domain)}`,
+      servicePortsForEntry(svc, false, spec.ports),
+    );
   }
   setIf(w, 'services', sortedMap(services));
   setIf(w, 'authorizationPolicies', workloadPolicies(view, ns, labels));
