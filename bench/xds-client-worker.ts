@@ -255,17 +255,40 @@ function main(): void {
     start(config);
     return;
   }
-  process.once('message', () => start(config));
+  // The requests (megabytes with held versions) are read and encoded before 'ready', so the
+  // parent's window from 'go' holds the server's work and not this process's preparation.
+  const prepared = prepare(config);
+  process.once('message', () => start(config, prepared));
   process.send!({ t: 'ready' } satisfies WorkerMessage);
 }
 
-function start(config: WorkerConfig): void {
+interface Prepared {
+  ca: string;
+  encode: (req: Record<string, unknown>) => Buffer;
+  /** Each stream's Address request, with the held versions. */
+  addressRequest: (index: number) => Buffer;
+}
+
+function prepare(config: WorkerConfig): Prepared {
   const method = (loadProtos(['xds.proto'])[ADS_SERVICE] as grpc.ServiceDefinition)[DELTA_METHOD]!;
   const encode = (req: Record<string, unknown>) => frame(method.requestSerialize(req));
-  const ca = fs.readFileSync(config.caFile, 'utf8');
   const irv: Record<string, string> = config.irvFile
     ? (JSON.parse(fs.readFileSync(config.irvFile, 'utf8')) as Record<string, string>)
     : {};
+  const addressRequest = (index: number) =>
+    encode({ type_url: ADDRESS_TYPE_URL, node: ztunnelNode(index), initial_resource_versions: irv });
+  const ready = new Map<number, Buffer>();
+  if (config.waitForGo)
+    for (let s = 0; s < config.streams; s++) ready.set(config.firstIndex + s, addressRequest(config.firstIndex + s));
+  return {
+    ca: fs.readFileSync(config.caFile, 'utf8'),
+    encode,
+    addressRequest: (index) => ready.get(index) ?? addressRequest(index),
+  };
+}
+
+function start(config: WorkerConfig, prepared = prepare(config)): void {
+  const { ca, encode, addressRequest } = prepared;
 
   let pending: [string, number][] = [];
   setInterval(() => {
@@ -281,16 +304,13 @@ function start(config: WorkerConfig): void {
         config,
         ca,
         index,
-        Buffer.concat([
-          encode({ type_url: ADDRESS_TYPE_URL, node: ztunnelNode(index), initial_resource_versions: irv }),
-          encode({ type_url: AUTHORIZATION_TYPE_URL, node: ztunnelNode(index) }),
-        ]),
+        Buffer.concat([addressRequest(index), encode({ type_url: AUTHORIZATION_TYPE_URL, node: ztunnelNode(index) })]),
       );
       continue;
     }
     if (config.rawTls) {
       sendRaw(config, ca, index, [
-        encode({ type_url: ADDRESS_TYPE_URL, node: ztunnelNode(index), initial_resource_versions: irv }),
+        addressRequest(index),
         encode({ type_url: AUTHORIZATION_TYPE_URL, node: ztunnelNode(index) }),
       ]);
       continue;
@@ -342,7 +362,7 @@ function start(config: WorkerConfig): void {
       for (const v of r.versions) pending.push([v, at]);
     });
     stream.on('data', (chunk: Buffer) => parser.push(chunk));
-    stream.write(encode({ type_url: ADDRESS_TYPE_URL, node, initial_resource_versions: irv }));
+    stream.write(addressRequest(index));
     stream.write(encode({ type_url: AUTHORIZATION_TYPE_URL, node }));
   }
   process.on('disconnect', () => process.exit(0));
