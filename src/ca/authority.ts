@@ -5,7 +5,7 @@
 
 import * as crypto from 'node:crypto';
 import { ParsedCsr, checkVerified, verifyJob } from './csr';
-import { CsrVerifierPool, LoneCall, sharedCsrVerifierPool } from './csr-verifier-pool';
+import { CsrVerifierPool, sharedCsrVerifierPool } from './csr-verifier-pool';
 import { CaKeyMaterial, meshIssuers, splitPemCertificates } from './key-material';
 import { IssuedLeaf, LeafRequest, LeafSigner, SanEntry } from './leaf-signer';
 
@@ -144,8 +144,8 @@ export class CertificateAuthority {
   /**
    * Verifies the CSR's own signature and signs its certificate in one worker job. Throws CsrError
    * when the CSR does not verify (the caller's fault); any other error is the CA's. `lane` names
-   * the requesting node, so the workers serve nodes round-robin; `lone` (given for the node's only
-   * call) may run it on the event loop instead (csr-verifier-pool.ts, INLINE_SHARE).
+   * the requesting node, so the workers serve nodes round-robin; `alone` (the node's only call) may
+   * run it on the event loop instead (csr-verifier-pool.ts, INLINE_SHARE).
    */
   async issueForCsr(
     csr: ParsedCsr,
@@ -153,7 +153,7 @@ export class CertificateAuthority {
     ttlMs: number,
     now = Date.now(),
     lane?: string,
-    lone?: LoneCall,
+    alone = false,
   ): Promise<IssuedCertificate> {
     const { material, signer, keyHandle, bundlePem } = this;
     // setMaterial, called by the constructor, always registers a key.
@@ -163,7 +163,7 @@ export class CertificateAuthority {
       verifyJob(csr),
       { key: keyHandle, hash: signer.signingHash, tbs: prepared.tbs },
       lane,
-      lone,
+      alone,
     );
     checkVerified(outcome);
     if (!outcome.certificateSignature) throw new Error(outcome.error ?? 'the signing worker returned no signature');

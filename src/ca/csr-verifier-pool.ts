@@ -42,15 +42,6 @@ export const INLINE_BURST_MS = 5;
  */
 export const INLINE_MIN_QUEUED_PER_WORKER = 2;
 /**
- * A lone caller's job also runs inline while at least this many calls of other nodes are in flight
- * at the CA, whatever the workers hold: then the event loop has a backlog of their transport and
- * certificate assembly, and a worker round trip makes the lone call wait behind it twice (its
- * request, then its result). Under a 64-call flood the workers held fewer than
- * INLINE_MIN_QUEUED_PER_WORKER jobs each for stretches (the calls were on the event loop), and the
- * lone node's calls sent to the idle workers then took 7-10 ms at the median against 0.8 inline.
- */
-export const INLINE_MIN_OTHER_CALLS = 16;
-/**
  * An inline job is charged its wall time, but at most this, ms. Longer means the thread was
  * descheduled or paused for GC while signing: time the event loop's other work lost anyway, not
  * time the job took from it. Charged in full, one 40 ms stall put the budget 35 ms in debt, and
@@ -74,12 +65,6 @@ export interface SignJob {
   key: number;
   hash: string;
   tbs: Buffer;
-}
-
-/** A call that is its node's only one in flight, and what else the CA is doing meanwhile. */
-export interface LoneCall {
-  /** Calls of other nodes (or callers) between authentication and their answer. */
-  othersInFlight: number;
 }
 
 /** ok: the signature verifies; otherwise `error` says why (bad key or bad signature). */
@@ -340,20 +325,15 @@ export class CsrVerifierPool {
 
   /**
    * Verifies a CSR's signature; with `sign`, also signs the certificate when it verifies. Jobs of
-   * different `lane`s (requesting nodes) are served round-robin inside each worker. `lone`: the
+   * different `lane`s (requesting nodes) are served round-robin inside each worker. `alone`: the
    * caller has no other request in flight, so while the workers are busy with others' jobs
-   * (INLINE_MIN_QUEUED_PER_WORKER) or others' calls crowd the event loop (INLINE_MIN_OTHER_CALLS)
-   * the job runs on the event loop at once, as the inline budget (INLINE_SHARE) allows.
+   * (INLINE_MIN_QUEUED_PER_WORKER) the job runs on the event loop at once, as the inline budget
+   * (INLINE_SHARE) allows.
    */
-  verify(job: VerifyJob, sign?: SignJob, lane?: string, lone?: LoneCall): Promise<VerifyOutcome> {
+  verify(job: VerifyJob, sign?: SignJob, lane?: string, alone = false): Promise<VerifyOutcome> {
     const wire = wireJob(this.nextId++, job, sign);
     if (lane) wire.lane = lane;
-    if (
-      lone &&
-      (lone.othersInFlight >= INLINE_MIN_OTHER_CALLS ||
-        this.queuedJobs() >= this.size * INLINE_MIN_QUEUED_PER_WORKER) &&
-      this.takeInlineTurn()
-    )
+    if (alone && this.queuedJobs() >= this.size * INLINE_MIN_QUEUED_PER_WORKER && this.takeInlineTurn())
       return Promise.resolve(this.runInline(wire));
     return this.submit(wire);
   }

@@ -80,27 +80,18 @@ function impersonationRequest(req: IstioCertificateRequest): string | undefined 
 /** Calls per lane between authentication and their answer; an entry lives only while a call does. */
 export class LaneCalls {
   private readonly calls = new Map<string, number>();
-  private total = 0;
 
   /** Counts a call in; true when it is the lane's only one. */
   enter(lane: string): boolean {
     const n = (this.calls.get(lane) ?? 0) + 1;
     this.calls.set(lane, n);
-    this.total++;
     return n === 1;
   }
 
   leave(lane: string): void {
-    const n = this.calls.get(lane);
-    if (n === undefined) return;
-    this.total--;
-    if (n <= 1) this.calls.delete(lane);
-    else this.calls.set(lane, n - 1);
-  }
-
-  /** Calls of every other lane between authentication and their answer. */
-  othersThan(lane: string): number {
-    return this.total - (this.calls.get(lane) ?? 0);
+    const n = (this.calls.get(lane) ?? 1) - 1;
+    if (n <= 0) this.calls.delete(lane);
+    else this.calls.set(lane, n);
   }
 }
 
@@ -169,11 +160,9 @@ export function createCertificateService(deps: CertificateServiceDeps): {
     const alone = laneCalls.enter(lane);
     const check = async () => {
       const parsed = parseCsr(req.csr);
-      // Counted when the job is made: the others' calls are then the event loop's backlog.
-      const inline = alone ? { othersInFlight: laneCalls.othersThan(lane) } : undefined;
       return {
         csr: parsed,
-        issued: await deps.authority.issueForCsr(parsed, [{ uri: identity }], ttlMs, Date.now(), lane, inline),
+        issued: await deps.authority.issueForCsr(parsed, [{ uri: identity }], ttlMs, Date.now(), lane, alone),
       };
     };
     try {

@@ -3,16 +3,12 @@ import {
   CsrVerifierPool,
   INLINE_BURST_MS,
   INLINE_MAX_CHARGE_MS,
-  INLINE_MIN_OTHER_CALLS,
   INLINE_MIN_QUEUED_PER_WORKER,
   INLINE_SHARE,
   RESULT_FLUSH_MS,
 } from '../../../src/ca/csr-verifier-pool';
 import { parseCsr, verifyJob } from '../../../src/ca/csr';
 import { makeCsr } from '../../support/ca/fixtures';
-
-/** A lone call while no other node's call is in flight: only busy workers send it inline. */
-const quiet = { othersInFlight: 0 };
 
 describe('CSR verifier pool', () => {
   let pool: CsrVerifierPool;
@@ -72,19 +68,19 @@ describe('CSR verifier pool', () => {
     const job = () => verifyJob(csr);
     const sign = { key, hash: 'sha256', tbs };
     // Idle workers: even a lone caller's job goes to them, the round trip being short.
-    const idle = pool.verify(job(), sign, 'node-b', quiet);
+    const idle = pool.verify(job(), sign, 'node-b', true);
     expect(pool.inlineJobs).toBe(0);
     expect((await idle).ok).toBe(true);
     // Everything below is posted in one turn, so no worker answer can arrive in between: the
     // workers hold another node's burst while node B's lone jobs come.
     const flood = Array.from({ length: 2 * INLINE_MIN_QUEUED_PER_WORKER }, () => pool.verify(job(), sign, 'node-a'));
-    const inline = pool.verify(job(), sign, 'node-b', quiet);
+    const inline = pool.verify(job(), sign, 'node-b', true);
     const afterFirst = pool.inlineJobs;
-    const bad = pool.verify({ ...job(), signature: Buffer.alloc(csr.signature.length) }, sign, 'node-b', quiet);
+    const bad = pool.verify({ ...job(), signature: Buffer.alloc(csr.signature.length) }, sign, 'node-b', true);
     const afterBad = pool.inlineJobs;
     // Back to back, lone jobs spend the budget (each RSA signature is ~0.3 ms, refilled at a
     // quarter of the time spent): the rest go to the workers, and every one is still answered.
-    const many = Array.from({ length: 200 }, () => pool.verify(job(), sign, 'node-b', quiet));
+    const many = Array.from({ length: 200 }, () => pool.verify(job(), sign, 'node-b', true));
     const afterMany = pool.inlineJobs;
     const [first, refused, ...rest] = await Promise.all([inline, bad, ...flood, ...many]);
     expect([afterFirst, afterBad]).toEqual([1, 2]);
@@ -94,25 +90,6 @@ describe('CSR verifier pool', () => {
     expect(rest.every((o) => o.ok)).toBe(true);
     expect(afterMany).toBeGreaterThan(2);
     expect(afterMany).toBeLessThan(202);
-  });
-
-  test(`a lone caller's job runs inline while ${INLINE_MIN_OTHER_CALLS} calls of other nodes are in flight, even with idle workers`, async () => {
-    expect(INLINE_MIN_OTHER_CALLS).toBe(16);
-    const key = pool.registerKey(caKey.privateKey);
-    const csr = parseCsr((await makeCsr()).pem);
-    const sign = { key, hash: 'sha256', tbs };
-    // The workers hold nothing: only the others' calls in flight decide.
-    const fewer = pool.verify(verifyJob(csr), sign, 'node-b', { othersInFlight: INLINE_MIN_OTHER_CALLS - 1 });
-    expect(pool.inlineJobs).toBe(0);
-    const crowded = pool.verify(verifyJob(csr), sign, 'node-b', { othersInFlight: INLINE_MIN_OTHER_CALLS });
-    expect(pool.inlineJobs).toBe(1);
-    // Not lone (a call of a node with others in flight): never inline.
-    const burst = pool.verify(verifyJob(csr), sign, 'node-b');
-    expect(pool.inlineJobs).toBe(1);
-    for (const o of await Promise.all([fewer, crowded, burst])) {
-      expect(o.ok).toBe(true);
-      expect(crypto.verify('sha256', tbs, caKey.publicKey, o.certificateSignature!)).toBe(true);
-    }
   });
 
   test(`an inline job that stalls (descheduled, GC) is charged at most ${INLINE_MAX_CHARGE_MS} ms: the next lone job runs inline once that is refilled`, async () => {
@@ -133,13 +110,13 @@ describe('CSR verifier pool', () => {
       );
       // Each clock reading 40 ms after the one before: the job "took" 40 ms of wall time.
       stall = 40;
-      const stalled = held(clocked.verify(verifyJob(csr), sign, 'node-b', quiet));
+      const stalled = held(clocked.verify(verifyJob(csr), sign, 'node-b', true));
       stall = 0;
       expect(clocked.inlineJobs).toBe(1);
       // The charge was at most INLINE_MAX_CHARGE_MS out of a full INLINE_BURST_MS budget, so a
       // moment later the budget is positive again (charged 40 ms, it would stay shut for ~140 ms).
       t += 1;
-      const next = held(clocked.verify(verifyJob(csr), sign, 'node-b', quiet));
+      const next = held(clocked.verify(verifyJob(csr), sign, 'node-b', true));
       expect(clocked.inlineJobs).toBe(2);
       const outcomes = await Promise.all([stalled, next, ...flood]);
       expect(outcomes.every((o) => o.ok)).toBe(true);

@@ -15,22 +15,3 @@ test('a call is alone only while no other call of its lane is past authenticatio
   lanes.leave('node-a');
   expect((lanes as unknown as { calls: Map<string, number> }).calls.size).toBe(0);
 });
-
-test('a lone call sees how many calls of other lanes are in flight; a leave without an enter counts nothing', () => {
-  const lanes = new LaneCalls();
-  lanes.enter('node-a');
-  lanes.enter('node-a');
-  lanes.enter('node-c');
-  expect(lanes.othersThan('node-b')).toBe(3);
-  expect(lanes.enter('node-b')).toBe(true);
-  expect(lanes.othersThan('node-b')).toBe(3);
-  expect(lanes.othersThan('node-a')).toBe(2);
-  lanes.leave('node-x');
-  expect(lanes.othersThan('node-b')).toBe(3);
-  lanes.leave('node-a');
-  lanes.leave('node-a');
-  lanes.leave('node-c');
-  expect(lanes.othersThan('node-b')).toBe(0);
-  lanes.leave('node-b');
-  expect(lanes.othersThan('node-b')).toBe(0);
-});
