@@ -41,15 +41,6 @@ export const INLINE_BURST_MS = 5;
  * transport (one client at 8 in flight lost a quarter of its rate that way).
  */
 export const INLINE_MIN_QUEUED_PER_WORKER = 2;
-/**
- * An inline job is charged its wall time, but at most this, ms. Longer means the thread was
- * descheduled or paused for GC while signing: time the event loop's other work lost anyway, not
- * time the job took from it. Charged in full, one 40 ms stall put the budget 35 ms in debt, and
- * for the 140 ms it took to refill, the lone callers' jobs went to the busy workers and waited
- * 10–200 ms there: those few calls were a quiet node's whole p99 under another node's flood. A
- * job of the slowest supported CA key (RSA-4096, ~4 ms) is still charged in full.
- */
-export const INLINE_MAX_CHARGE_MS = INLINE_BURST_MS;
 
 export interface VerifyJob {
   spki: Buffer;
@@ -220,17 +211,11 @@ export class CsrVerifierPool {
   private readonly laneJobs = new Map<string, number>();
   /** Event-loop time lone callers' jobs may still take inline (a token bucket in ms). */
   private inlineBudgetMs = INLINE_BURST_MS;
-  private inlineRefilledAt: number;
+  private inlineRefilledAt = performance.now();
   /** Jobs run inline, for tests and /debug. */
   inlineJobs = 0;
 
-  /** `now`: the clock the inline budget is kept by (tests stall it). */
-  constructor(
-    private readonly size = Math.max(1, Math.min(CSR_VERIFY_MAX_WORKERS, os.availableParallelism())),
-    private readonly now: () => number = () => performance.now(),
-  ) {
-    this.inlineRefilledAt = now();
-  }
+  constructor(private readonly size = Math.max(1, Math.min(CSR_VERIFY_MAX_WORKERS, os.availableParallelism()))) {}
 
   /** Worker threads this pool runs at most. */
   get workers(): number {
@@ -347,16 +332,16 @@ export class CsrVerifierPool {
 
   /** Whether the inline budget allows one more job now (refilled at INLINE_SHARE of elapsed time). */
   private takeInlineTurn(): boolean {
-    const now = this.now();
+    const now = performance.now();
     this.inlineBudgetMs = Math.min(INLINE_BURST_MS, this.inlineBudgetMs + (now - this.inlineRefilledAt) * INLINE_SHARE);
     this.inlineRefilledAt = now;
     return this.inlineBudgetMs > 0;
   }
 
   private runInline(wire: WireJob): VerifyOutcome {
-    const started = this.now();
+    const started = performance.now();
     const r = runJob(wire, nodeCrypto, this.keys);
-    this.inlineBudgetMs -= Math.min(this.now() - started, INLINE_MAX_CHARGE_MS);
+    this.inlineBudgetMs -= performance.now() - started;
     this.inlineJobs++;
     return outcomeOf(r);
   }
