@@ -106,19 +106,6 @@ export function digestEntryIn(
   d.count += sign;
 }
 
-/** digestEntryIn for one entry of a buffer (a view is made for it: hot loops make theirs once and call digestEntryIn). */
-export function digestEntry(
-  d: VersionDigest,
-  buf: Uint8Array,
-  nameStart: number,
-  nameEnd: number,
-  versionStart: number,
-  versionEnd: number,
-  sign: 1 | -1 = 1,
-): void {
-  digestEntryIn(d, bytesView(buf), nameStart, nameEnd, versionStart, versionEnd, sign);
-}
-
 let scratch = Buffer.allocUnsafe(1024);
 let scratchView = bytesView(scratch);
 
@@ -140,7 +127,7 @@ function writeUtf8(value: string, pos: number): number {
   return pos + n;
 }
 
-/** The same as digestEntry, for strings (hashed as their UTF-8 bytes, as a client sends them). */
+/** The same as digestEntryIn, for strings (hashed as their UTF-8 bytes, as a client sends them). */
 export function digestStrings(d: VersionDigest, name: string, version: string, sign: 1 | -1 = 1): void {
   const nameEnd = writeUtf8(name, 0);
   const versionEnd = writeUtf8(version, nameEnd);

@@ -69,8 +69,9 @@ function checkHttpStatus(r: Report, status: number, path: string): void {
 }
 
 /** Header match fields of an HTTP match, made once rather than per match. */
-const HEADER_MATCH_FIELDS = ['headers', 'withoutHeaders'] as const;
+export const HEADER_MATCH_FIELDS = ['headers', 'withoutHeaders'] as const;
 const STRING_MATCH_FIELDS = ['scheme', 'method', 'authority'] as const;
+const REGEX_ONLY = { regexOnly: true } as const;
 
 // Paths are built only for fields that are set: an unset field is neither an error nor visited,
 // and on a typical route the paths of unset fields were most of what a review allocated.
@@ -104,8 +105,6 @@ function checkMatches(r: Report, matches: unknown[] | undefined, path: string): 
     }
   });
 }
-
-const REGEX_ONLY = { regexOnly: true } as const;
 
 /** Where a request may come from, as HTTP, TCP and TLS matches all say it: port, source labels, gateways. */
 export function checkMatchOrigin(r: Report, match: JsonObject, path: string): void {

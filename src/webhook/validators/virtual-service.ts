@@ -7,12 +7,11 @@ import { lowestOverlapping, subsetOfSome } from './common/host-sets';
 import { wildcardDomainError } from './common/hosts';
 import { ipSubnetError, isIPAddress } from './common/net';
 import { at, idx, Report } from './common/report';
-import { checkHTTPRoute, checkMatchOrigin, checkWeightedDestinations } from './http-route';
+import { HEADER_MATCH_FIELDS, checkHTTPRoute, checkMatchOrigin, checkWeightedDestinations } from './http-route';
 import { checkGatewayNames, isJwtClaimRoute } from './route-fields';
 import type { SpecValidator } from './types';
 
 const MESH_GATEWAY = 'mesh';
-const HEADER_MATCH_FIELDS = ['headers', 'withoutHeaders'] as const;
 const OUTBOUND_SNI = /^outbound_\.(\d[^_]*)_\._\.(.+)$/;
 
 /** Hosts of a gateway-bound VirtualService may also be istiod's auto-generated SNI names. */

@@ -2,7 +2,8 @@ import { ADDRESS_TYPE_URL } from '../../../src/contract/xds-resources';
 import {
   CacheDigests,
   VersionDigest,
-  digestEntry,
+  bytesView,
+  digestEntryIn,
   digestMap,
   digestStrings,
   emptyDigest,
@@ -24,7 +25,7 @@ test('raw UTF-8 bytes and strings give the same digest, non-ASCII names included
     digestStrings(fromStrings, n, 'v1');
     const bytes = Buffer.from(n + 'v1', 'utf8');
     const nameLen = Buffer.byteLength(n);
-    digestEntry(fromBytes, bytes, 0, nameLen, nameLen, bytes.length);
+    digestEntryIn(fromBytes, bytesView(bytes), 0, nameLen, nameLen, bytes.length, 1);
   }
   expect(fromBytes).toEqual(fromStrings);
 });
