@@ -4,7 +4,7 @@
 // (the store synced and the ambient index built) and each probe's worst answer during that time.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,8 @@ import { percentile, type Measurement, type Scenario } from '../scenario';
 
 const PODS = Number(process.env.COLD_START_PODS ?? 100_000);
 /** Node flags for the istiod-ts process only (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`), for finding what blocks it. */
+/** A file to write every probe's send time (epoch ms) and answer time to, for lining them up with the server's own trace. */
+const PROBE_LOG = process.env.COLD_START_PROBE_LOG;
 const SERVER_NODE_ARGS = (process.env.COLD_START_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 const PROBE_INTERVAL_MS = 20;
 const TARGET_ANSWER_MS = 100;
@@ -29,6 +31,8 @@ const BIN = join(__dirname, '..', '..', '..', 'bin', 'istiod-ts.js');
 interface Probe {
   name: string;
   latencies: number[];
+  /** When each probe was sent (epoch ms), beside latencies, for COLD_START_PROBE_LOG. */
+  sentAt: number[];
   /** When the probe in flight was sent; a probe not answered yet counts at its age. */
   inFlightSince?: number;
   send(): Promise<unknown>;
@@ -158,7 +162,12 @@ async function run(): Promise<Measurement[]> {
   let timer: NodeJS.Timeout | undefined;
   try {
     const httpPort = await server.port('http');
-    probes.push({ name: '/ready', latencies: [], send: () => httpGet(`http://127.0.0.1:${httpPort}/ready`) });
+    probes.push({
+      name: '/ready',
+      latencies: [],
+      sentAt: [],
+      send: () => httpGet(`http://127.0.0.1:${httpPort}/ready`),
+    });
     // The CA reviews the probe's token with the API server until its store holds the token's pod;
     // that review, asked of the API server directly at the same moments, is the CA row's reference.
     const { server: apiUrl, token: adminToken } = apiServerOf(api.kubeconfig);
@@ -170,6 +179,7 @@ async function run(): Promise<Measurement[]> {
     probes.push({
       name: TOKEN_REVIEW_PROBE,
       latencies: [],
+      sentAt: [],
       send: () =>
         fetch(`${apiUrl}/apis/authentication.k8s.io/v1/tokenreviews`, {
           method: 'POST',
@@ -182,7 +192,9 @@ async function run(): Promise<Measurement[]> {
     });
     void server
       .port('webhook')
-      .then((port) => probes.push({ name: 'webhook', latencies: [], send: () => webhookPost(port, review) }));
+      .then((port) =>
+        probes.push({ name: 'webhook', latencies: [], sentAt: [], send: () => webhookPost(port, review) }),
+      );
     let ca: grpc.Client | undefined;
     void server.port('grpc').then((port) => {
       const Client = certificateServiceClient();
@@ -193,6 +205,7 @@ async function run(): Promise<Measurement[]> {
       probes.push({
         name: CA_PROBE,
         latencies: [],
+        sentAt: [],
         send: () =>
           new Promise((resolve, reject) =>
             call({ csr, validity_duration: 3600 }, md, (err: Error | null) => (err ? reject(err) : resolve(0))),
@@ -211,6 +224,7 @@ async function run(): Promise<Measurement[]> {
           .catch(() => undefined)
           .finally(() => {
             p.latencies.push(performance.now() - sent);
+            p.sentAt.push(performance.timeOrigin + sent);
             p.inFlightSince = undefined;
           });
       }
@@ -224,7 +238,11 @@ async function run(): Promise<Measurement[]> {
     // Probes still in flight at the end count at their age.
     clearInterval(timer);
     timer = undefined;
-    for (const p of probes) if (p.inFlightSince !== undefined) p.latencies.push(performance.now() - p.inFlightSince);
+    for (const p of probes)
+      if (p.inFlightSince !== undefined) {
+        p.latencies.push(performance.now() - p.inFlightSince);
+        p.sentAt.push(performance.timeOrigin + p.inFlightSince);
+      }
     ca?.close();
   } finally {
     if (timer) clearInterval(timer);
@@ -232,6 +250,13 @@ async function run(): Promise<Measurement[]> {
     api.child.stdin!.end();
     rmSync(dir, { recursive: true, force: true });
   }
+  if (PROBE_LOG)
+    writeFileSync(
+      PROBE_LOG,
+      probes
+        .flatMap((p) => p.latencies.map((ms, i) => JSON.stringify({ probe: p.name, at: p.sentAt[i], ms })))
+        .join('\n') + '\n',
+    );
   const startMs = readyAt - spawnedAt;
   const out: Measurement[] = [
     {
