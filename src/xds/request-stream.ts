@@ -11,7 +11,7 @@
 
 import { MAX_RESOURCE_NAMES_PER_REQUEST, MAX_RESOURCE_NAME_BYTES, MAX_RESOURCE_VERSION_BYTES } from './client-limits';
 import { EntryRanges, entryRanges, newEntryRanges } from './irv-entry';
-import { VersionDigest, bytesView, digestEntryIn, emptyDigest } from './version-digest';
+import { VersionDigest, bytesView, digestEntryIn, digestEntryRun, emptyDigest } from './version-digest';
 
 /** What grpc-js's StreamDecoder is to its server call: DATA chunks in, whole framed messages (5-byte prefix) out. */
 export interface MessageFramer {
@@ -99,7 +99,7 @@ class StreamedMessage {
     const n = chunk.length;
     while (at < n) {
       if (this.stage === 'tag' && this.varintBytes === 0) {
-        at = this.entriesInPlace(chunk, at, (words ??= bytesView(chunk)));
+        at = this.entriesInPlace(chunk, at);
         if (!this.streamed || at >= n) return;
       }
       if (this.stage === 'payload') {
@@ -183,28 +183,20 @@ class StreamedMessage {
 
   /**
    * Digests the run of entries starting at `at` that lie wholly in this chunk with one-byte tags
-   * and lengths (what every encoder writes for them), with the state kept in locals: the state
-   * machine of read() costs a third more per entry. Returns where the run ends; read() takes the
-   * rest (an entry cut by the chunk's end, another field, anything unusual).
+   * and lengths in the canonical form (what every encoder writes for them), in the WebAssembly
+   * module of version-digest.ts, which walks them itself. Returns where the run ends; read() takes
+   * the rest (an entry cut by the chunk's end, another field, anything unusual).
    */
-  private entriesInPlace(chunk: Buffer, at: number, words: DataView): number {
-    const n = chunk.length;
-    const size = this.size;
-    let pos = this.pos;
-    while (at + 2 <= n && chunk[at] === IRV_TAG) {
-      const length = chunk[at + 1] ?? 0x80;
-      const start = at + 2;
-      const end = start + length;
-      if (length >= 0x80 || end > n || pos + 2 + length > size) break;
-      if (++this.names > MAX_RESOURCE_NAMES_PER_REQUEST || !this.digestAt(chunk, words, start, end)) {
-        this.abandon();
-        break;
-      }
-      at = end;
-      pos += 2 + length;
+  private entriesInPlace(chunk: Buffer, at: number): number {
+    const before = this.digest.count;
+    const end = digestEntryRun(this.digest, chunk, at, chunk.length);
+    this.names += this.digest.count - before;
+    if (this.names > MAX_RESOURCE_NAMES_PER_REQUEST) {
+      this.abandon();
+      return end;
     }
-    this.pos = pos;
-    return at;
+    this.pos += end - at;
+    return end;
   }
 
   /** Digests the entry at [start, end) of `buf`; false (and the message abandoned) if a limit is reached. */

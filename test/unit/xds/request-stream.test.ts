@@ -9,6 +9,14 @@ import { ADS_SERVICE, DELTA_METHOD, loadProtos } from '../../../src/xds/proto';
 import { DeltaRequestFramer, STREAMED_REQUEST_MIN_BYTES } from '../../../src/xds/request-stream';
 import { decodeDeltaRequest } from '../../../src/xds/request-wire';
 import type { DeltaDiscoveryRequest } from '../../../src/xds/messages';
+import { digestMap, digestStrings } from '../../../src/xds/version-digest';
+
+function varint(n: number): number[] {
+  const out: number[] = [];
+  for (; n >= 0x80; n >>>= 7) out.push((n & 0x7f) | 0x80);
+  out.push(n);
+  return out;
+}
 
 const method = (loadProtos(['xds.proto'])[ADS_SERVICE] as grpc.ServiceDefinition)[DELTA_METHOD]!;
 const encode = (req: Record<string, unknown>) => method.requestSerialize(req);
@@ -113,6 +121,38 @@ describe('a large request read as it arrives', () => {
     const framed = feed(new DeltaRequestFramer(-1), frame(withEmpty), [16_384]);
     expect(framed[0]!.length).toBeLessThan(2_000);
     expectSameRequest(decodeFramed(framed[0]!), decodeDeltaRequest(withEmpty));
+  });
+
+  test('entries written otherwise than protobufjs writes them digest as the same pairs', () => {
+    // prost leaves an empty version out; another encoder may put the version first; a long name
+    // takes a two-byte length. The streamed reading hands these to the slow path, which digests
+    // the same (name, version) pairs as the canonical entries around them.
+    const entry = (payload: Buffer) => Buffer.concat([Buffer.from([0x2a, ...varint(payload.length)]), payload]);
+    const str = (tag: number, s: string) =>
+      Buffer.concat([Buffer.from([tag, ...varint(Buffer.byteLength(s))]), Buffer.from(s)]);
+    const long = 'Kubernetes//Pod/ns/' + 'x'.repeat(300);
+    const odd = Buffer.concat([
+      entry(str(0x0a, 'no-version')),
+      entry(Buffer.concat([str(0x12, 'v-first'), str(0x0a, 'version-first')])),
+      entry(Buffer.concat([str(0x0a, long), str(0x12, 'v-long')])),
+    ]);
+    const withOdd = Buffer.concat([message, odd, message]);
+    for (const [, sizes] of SPLITS) {
+      const framed = feed(new DeltaRequestFramer(-1), frame(withOdd), sizes);
+      expect(framed[0]!.length).toBeLessThan(2_000);
+      const got = decodeFramed(framed[0]!);
+      expectSameRequest(got, decodeDeltaRequest(withOdd));
+      const pairs = new Map(Object.entries(held(3_000)));
+      const twice = digestMap(pairs);
+      for (const [n, v] of pairs) digestStrings(twice, n, v);
+      for (const [n, v] of [
+        ['no-version', ''],
+        ['version-first', 'v-first'],
+        [long, 'v-long'],
+      ] as const)
+        digestStrings(twice, n, v);
+      expect(got.initial_resource_versions.digest).toEqual(twice);
+    }
   });
 
   test('the digest is not taken by a message it was not made for', () => {
