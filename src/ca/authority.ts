@@ -142,6 +142,14 @@ export class CertificateAuthority {
   }
 
   /**
+   * Whether issueForCsr with this `alone`, called now in the same synchronous run, signs on the
+   * event loop rather than on a worker (csr-verifier-pool.ts inlineReady).
+   */
+  signsInline(alone: boolean): boolean {
+    return this.pool.inlineReady(alone);
+  }
+
+  /**
    * Verifies the CSR's own signature and signs its certificate in one worker job. Throws CsrError
    * when the CSR does not verify (the caller's fault); any other error is the CA's. `lane` names
    * the requesting node, so the workers serve nodes round-robin; `alone` (the node's only call) may

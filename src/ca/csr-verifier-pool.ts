@@ -318,9 +318,19 @@ export class CsrVerifierPool {
   verify(job: VerifyJob, sign?: SignJob, lane?: string, alone = false): Promise<VerifyOutcome> {
     const wire = wireJob(this.nextId++, job, sign);
     if (lane) wire.lane = lane;
-    if (alone && this.queuedJobs() >= this.size * INLINE_MIN_QUEUED_PER_WORKER && this.takeInlineTurn())
-      return Promise.resolve(this.runInline(wire));
+    if (this.inlineReady(alone)) return Promise.resolve(this.runInline(wire));
     return this.submit(wire);
+  }
+
+  /**
+   * Whether a job with this `alone` would run on the event loop if verify() were called now: the
+   * caller is alone, the workers are busy with others' jobs, and the inline budget has time left.
+   * A yes holds for a verify() later in the same synchronous run (the budget only refills with
+   * time, and the workers' answers need an event-loop turn), so a caller can use it to skip
+   * waiting for a worker slot it will not take.
+   */
+  inlineReady(alone: boolean): boolean {
+    return alone && this.queuedJobs() >= this.size * INLINE_MIN_QUEUED_PER_WORKER && this.takeInlineTurn();
   }
 
   /** Jobs posted to the workers and not answered yet. */

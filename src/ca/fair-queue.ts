@@ -116,9 +116,12 @@ export class NodeFairQueue {
 
   /**
    * Runs `task` when `node` gets its turn. Rejects with FairnessDenial, without running it, when
-   * the node's queue is full or its rate limit is spent.
+   * the node's queue is full or its rate limit is spent. `inline`: the task signs on the event loop
+   * at once and takes no worker, so it does not wait for a slot (the slots only bound the jobs
+   * queued in the workers); under a flood, waiting for one of the flood's jobs to come back from
+   * a worker was most of a lone node's wait. The rate limit still applies.
    */
-  run<T>(node: string, task: () => Promise<T>): Promise<T> {
+  run<T>(node: string, task: () => Promise<T>, inline = false): Promise<T> {
     const now = this.now();
     if (now - this.windowStart >= NODE_RATE_WINDOW_MS) this.roll(now);
     let state = this.nodes.get(node);
@@ -127,7 +130,7 @@ export class NodeFairQueue {
       this.nodes.set(node, state);
     }
     const s = state;
-    const free = this.running < this.opts.slots && this.queued === 0;
+    const free = inline || (this.running < this.opts.slots && this.queued === 0);
     if (!free && s.waiting.length - s.head >= this.queueLimit) {
       return Promise.reject(
         this.deny(

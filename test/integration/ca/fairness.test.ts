@@ -39,9 +39,16 @@ function pod(ns: string, name: string, uid: string, sa: string, node: string): K
 class GatedPool extends CsrVerifierPool {
   readonly lanes: string[] = [];
   private readonly gates: (() => void)[] = [];
+  /** Stands for busy workers and inline budget left: a lone caller's job is signed at once, past the gate. */
+  signLoneInline = false;
 
-  override verify(job: VerifyJob, sign?: SignJob, lane?: string): Promise<VerifyOutcome> {
+  override inlineReady(alone: boolean): boolean {
+    return alone && this.signLoneInline;
+  }
+
+  override verify(job: VerifyJob, sign?: SignJob, lane?: string, alone = false): Promise<VerifyOutcome> {
     this.lanes.push(lane ?? '');
+    if (this.inlineReady(alone)) return super.verify(job, sign, lane);
     return new Promise<void>((open) => this.gates.push(open)).then(() => super.verify(job, sign, lane));
   }
 
@@ -191,6 +198,38 @@ describe('CA fairness by node: two ztunnels, one flooding', () => {
     } finally {
       stop = true;
       while (callers > 0) {
+        s.pool.open();
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      await Promise.all(flood);
+      await s.close();
+    }
+  });
+
+  test("a lone call the pool signs on the event loop does not wait for a slot: node B is served while node A's flood holds them all", async () => {
+    const s = await gatedServer({ slots: 2 });
+    const flood = Array.from({ length: 8 }, () => s.callA());
+    try {
+      await until(
+        'node A to fill the slots and queue the rest',
+        () => s.pool.held === 2 && s.fairness.queue.view().queued === 6,
+      );
+      s.pool.signLoneInline = true;
+      // Nothing opens the gate meanwhile: a call that waited for a slot would never be answered.
+      const b = await Promise.race([
+        s.callB(),
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error("node B's lone call waited for a slot")), 5000).unref(),
+        ),
+      ]);
+      expect(b.cert_chain.length).toBeGreaterThanOrEqual(2);
+      // Served with both slots still held by node A and node A's six calls still waiting.
+      expect(s.pool.held).toBe(2);
+      expect(s.fairness.queue.view()).toMatchObject({ running: 2, queued: 6 });
+      expect(s.pool.lanes.filter((l) => l === 'node-b')).toHaveLength(1);
+    } finally {
+      s.pool.signLoneInline = false;
+      while (s.pool.held > 0 || s.fairness.queue.view().queued > 0) {
         s.pool.open();
         await new Promise((r) => setTimeout(r, 1));
       }

@@ -67,19 +67,34 @@ describe('CSR verifier pool', () => {
     const job = () => verifyJob(csr);
     const sign = { key, hash: 'sha256', tbs };
     // Idle workers: even a lone caller's job goes to them, the round trip being short.
+    expect(pool.inlineReady(true)).toBe(false);
     const idle = pool.verify(job(), sign, 'node-b', true);
     expect(pool.inlineJobs).toBe(0);
     expect((await idle).ok).toBe(true);
     // Everything below is posted in one turn, so no worker answer can arrive in between: the
     // workers hold another node's burst while node B's lone jobs come.
     const flood = Array.from({ length: 2 * INLINE_MIN_QUEUED_PER_WORKER }, () => pool.verify(job(), sign, 'node-a'));
+    // inlineReady says beforehand what verify will do: only for a lone caller.
+    expect([pool.inlineReady(false), pool.inlineReady(true)]).toEqual([false, true]);
     const inline = pool.verify(job(), sign, 'node-b', true);
     const afterFirst = pool.inlineJobs;
     const bad = pool.verify({ ...job(), signature: Buffer.alloc(csr.signature.length) }, sign, 'node-b', true);
     const afterBad = pool.inlineJobs;
     // Back to back, lone jobs spend the budget (each RSA signature is ~0.3 ms, refilled at a
     // quarter of the time spent): the rest go to the workers, and every one is still answered.
-    const many = Array.from({ length: 200 }, () => pool.verify(job(), sign, 'node-b', true));
+    const predicted: boolean[] = [];
+    const ranInline: boolean[] = [];
+    const many = Array.from({ length: 200 }, () => {
+      predicted.push(pool.inlineReady(true));
+      const before = pool.inlineJobs;
+      const outcome = pool.verify(job(), sign, 'node-b', true);
+      ranInline.push(pool.inlineJobs > before);
+      return outcome;
+    });
+    // A "yes" holds until the job comes (the budget only grows with time, and the workers' answers
+    // need a turn); a "no" may turn into a yes as the budget refills meanwhile.
+    expect(predicted.filter((yes, i) => yes && !ranInline[i])).toEqual([]);
+    expect(predicted.some((yes) => yes)).toBe(true);
     const afterMany = pool.inlineJobs;
     const [first, refused, ...rest] = await Promise.all([inline, bad, ...flood, ...many]);
     expect([afterFirst, afterBad]).toEqual([1, 2]);

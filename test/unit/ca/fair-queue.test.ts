@@ -136,6 +136,40 @@ describe('NodeFairQueue', () => {
     expect(started).toHaveLength(2);
   });
 
+  test('an inline call (signed on the event loop, no worker) starts at once with every slot taken, ahead of nobody it would delay', async () => {
+    const q = new NodeFairQueue({ slots: 2 });
+    const { started, task, finishOne } = gatedTasks();
+    const calls: Promise<unknown>[] = [];
+    for (let i = 0; i < 5; i++) calls.push(q.run('node-a', task('node-a')));
+    expect(started).toEqual(['node-a', 'node-a']);
+    // node-b's lone call would wait for one of node-a's two running calls; inline, it runs now.
+    let ranB = false;
+    const b = q.run(
+      'node-b',
+      () => {
+        ranB = true;
+        return Promise.resolve('b');
+      },
+      true,
+    );
+    expect(ranB).toBe(true);
+    await expect(b).resolves.toBe('b');
+    // It held no slot past its own run: node-a's waiting calls still get the two slots, in order.
+    expect(q.view().running).toBe(2);
+    expect(q.view().queued).toBe(3);
+    while (started.length < 5) await finishOne();
+    for (let i = 0; i < 2; i++) await finishOne();
+    await Promise.all(calls);
+    expect(q.view().running).toBe(0);
+  });
+
+  test("an inline call is still held to its node's rate limit", async () => {
+    const q = new NodeFairQueue({ slots: 1000, ratePerSecond: 1, now: () => 0 });
+    const ok = () => Promise.resolve('ok');
+    for (let i = 0; i < NODE_RATE_MIN_BURST; i++) await q.run('node-b', ok, true);
+    await expect(q.run('node-b', ok, true)).rejects.toMatchObject({ reason: 'rate_limited', node: 'node-b' });
+  });
+
   test('a task that throws frees its slot for the next waiting call', async () => {
     const q = new NodeFairQueue({ slots: 1 });
     const failing = q.run('a', () => {
