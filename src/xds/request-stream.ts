@@ -11,7 +11,14 @@
 
 import { MAX_RESOURCE_NAMES_PER_REQUEST, MAX_RESOURCE_NAME_BYTES, MAX_RESOURCE_VERSION_BYTES } from './client-limits';
 import { EntryRanges, entryRanges, newEntryRanges } from './irv-entry';
-import { VersionDigest, bytesView, digestEntryIn, digestEntryRun, emptyDigest } from './version-digest';
+import {
+  VersionDigest,
+  bytesView,
+  digestCanonicalEntry,
+  digestEntryIn,
+  digestEntryRun,
+  emptyDigest,
+} from './version-digest';
 
 /** What grpc-js's StreamDecoder is to its server call: DATA chunks in, whole framed messages (5-byte prefix) out. */
 export interface MessageFramer {
@@ -95,7 +102,6 @@ class StreamedMessage {
 
   private read(chunk: Buffer): void {
     let at = 0;
-    let words: DataView | undefined;
     const n = chunk.length;
     while (at < n) {
       if (this.stage === 'tag' && this.varintBytes === 0) {
@@ -108,8 +114,7 @@ class StreamedMessage {
           const entryLength = this.payloadEnd - this.headerEnd;
           if (this.entryBuf === undefined && take === entryLength) {
             // The whole entry is in this chunk: digested where it is.
-            words ??= bytesView(chunk);
-            if (!this.digestAt(chunk, words, at, at + take)) return;
+            if (!this.digestAt(chunk, at, at + take)) return;
           } else {
             this.entryBuf ??= Buffer.allocUnsafe(entryLength);
             chunk.copy(this.entryBuf, this.entryFill, at, at + take);
@@ -118,7 +123,7 @@ class StreamedMessage {
               const gathered = this.entryBuf;
               this.entryBuf = undefined;
               this.entryFill = 0;
-              if (!this.digestAt(gathered, bytesView(gathered), 0, entryLength)) return;
+              if (!this.digestAt(gathered, 0, entryLength)) return;
             }
           }
         }
@@ -174,7 +179,7 @@ class StreamedMessage {
         if (this.tag === IRV_TAG) {
           // An empty entry: an empty name and version, digested as the decoder does.
           const empty = Buffer.alloc(0);
-          if (!this.digestAt(empty, bytesView(empty), 0, 0)) return;
+          if (!this.digestAt(empty, 0, 0)) return;
         } else this.kept.push(this.fieldStart, this.pos);
         this.stage = 'tag';
       }
@@ -200,14 +205,18 @@ class StreamedMessage {
   }
 
   /** Digests the entry at [start, end) of `buf`; false (and the message abandoned) if a limit is reached. */
-  private digestAt(buf: Buffer, words: DataView, start: number, end: number): boolean {
+  private digestAt(buf: Buffer, start: number, end: number): boolean {
     const e = this.entry;
     entryRanges(buf, start, end, e);
     if (e.keyEnd - e.keyStart > MAX_RESOURCE_NAME_BYTES || e.valueEnd - e.valueStart > MAX_RESOURCE_VERSION_BYTES) {
       this.abandon();
       return false;
     }
-    digestEntryIn(this.digest, words, e.keyStart, e.keyEnd, e.valueStart, e.valueEnd, 1);
+    // Key then value, two-byte headers (a one-byte tag is 0x0a or 0x12 here), nothing else: the
+    // canonical form, hashed as it lies (an entry cut by a chunk's end, one per chunk).
+    if (e.keyStart === start + 2 && e.valueStart === e.keyEnd + 2 && e.valueEnd === end)
+      digestCanonicalEntry(this.digest, buf, start, end);
+    else digestEntryIn(this.digest, bytesView(buf), e.keyStart, e.keyEnd, e.valueStart, e.valueEnd, 1);
     return true;
   }
 

@@ -79,8 +79,14 @@ const IRV_TAG = 0x2a;
 const MEMORY_PAGES = 2;
 /** An entry's last block is loaded as 8 bytes and masked, so this much memory past any data must exist. */
 const WINDOW_SLACK_BYTES = 16;
+/**
+ * The four sums and the count of the last call are stored as i32s at the start of the memory (read
+ * through an Int32Array: a WebAssembly.Global's value getter cost 0.4 ms a request, five per
+ * chunk); the bytes to hash are copied in after them.
+ */
+const RESULT_BYTES = 32;
 /** The most of a request digestEntryRun copies into the module's memory at once. */
-export const RUN_WINDOW_BYTES = MEMORY_PAGES * 65536 - WINDOW_SLACK_BYTES;
+export const RUN_WINDOW_BYTES = MEMORY_PAGES * 65536 - RESULT_BYTES - WINDOW_SLACK_BYTES;
 
 // ---- The WebAssembly module, assembled from its opcodes (WebAssembly 1.0 binary format). ----
 
@@ -124,7 +130,7 @@ const VOID = 0x40;
 const LOCAL_GET = 0x20;
 const LOCAL_SET = 0x21;
 const LOCAL_TEE = 0x22;
-const GLOBAL_SET = 0x24;
+const I32_STORE = 0x36;
 const I64_LOAD = 0x29;
 const I32_LOAD8_U = 0x2d;
 const I32_CONST = 0x41;
@@ -167,8 +173,6 @@ const L_B = 12;
 const L_K = 13;
 const I32_LOCALS = 9;
 const I64_LOCALS = 3;
-/** Exported globals: the four sums, then the count, of the last call. */
-const SUM_GLOBALS = 4;
 
 const D = DIGEST_CONSTANTS;
 const step = (lane: number, mul: bigint, shift: bigint): number[] => [
@@ -274,12 +278,13 @@ const HASH_ENTRY: number[] = [
   ...set(L_COUNT),
 ];
 
-const STORE_RESULT: number[] = [
-  ...L_SUM.flatMap((l, g) => [...get(l), GLOBAL_SET, g]),
-  ...get(L_COUNT),
-  GLOBAL_SET,
-  SUM_GLOBALS,
-];
+const STORE_RESULT: number[] = [L_SUM[0], L_SUM[1], L_SUM[2], L_SUM[3], L_COUNT].flatMap((l, i) => [
+  ...i32c(0),
+  ...get(l),
+  I32_STORE,
+  2,
+  ...uleb(4 * i),
+]);
 
 /** Leaves the run (the block around its loop) when the i32 on the stack is nonzero. */
 const STOP_IF = [BR_IF, 1];
@@ -395,7 +400,6 @@ function moduleBytes(): Uint8Array {
     [I64_LOCALS, T_I64],
   ]);
   const code = (body: number[]): number[] => [...uleb(locals.length + body.length), ...locals, ...body];
-  const mutableI32 = [T_I32, 1, ...i32c(0), END];
   return new Uint8Array([
     ...[0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0],
     // types: 0 = (i32, i32) -> i32, 1 = (i32, i32) -> ()
@@ -408,14 +412,12 @@ function moduleBytes(): Uint8Array {
     ),
     ...section(3, vec([[0], [1]])),
     ...section(5, vec([[0x00, MEMORY_PAGES]])),
-    ...section(6, vec([mutableI32, mutableI32, mutableI32, mutableI32, mutableI32])),
     ...section(
       7,
       vec([
         [...exportName('run'), 0, 0],
         [...exportName('one'), 0, 1],
         [...exportName('memory'), 2, 0],
-        ...[0, 1, 2, 3, 4].map((g) => [...exportName(`g${g}`), 3, g]),
       ]),
     ),
     ...section(10, vec([code(RUN), code(ONE)])),
@@ -423,18 +425,10 @@ function moduleBytes(): Uint8Array {
 }
 
 /** The parts of the WebAssembly API used here (the project's TypeScript libraries do not declare it). */
-interface WasmGlobal {
-  value: number;
-}
 interface WasmExports {
   run(start: number, end: number): number;
   one(start: number, end: number): void;
   memory: { buffer: ArrayBuffer; grow(pages: number): number };
-  g0: WasmGlobal;
-  g1: WasmGlobal;
-  g2: WasmGlobal;
-  g3: WasmGlobal;
-  g4: WasmGlobal;
 }
 interface WasmApi {
   Module: new (bytes: Uint8Array) => object;
@@ -444,22 +438,25 @@ interface WasmApi {
 const wasmApi = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 const wasm = new wasmApi.Instance(new wasmApi.Module(moduleBytes()), {}).exports as WasmExports;
 let memory = Buffer.from(wasm.memory.buffer);
+let results = new Int32Array(wasm.memory.buffer, 0, 5);
 
-/** Makes room for `bytes` (and the slack) at the start of the module's memory. */
+/** Makes room for `bytes` (and the slack) after the results in the module's memory. */
 function reserve(bytes: number): void {
-  const need = bytes + WINDOW_SLACK_BYTES;
+  const need = RESULT_BYTES + bytes + WINDOW_SLACK_BYTES;
   if (need <= memory.length) return;
   wasm.memory.grow(Math.ceil((need - memory.length) / 65536));
   memory = Buffer.from(wasm.memory.buffer);
+  results = new Int32Array(wasm.memory.buffer, 0, 5);
 }
 
-/** Adds (sign 1) or takes out (sign -1) what the last call left in the globals. */
+/** Adds (sign 1) or takes out (sign -1) what the last call left in the results. */
 function addResult(d: VersionDigest, sign: 1 | -1): void {
-  d.a = (d.a + sign * wasm.g0.value) >>> 0;
-  d.b = (d.b + sign * wasm.g1.value) >>> 0;
-  d.c = (d.c + sign * wasm.g2.value) >>> 0;
-  d.d = (d.d + sign * wasm.g3.value) >>> 0;
-  d.count += sign * wasm.g4.value;
+  const r = results;
+  d.a = (d.a + sign * (r[0] ?? 0)) >>> 0;
+  d.b = (d.b + sign * (r[1] ?? 0)) >>> 0;
+  d.c = (d.c + sign * (r[2] ?? 0)) >>> 0;
+  d.d = (d.d + sign * (r[3] ?? 0)) >>> 0;
+  d.count += sign * (r[4] ?? 0);
 }
 
 /**
@@ -469,12 +466,13 @@ function addResult(d: VersionDigest, sign: 1 | -1): void {
  * first entry cut by `end`, or at anything else (another field, an entry written otherwise) for
  * the caller to read.
  */
-export function digestEntryRun(d: VersionDigest, chunk: Uint8Array, at: number, end: number): number {
+export function digestEntryRun(d: VersionDigest, chunk: Buffer, at: number, end: number): number {
   for (;;) {
     const take = Math.min(end - at, RUN_WINDOW_BYTES);
     if (take < 2) return at;
-    memory.set(at === 0 && take === chunk.length ? chunk : chunk.subarray(at, at + take), 0);
-    const stopped = wasm.run(0, take);
+    // Buffer.copy: no view made per call, as TypedArray.set would need for a part of the chunk.
+    chunk.copy(memory, RESULT_BYTES, at, at + take);
+    const stopped = wasm.run(RESULT_BYTES, RESULT_BYTES + take) - RESULT_BYTES;
     addResult(d, 1);
     at += stopped;
     // Stopped inside the window, or the window held the rest: done. Else the window cut an entry.
@@ -523,10 +521,21 @@ export function digestEntryIn(
   sign: 1 | -1,
 ): void {
   reserve(nameEnd - nameStart + versionEnd - versionStart + 20);
-  const mid = putField(KEY_TAG, words, nameStart, nameEnd, 0);
+  const mid = putField(KEY_TAG, words, nameStart, nameEnd, RESULT_BYTES);
   const end = putField(VALUE_TAG, words, versionStart, versionEnd, mid);
-  wasm.one(0, end);
+  wasm.one(RESULT_BYTES, end);
   addResult(d, sign);
+}
+
+/**
+ * Adds the entry whose payload [start, end) of `buf` is already in the canonical form (the caller
+ * has checked: key, then value, each with a one-byte tag and length, nothing else).
+ */
+export function digestCanonicalEntry(d: VersionDigest, buf: Buffer, start: number, end: number): void {
+  reserve(end - start);
+  buf.copy(memory, RESULT_BYTES, start, end);
+  wasm.one(RESULT_BYTES, RESULT_BYTES + end - start);
+  addResult(d, 1);
 }
 
 /** Writes tag, the UTF-8 length and the UTF-8 of `value` at `pos`; returns the end. */
@@ -545,9 +554,9 @@ function putString(tag: number, value: string, pos: number): number {
 
 /** The same as digestEntryIn, for strings (hashed as their UTF-8 bytes, as a client sends them). */
 export function digestStrings(d: VersionDigest, name: string, version: string, sign: 1 | -1 = 1): void {
-  const mid = putString(KEY_TAG, name, 0);
+  const mid = putString(KEY_TAG, name, RESULT_BYTES);
   const end = putString(VALUE_TAG, version, mid);
-  wasm.one(0, end);
+  wasm.one(RESULT_BYTES, end);
   addResult(d, sign);
 }
 

@@ -138,8 +138,8 @@ function referenceDigest(entries: [string, string][]): VersionDigest {
   };
   for (const [name, version] of entries) {
     const bytes = canonical(name, version);
-    let a = K.seedA;
-    let b = K.seedB;
+    let a: bigint = K.seedA;
+    let b: bigint = K.seedB;
     const step = (k: bigint): void => {
       a = ((a ^ k) * K.mulA) & M64;
       a ^= a >> K.shiftA;
