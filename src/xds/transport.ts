@@ -136,18 +136,71 @@ function isFreshDecoder(d: unknown): d is FreshDecoder {
   );
 }
 
+/** The http2 stream's side of grpc-js's DATA path: its one 'data' listener calls handleDataFrame. */
+interface DataPath {
+  stream: { listeners(event: 'data'): unknown[]; removeListener(event: 'data', fn: never): unknown };
+  handleDataFrame(data: Buffer): void;
+}
+
+function hasDataPath(link: { stream: unknown }): link is { stream: unknown } & DataPath {
+  const l = link as { stream: Partial<DataPath['stream']>; handleDataFrame?: unknown };
+  return (
+    typeof l.handleDataFrame === 'function' &&
+    typeof l.stream.listeners === 'function' &&
+    typeof l.stream.removeListener === 'function' &&
+    l.stream.listeners('data').length === 1
+  );
+}
+
 /**
  * Puts `make(max_receive_message_length)` in place of grpc-js's message decoder for a server
- * call, which hands it every DATA chunk of the request stream and queues the messages it returns
- * (server-interceptors.ts handleDataFrame). Only before the decoder has seen a byte: grpc-js
- * pauses the stream until the handler reads, so a handler that calls this first replaces it for
- * the whole call. False (grpc-js's decoder stays) if grpc-js no longer has this shape.
+ * call. grpc-js hands its decoder every DATA chunk of the request stream and queues the messages
+ * it returns (server-interceptors.ts handleDataFrame). Here the framer reads the chunks from the
+ * http2 stream itself, and grpc-js's handleDataFrame runs only when a chunk completed a message
+ * (or the framer threw, which grpc-js turns into RESOURCE_EXHAUSTED as before), its decoder
+ * handing over what the framer made: grpc-js's per-chunk work (a trace string built for every
+ * DATA frame, the cancellation check) was 1.2-1.7 ms of a 5.7 MB request's 346 chunks in the
+ * profile. Only before the decoder has seen a byte: grpc-js pauses the stream until the handler
+ * reads, so a handler that calls this first replaces it for the whole call. If the stream's data
+ * path has another shape, the framer is only put in the decoder's place; false (grpc-js's decoder
+ * stays) if grpc-js no longer has this shape at all.
  */
 export function replaceMessageDecoder(call: object, make: (maxLength: number) => MessageFramer): boolean {
   const link = findStreamLink(call);
   const decoder = link?.decoder;
   if (!link || !isFreshDecoder(decoder)) return false;
-  link.decoder = make(decoder.maxReadMessageLength);
+  const framer = make(decoder.maxReadMessageLength);
+  if (!hasDataPath(link)) {
+    link.decoder = framer;
+    return true;
+  }
+  let ready: Buffer[] = [];
+  let failure: { error: unknown } | undefined;
+  link.decoder = {
+    write: (): Buffer[] => {
+      if (failure) {
+        const { error } = failure;
+        failure = undefined;
+        throw error;
+      }
+      const out = ready;
+      ready = [];
+      return out;
+    },
+  };
+  const [grpcListener] = link.stream.listeners('data');
+  link.stream.removeListener('data', grpcListener as never);
+  const stream = link.stream as unknown as { on(event: 'data', fn: (chunk: Buffer) => void): void };
+  stream.on('data', (chunk: Buffer) => {
+    try {
+      const out = framer.write(chunk);
+      if (out.length === 0) return;
+      for (const m of out) ready.push(m);
+    } catch (error) {
+      failure = { error };
+    }
+    link.handleDataFrame(chunk);
+  });
   return true;
 }
 

@@ -1,6 +1,7 @@
 // The Delta ADS contract with ztunnel, over TLS 1.3 + h2 with a client built from proto/xds.proto.
 
 import * as grpc from '@grpc/grpc-js';
+import { BaseServerInterceptingCall } from '@grpc/grpc-js/build/src/server-interceptors';
 import { DeltaRequestFramer, STREAMED_REQUEST_MIN_BYTES } from '../../../src/xds/request-stream';
 import { FakeCache, demoCache } from '../../support/xds/fake-cache';
 import { Harness, startHarness } from './fixtures/harness';
@@ -220,6 +221,36 @@ describe('reconnect with held versions large enough to be read as they arrive (r
     } finally {
       streamed.mockRestore();
     }
+  });
+
+  test("grpc-js's handleDataFrame runs per message, not per DATA chunk", async () => {
+    const versions = await heldAfterSync();
+    const chunks = jest.spyOn(DeltaRequestFramer.prototype, 'write');
+    const frames = jest.spyOn(
+      BaseServerInterceptingCall.prototype as unknown as { handleDataFrame(data: Buffer): void },
+      'handleDataFrame',
+    );
+    try {
+      const again = ztunnel({ initialVersions: { [ADDRESS_TYPE_URL]: versions } });
+      await again.next(ofType(AUTHORIZATION_TYPE_URL));
+      // The Address request alone is several 16 KiB DATA frames; two messages were delivered.
+      expect(chunks.mock.calls.length).toBeGreaterThan(4);
+      expect(frames.mock.calls.length).toBeGreaterThanOrEqual(2);
+      expect(frames.mock.calls.length).toBeLessThan(chunks.mock.calls.length);
+    } finally {
+      chunks.mockRestore();
+      frames.mockRestore();
+    }
+  });
+
+  test('a request over the receive limit still ends the call RESOURCE_EXHAUSTED', async () => {
+    // grpc-js's default limit is 4 MiB: 5,000 names of 900 bytes.
+    const huge: Record<string, string> = {};
+    for (let i = 0; i < 5_000; i++) huge[`${i}-${'x'.repeat(900)}`] = 'v';
+    const again = ztunnel({ initialVersions: { [ADDRESS_TYPE_URL]: huge } });
+    const status = await again.client.status;
+    expect(status.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(status.details).toContain('Received message larger than max');
   });
 
   test('changed names are sent and vanished names removed, as with a small request', async () => {
