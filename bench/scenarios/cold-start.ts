@@ -17,9 +17,9 @@ import { percentile, type Measurement, type Scenario } from '../scenario';
 
 const PODS = Number(process.env.COLD_START_PODS ?? 100_000);
 /** Node flags for the istiod-ts process only (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`), for finding what blocks it. */
+const SERVER_NODE_ARGS = (process.env.COLD_START_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 /** A file to write every probe's send time (epoch ms) and answer time to, for lining them up with the server's own trace. */
 const PROBE_LOG = process.env.COLD_START_PROBE_LOG;
-const SERVER_NODE_ARGS = (process.env.COLD_START_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 const PROBE_INTERVAL_MS = 20;
 const TARGET_ANSWER_MS = 100;
 const START_TIMEOUT_MS = 180_000;
