@@ -86,9 +86,14 @@ async function http2Floor(pki: TestPki, onStream: (stream: http2.ServerHttp2Stre
  * once `answers.length` of them have arrived, writes `answers` (framed gRPC messages) on the
  * stream, in order, and keeps it open, as an xDS server answers a client's first requests. Nothing
  * is decoded or copied: what Node's HTTP/2 layer costs to receive a request of that size on one
- * stream, under any gRPC library.
+ * stream, under any gRPC library. `onChunk`, if given, also sees every DATA chunk first (a floor
+ * that must read the bytes too).
  */
-export async function http2ReceiveFloor(pki: TestPki, answers: readonly Buffer[]): Promise<FloorServer> {
+export async function http2ReceiveFloor(
+  pki: TestPki,
+  answers: readonly Buffer[],
+  onChunk?: (chunk: Buffer) => void,
+): Promise<FloorServer> {
   return http2Floor(pki, (stream) => {
     let messages = 0;
     // Bytes still owed to the current message's body, then to the next prefix (header bytes are
@@ -97,6 +102,7 @@ export async function http2ReceiveFloor(pki: TestPki, answers: readonly Buffer[]
     let header = 0;
     let length = 0;
     stream.on('data', (chunk: Buffer) => {
+      onChunk?.(chunk);
       let at = 0;
       while (at < chunk.length && messages < answers.length) {
         if (bodyLeft > 0) {

@@ -7,8 +7,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { ChildProcess, fork } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as http2 from 'node:http2';
-import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Registry } from 'prom-client';
@@ -239,55 +237,11 @@ async function http2ReadFloor(pki: TestPki, answers: readonly Buffer[]): Promise
   };
   const memory = Buffer.from(wasm.mem.buffer);
   let acc = 0;
-  const server = http2.createSecureServer({ cert: pki.certPem, key: pki.keyPem, minVersion: 'TLSv1.3' });
-  const sessions = new Set<http2.ServerHttp2Session>();
-  server.on('session', (s) => {
-    sessions.add(s);
-    s.on('close', () => sessions.delete(s));
+  const floor = await http2ReceiveFloor(pki, answers, (chunk) => {
+    for (let at = 0; at < chunk.length; at += FOLD_WINDOW_BYTES)
+      acc ^= wasm.fold(chunk.copy(memory, 0, at, at + FOLD_WINDOW_BYTES));
   });
-  server.on('stream', (stream) => {
-    stream.on('error', () => {});
-    let messages = 0;
-    let bodyLeft = 0;
-    let header = 0;
-    let length = 0;
-    stream.on('data', (chunk: Buffer) => {
-      for (let at = 0; at < chunk.length; at += FOLD_WINDOW_BYTES)
-        acc ^= wasm.fold(chunk.copy(memory, 0, at, at + FOLD_WINDOW_BYTES));
-      // Message ends found as http2ReceiveFloor finds them.
-      let at = 0;
-      while (at < chunk.length && messages < answers.length) {
-        if (bodyLeft > 0) {
-          const take = Math.min(bodyLeft, chunk.length - at);
-          bodyLeft -= take;
-          at += take;
-          if (bodyLeft === 0) messages++;
-          continue;
-        }
-        const byte = chunk[at++] ?? 0;
-        if (header > 0) length = length * 256 + byte;
-        if (++header === 5) {
-          header = 0;
-          bodyLeft = length;
-          length = 0;
-          if (bodyLeft === 0) messages++;
-        }
-      }
-      if (messages === answers.length && !stream.headersSent) {
-        stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
-        for (const a of answers) stream.write(a);
-      }
-    });
-  });
-  await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
-  return {
-    port: (server.address() as AddressInfo).port,
-    folded: () => acc,
-    close: () => {
-      for (const s of sessions) s.destroy();
-      server.close();
-    },
-  };
+  return { ...floor, folded: () => acc };
 }
 
 /**
