@@ -1,17 +1,15 @@
 import {
-  ApplyPacer,
   STORE_APPLY_FIRST_STEP,
   STORE_APPLY_MAX_CHUNK,
   STORE_APPLY_MIN_CHUNK,
   STORE_APPLY_TURN_MS,
   type PacedSource,
 } from '../../../src/store/kube/apply-pacer';
+import { manualPacer } from '../../support/store/manual-pacer';
 
 /** A fake clock and a queue of deferred turns the test runs one at a time. */
 function harness() {
-  const clock = { t: 0 };
-  const turns: (() => void)[] = [];
-  const pacer = new ApplyPacer({ now: () => clock.t, defer: (fn) => turns.push(fn) });
+  const { clock, turns, pacer } = manualPacer();
   const runTurn = () => {
     const fn = turns.shift();
     if (!fn) throw new Error('no turn scheduled');

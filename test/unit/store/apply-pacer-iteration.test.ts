@@ -2,17 +2,15 @@
 // parsed, answers written, a GC) is charged to the next turn, down to STORE_APPLY_MIN_TURN_MS.
 
 import {
-  ApplyPacer,
   STORE_APPLY_MIN_TURN_MS,
   STORE_APPLY_STEP_MS,
   STORE_APPLY_TURN_MS,
   type PacedSource,
 } from '../../../src/store/kube/apply-pacer';
+import { manualPacer } from '../../support/store/manual-pacer';
 
 function harness() {
-  const clock = { t: 0 };
-  const turns: (() => void)[] = [];
-  const pacer = new ApplyPacer({ now: () => clock.t, defer: (fn) => turns.push(fn) });
+  const { clock, turns, pacer } = manualPacer();
   /** Runs the next turn `gapMs` after the last one ended; returns how long it took on the clock. */
   const turnAfter = (gapMs: number) => {
     clock.t += gapMs;

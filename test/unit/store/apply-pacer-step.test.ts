@@ -2,17 +2,11 @@
 // STORE_APPLY_STEP_MS, so a step that costs several times its estimate overruns the turn by a few
 // steps' worth, not by several whole turns.
 
-import {
-  ApplyPacer,
-  STORE_APPLY_STEP_MS,
-  STORE_APPLY_TURN_MS,
-  type PacedSource,
-} from '../../../src/store/kube/apply-pacer';
+import { STORE_APPLY_STEP_MS, STORE_APPLY_TURN_MS, type PacedSource } from '../../../src/store/kube/apply-pacer';
+import { manualPacer } from '../../support/store/manual-pacer';
 
 function harness() {
-  const clock = { t: 0 };
-  const turns: (() => void)[] = [];
-  const pacer = new ApplyPacer({ now: () => clock.t, defer: (fn) => turns.push(fn) });
+  const { clock, turns, pacer } = manualPacer();
   /** Runs every scheduled turn; returns each turn's duration on the clock. */
   const runAll = () => {
     const took: number[] = [];
