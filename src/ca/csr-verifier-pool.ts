@@ -330,7 +330,7 @@ export class CsrVerifierPool {
    * waiting for a worker slot it will not take.
    */
   inlineReady(alone: boolean): boolean {
-    return alone && this.queuedJobs() >= this.size * INLINE_MIN_QUEUED_PER_WORKER && this.takeInlineTurn();
+    return alone && this.queuedJobs() >= this.size * INLINE_MIN_QUEUED_PER_WORKER && this.inlineBudgetLeft();
   }
 
   /** Jobs posted to the workers and not answered yet. */
@@ -340,8 +340,8 @@ export class CsrVerifierPool {
     return n;
   }
 
-  /** Whether the inline budget allows one more job now (refilled at INLINE_SHARE of elapsed time). */
-  private takeInlineTurn(): boolean {
+  /** Refills the inline budget (at INLINE_SHARE of the time elapsed) and says whether any is left. */
+  private inlineBudgetLeft(): boolean {
     const now = performance.now();
     this.inlineBudgetMs = Math.min(INLINE_BURST_MS, this.inlineBudgetMs + (now - this.inlineRefilledAt) * INLINE_SHARE);
     this.inlineRefilledAt = now;

@@ -168,8 +168,8 @@ export function createCertificateService(deps: CertificateServiceDeps): {
     try {
       // A lone call that will sign on the event loop needs no worker slot; `check` reaches the
       // signing in the same synchronous run, so the answer holds when it gets there.
-      const inline = deps.fairQueue !== undefined && deps.authority.signsInline(alone);
-      ({ csr, issued } = await (deps.fairQueue ? deps.fairQueue.run(lane, check, inline) : check()));
+      const queue = deps.fairQueue;
+      ({ csr, issued } = await (queue ? queue.run(lane, check, deps.authority.signsInline(alone)) : check()));
     } catch (err) {
       if (err instanceof FairnessDenial) throw new Refusal(grpc.status.RESOURCE_EXHAUSTED, err.message);
       if (err instanceof CsrError) {

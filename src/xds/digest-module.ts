@@ -243,6 +243,14 @@ const STORE_RESULT: number[] = [L_SUM[0], L_SUM[1], L_SUM[2], L_SUM[3], L_COUNT]
 
 /** Leaves the run (the block around its loop) when the i32 on the stack is nonzero. */
 const STOP_IF = [BR_IF, 1];
+/** Leaves the run unless the byte at the address `address` leaves on the stack, plus `offset`, is `value`. */
+const stopUnlessByte = (address: number[], offset: number, value: number): number[] => [
+  ...address,
+  ...load8(offset),
+  ...i32c(value),
+  I32_NE,
+  ...STOP_IF,
+];
 
 /**
  * run(start, end) -> where it stopped. Hashes, in place, the entries from `start` that lie wholly
@@ -264,11 +272,7 @@ const RUN: number[] = [
   I32_GT_U,
   ...STOP_IF,
   // mem[pos] == 0x2a
-  ...get(L_POS),
-  ...load8(0),
-  ...i32c(IRV_TAG),
-  I32_NE,
-  ...STOP_IF,
+  ...stopUnlessByte(get(L_POS), 0, IRV_TAG),
   // len = mem[pos + 1] < 0x80
   ...get(L_POS),
   ...load8(1),
@@ -288,11 +292,7 @@ const RUN: number[] = [
   I32_GT_U,
   ...STOP_IF,
   // mem[i] == 0x0a
-  ...get(L_I),
-  ...load8(0),
-  ...i32c(KEY_TAG),
-  I32_NE,
-  ...STOP_IF,
+  ...stopUnlessByte(get(L_I), 0, KEY_TAG),
   // len < 4 + (n = mem[i + 1]) stops (a length byte >= 0x80 too, as len < 0x80)
   ...get(L_LEN),
   ...get(L_I),
@@ -303,13 +303,7 @@ const RUN: number[] = [
   I32_LT_U,
   ...STOP_IF,
   // mem[i + n + 2] == 0x12
-  ...get(L_I),
-  ...get(L_NAME),
-  I32_ADD,
-  ...load8(2),
-  ...i32c(VALUE_TAG),
-  I32_NE,
-  ...STOP_IF,
+  ...stopUnlessByte([...get(L_I), ...get(L_NAME), I32_ADD], 2, VALUE_TAG),
   // mem[i + n + 3] == len - 4 - n
   ...get(L_I),
   ...get(L_NAME),
