@@ -6,7 +6,13 @@
 import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import * as tls from 'node:tls';
+import { CONNECTION_RECEIVE_WINDOW_BYTES, STREAM_RECEIVE_WINDOW_BYTES } from '../src/xds/transport';
 import type { TestPki } from '../test/support/tls';
+
+const DELTA_WINDOWS: ReceiveWindows = {
+  stream: STREAM_RECEIVE_WINDOW_BYTES,
+  connection: CONNECTION_RECEIVE_WINDOW_BYTES,
+};
 
 export interface FloorServer {
   port: number;
@@ -66,13 +72,32 @@ export async function cannedGrpcServer(pki: TestPki, message: Buffer): Promise<F
   });
 }
 
-/** A bare HTTP/2 TLS server handing each stream to `onStream`; close() also ends its sessions. */
-async function http2Floor(pki: TestPki, onStream: (stream: http2.ServerHttp2Stream) => void): Promise<FloorServer> {
-  const server = http2.createSecureServer({ cert: pki.certPem, key: pki.keyPem, minVersion: 'TLSv1.3' });
+/** Receive windows a floor server advertises, as the server it is the floor of does. */
+interface ReceiveWindows {
+  stream: number;
+  connection: number;
+}
+
+/**
+ * A bare HTTP/2 TLS server handing each stream to `onStream`; close() also ends its sessions.
+ * With `windows`, each connection opens those receive windows from its first SETTINGS frame on.
+ */
+async function http2Floor(
+  pki: TestPki,
+  onStream: (stream: http2.ServerHttp2Stream) => void,
+  windows?: ReceiveWindows,
+): Promise<FloorServer> {
+  const server = http2.createSecureServer({
+    cert: pki.certPem,
+    key: pki.keyPem,
+    minVersion: 'TLSv1.3',
+    ...(windows ? { settings: { initialWindowSize: windows.stream } } : {}),
+  });
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on('session', (s) => {
     sessions.add(s);
     s.on('close', () => sessions.delete(s));
+    if (windows) s.setLocalWindowSize(windows.connection);
   });
   server.on('stream', (stream) => {
     stream.on('error', () => {});
@@ -87,46 +112,51 @@ async function http2Floor(pki: TestPki, onStream: (stream: http2.ServerHttp2Stre
  * stream, in order, and keeps it open, as an xDS server answers a client's first requests. Nothing
  * is decoded or copied: what Node's HTTP/2 layer costs to receive a request of that size on one
  * stream, under any gRPC library. `onChunk`, if given, also sees every DATA chunk first (a floor
- * that must read the bytes too).
+ * that must read the bytes too). Its receive windows are those the xDS server gives a Delta
+ * stream's connection (src/xds/transport.ts), so the client sends it the request as it sends ours.
  */
 export async function http2ReceiveFloor(
   pki: TestPki,
   answers: readonly Buffer[],
   onChunk?: (chunk: Buffer) => void,
 ): Promise<FloorServer> {
-  return http2Floor(pki, (stream) => {
-    let messages = 0;
-    // Bytes still owed to the current message's body, then to the next prefix (header bytes are
-    // gathered one at a time: a prefix may straddle two DATA chunks).
-    let bodyLeft = 0;
-    let header = 0;
-    let length = 0;
-    stream.on('data', (chunk: Buffer) => {
-      onChunk?.(chunk);
-      let at = 0;
-      while (at < chunk.length && messages < answers.length) {
-        if (bodyLeft > 0) {
-          const take = Math.min(bodyLeft, chunk.length - at);
-          bodyLeft -= take;
-          at += take;
-          if (bodyLeft === 0) messages++;
-          continue;
+  return http2Floor(
+    pki,
+    (stream) => {
+      let messages = 0;
+      // Bytes still owed to the current message's body, then to the next prefix (header bytes are
+      // gathered one at a time: a prefix may straddle two DATA chunks).
+      let bodyLeft = 0;
+      let header = 0;
+      let length = 0;
+      stream.on('data', (chunk: Buffer) => {
+        onChunk?.(chunk);
+        let at = 0;
+        while (at < chunk.length && messages < answers.length) {
+          if (bodyLeft > 0) {
+            const take = Math.min(bodyLeft, chunk.length - at);
+            bodyLeft -= take;
+            at += take;
+            if (bodyLeft === 0) messages++;
+            continue;
+          }
+          const byte = chunk[at++] ?? 0;
+          if (header > 0) length = length * 256 + byte; // header 0 is the compressed flag
+          if (++header === 5) {
+            header = 0;
+            bodyLeft = length;
+            length = 0;
+            if (bodyLeft === 0) messages++;
+          }
         }
-        const byte = chunk[at++] ?? 0;
-        if (header > 0) length = length * 256 + byte; // header 0 is the compressed flag
-        if (++header === 5) {
-          header = 0;
-          bodyLeft = length;
-          length = 0;
-          if (bodyLeft === 0) messages++;
+        if (messages === answers.length && !stream.headersSent) {
+          stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
+          for (const a of answers) stream.write(a);
         }
-      }
-      if (messages === answers.length && !stream.headersSent) {
-        stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
-        for (const a of answers) stream.write(a);
-      }
-    });
-  });
+      });
+    },
+    DELTA_WINDOWS,
+  );
 }
 
 /**

@@ -32,7 +32,7 @@ const WARMUP_CHANGES = 5;
 const ISOLATED_RUNS = 9;
 const CHURN_PER_SECOND = 40;
 const CHURN_SECONDS = 5;
-const RECONNECT_RUNS = Number(process.env['XDS_BENCH_RECONNECT_RUNS'] ?? 9);
+const RECONNECT_RUNS = Number(process.env['XDS_BENCH_RECONNECT_RUNS'] ?? 12);
 /**
  * XDS_BENCH_RECONNECT_ONLY=1: sync the streams, then measure only the unchanged reconnect and its
  * floors (for profiling it; no storm floor, isolated changes, churn or RSS rows).
@@ -298,17 +298,27 @@ async function unchangedReconnects(
   const rawRuns: number[] = [];
   const h2Runs: number[] = [];
   const h2ReadRuns: number[] = [];
-  try {
-    for (let r = 0; r < RECONNECT_RUNS; r++) {
-      const index = 1_000_000 + r;
+  // Each round runs the four in turn, starting one further along each time: the collector's work
+  // that one window's garbage leaves (a major GC of this process's heap costs 100-200 ms) lands
+  // in whichever window runs next, and with a fixed order one kind took it about every other round
+  // (the bare node:http2 receive: 11-13 of 25 runs at 119-210 ms, the others at 13-30 ms).
+  const kinds: (() => Promise<void>)[] = [
+    async () => {
+      const index = 1_000_000 + cpuRuns.length;
       cpuRuns.push(await reconnect(index, base));
       sentRuns.push(clients.synced.get(index)!.resources);
-      const rawIndex = 2_000_000 + r;
+    },
+    async () => {
+      const rawIndex = 2_000_000 + rawRuns.length;
       rawRuns.push(await reconnect(rawIndex, { ...base, port: raw.port, rawTls: true }));
       requestBytes.push(clients.synced.get(rawIndex)!.bytes);
-      h2Runs.push(await reconnect(3_000_000 + r, { ...base, port: h2.port }));
-      h2ReadRuns.push(await reconnect(4_000_000 + r, { ...base, port: h2Read.port }));
-    }
+    },
+    async () => void h2Runs.push(await reconnect(3_000_000 + h2Runs.length, { ...base, port: h2.port })),
+    async () => void h2ReadRuns.push(await reconnect(4_000_000 + h2ReadRuns.length, { ...base, port: h2Read.port })),
+  ];
+  try {
+    for (let r = 0; r < RECONNECT_RUNS; r++)
+      for (let k = 0; k < kinds.length; k++) await kinds[(r + k) % kinds.length]!();
   } finally {
     raw.close();
     h2.close();

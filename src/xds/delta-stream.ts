@@ -16,7 +16,14 @@ import { TakeContext, TypeSubscription } from './subscription';
 import { clientText } from './client-limits';
 import type { CutReason, DrainMonitor } from './drain';
 import { DeltaRequestFramer } from './request-stream';
-import { CallTransport, MessageWriter, callMessageWriter, callTransport, replaceMessageDecoder } from './transport';
+import {
+  CallTransport,
+  MessageWriter,
+  callMessageWriter,
+  callTransport,
+  replaceMessageDecoder,
+  widenReceiveWindows,
+} from './transport';
 import type { CacheDigests } from './version-digest';
 import { OutgoingResponse, encodeResponseBody } from './wire';
 
@@ -109,6 +116,8 @@ export class DeltaStream {
     // Before grpc-js reads a byte: large requests (a reconnect's held versions) are digested as
     // their DATA frames arrive instead of being concatenated first (request-stream.ts).
     replaceMessageDecoder(call, (max) => new DeltaRequestFramer(max));
+    // And they arrive under receive windows wide enough not to stop the client every 64 KiB.
+    widenReceiveWindows(call);
   }
 
   start(): void {
