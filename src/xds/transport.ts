@@ -35,8 +35,8 @@ export const DIRECT_WRITE_SLICES_QUEUED = 2;
  * The receive windows a Delta stream's connection advertises, per stream and for the whole
  * connection. node:http2 (so grpc-js) opens 64 KiB of each and grpc-js has no setting for them: a
  * reconnecting ztunnel's first request lists the version of every resource it holds (5.7 MB at
- * 100k workloads), and at 64 KiB it sends a window's worth, then waits for the server's
- * WINDOW_UPDATE, a round trip of the event loop every 32 KiB or so. istiod's gRPC (Go) grows its
+ * 100k workloads), and at 64 KiB it can send only a window's worth before it waits for the
+ * server's WINDOW_UPDATE, many times over for one request. istiod's gRPC (Go) grows its
  * windows toward 16 MiB as it measures the connection; ztunnel's own client opens 2 MiB per
  * stream and 5 MiB per connection. With these, bench xds's unchanged reconnect (25 runs each, 100
  * streams) took 19.6-20.4 ms of server CPU against 22.6-25.7 ms at 64 KiB. They also bound what a
