@@ -18,12 +18,18 @@ export interface CallSignal {
  */
 export function callSignal(call: ServerSurfaceCall): CallSignal {
   let made: { signal: AbortSignal; dispose: () => void } | undefined;
+  let disposed = false;
   return {
     get signal() {
-      made ??= listen(call);
+      // Read after dispose (the work is done): a signal that never fires, with nothing left
+      // listening to the call or waiting for its deadline.
+      made ??= disposed ? { signal: new AbortController().signal, dispose: () => {} } : listen(call);
       return made.signal;
     },
-    dispose: () => made?.dispose(),
+    dispose: () => {
+      disposed = true;
+      made?.dispose();
+    },
   };
 }
 

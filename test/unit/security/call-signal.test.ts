@@ -25,12 +25,33 @@ describe('the signal of a gRPC call', () => {
     expect(signal.aborted).toBe(true);
   });
 
-  test('stops listening once disposed', () => {
-    const c = call(Date.now() + 60_000);
-    const lifetime = callSignal(c);
-    lifetime.dispose();
-    expect(c.listenerCount('cancelled')).toBe(0);
-    c.emit('cancelled', 'cancelled');
-    expect(lifetime.signal.aborted).toBe(false);
+  describe('once disposed', () => {
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+
+    test('it stops listening to the call and clears the deadline timer', () => {
+      const c = call(Date.now() + 60_000);
+      const lifetime = callSignal(c);
+      expect(lifetime.signal.aborted).toBe(false);
+      expect(c.listenerCount('cancelled')).toBe(1);
+      expect(jest.getTimerCount()).toBe(1);
+      lifetime.dispose();
+      expect(c.listenerCount('cancelled')).toBe(0);
+      expect(jest.getTimerCount()).toBe(0);
+      c.emit('cancelled', 'cancelled');
+      expect(lifetime.signal.aborted).toBe(false);
+    });
+
+    test('a signal first read after it never starts listening (it left a 60 s timer behind)', () => {
+      const c = call(Date.now() + 60_000);
+      const lifetime = callSignal(c);
+      lifetime.dispose();
+      expect(lifetime.signal.aborted).toBe(false);
+      expect(c.listenerCount('cancelled')).toBe(0);
+      expect(jest.getTimerCount()).toBe(0);
+      c.emit('cancelled', 'cancelled');
+      jest.advanceTimersByTime(120_000);
+      expect(lifetime.signal.aborted).toBe(false);
+    });
   });
 });
