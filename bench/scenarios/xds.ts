@@ -300,6 +300,9 @@ async function unchangedReconnects(
   const rawRuns: number[] = [];
   const h2Runs: number[] = [];
   const h2ReadRuns: number[] = [];
+  const rawConfig = { ...base, port: raw.port, rawTls: true };
+  const h2Config = { ...base, port: h2.port };
+  const h2ReadConfig = { ...base, port: h2Read.port };
   // Each round runs the four in turn, starting one further along each time: the collector's work
   // that one window's garbage leaves (a major GC of this process's heap costs 100-200 ms) lands
   // in whichever window runs next, and with a fixed order one kind took it about every other round
@@ -312,11 +315,11 @@ async function unchangedReconnects(
     },
     async () => {
       const rawIndex = 2_000_000 + rawRuns.length;
-      rawRuns.push(await reconnect(rawIndex, { ...base, port: raw.port, rawTls: true }));
+      rawRuns.push(await reconnect(rawIndex, rawConfig));
       requestBytes.push(clients.synced.get(rawIndex)!.bytes);
     },
-    async () => void h2Runs.push(await reconnect(3_000_000 + h2Runs.length, { ...base, port: h2.port })),
-    async () => void h2ReadRuns.push(await reconnect(4_000_000 + h2ReadRuns.length, { ...base, port: h2Read.port })),
+    async () => void h2Runs.push(await reconnect(3_000_000 + h2Runs.length, h2Config)),
+    async () => void h2ReadRuns.push(await reconnect(4_000_000 + h2ReadRuns.length, h2ReadConfig)),
   ];
   const coldRuns: number[] = [];
   try {
@@ -327,9 +330,9 @@ async function unchangedReconnects(
     // Node's own, warm from the streams already open; they get two each.
     for (let i = 0; i < RECONNECT_WARMUP_RUNS; i++) coldRuns.push(await reconnect(5_000_000 + i, base));
     for (let i = 0; i < 2; i++) {
-      await reconnect(6_000_000 + i, { ...base, port: raw.port, rawTls: true });
-      await reconnect(7_000_000 + i, { ...base, port: h2.port });
-      await reconnect(8_000_000 + i, { ...base, port: h2Read.port });
+      await reconnect(6_000_000 + i, rawConfig);
+      await reconnect(7_000_000 + i, h2Config);
+      await reconnect(8_000_000 + i, h2ReadConfig);
     }
     for (let r = 0; r < RECONNECT_RUNS; r++)
       for (let k = 0; k < kinds.length; k++) await kinds[(r + k) % kinds.length]!();

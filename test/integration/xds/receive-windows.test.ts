@@ -9,6 +9,7 @@ import {
   widenReceiveWindows,
 } from '../../../src/xds/transport';
 import { ADS_SERVICE, DELTA_METHOD } from '../../../src/xds/proto';
+import { eventually } from '../../support/apiserver';
 import { demoCache } from '../../support/xds/fake-cache';
 import { SERVER_NAME } from '../../support/tls';
 import { Harness, startHarness } from './fixtures/harness';
@@ -45,11 +46,6 @@ function openDelta(s: http2.ClientHttp2Session): http2.ClientHttp2Stream {
   return stream;
 }
 
-/** Resolves once `done()` holds, looking after each turn of the event loop (jest's timeout bounds it). */
-async function until(done: () => boolean): Promise<void> {
-  while (!done()) await new Promise((resolve) => setTimeout(resolve, 5));
-}
-
 /** Resolves once the server's settings say `initialWindowSize` is `size`. */
 function windowSettled(s: http2.ClientHttp2Session, size: number): Promise<void> {
   return new Promise((resolve) => {
@@ -78,7 +74,7 @@ test('a Delta stream widens its connection to STREAM_RECEIVE_WINDOW_BYTES per st
   // The connection's WINDOW_UPDATE comes in the same write as the SETTINGS frame, but Node
   // reports no event for it: it is read from the session's state once the socket has been read.
   const s = session;
-  await until(() => s.state.remoteWindowSize === CONNECTION_RECEIVE_WINDOW_BYTES);
+  await eventually('the connection window', () => s.state.remoteWindowSize === CONNECTION_RECEIVE_WINDOW_BYTES);
   expect(s.state.remoteWindowSize).toBe(CONNECTION_RECEIVE_WINDOW_BYTES);
 });
 
