@@ -57,14 +57,17 @@ export async function rawTlsCounter(pki: TestPki): Promise<FloorServer> {
 /**
  * An HTTP/2 TLS server that answers every call, once its request has arrived, with `message` as
  * one gRPC frame and grpc-status 0, doing nothing else: the transport under a unary gRPC service.
+ * With `work`, it runs that first, on its event loop, for each call (a service's own work with
+ * nothing around it).
  */
-export async function cannedGrpcServer(pki: TestPki, message: Buffer): Promise<FloorServer> {
+export async function cannedGrpcServer(pki: TestPki, message: Buffer, work?: () => void): Promise<FloorServer> {
   const frame = Buffer.alloc(5 + message.length);
   frame.writeUInt32BE(message.length, 1);
   message.copy(frame, 5);
   return http2Floor(pki, (stream) => {
     stream.on('data', () => {});
     stream.on('end', () => {
+      work?.();
       stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
       stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
       stream.end(frame);

@@ -4,6 +4,7 @@
 // transport's own floor: the same sequential caller against the bare canned HTTP/2 TLS server
 // (same process, same event loop as the CA) beside the same flood.
 
+import * as crypto from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { cannedGrpcServer } from '../floors';
 import { makeTestPki } from '../../test/support/tls';
@@ -12,7 +13,10 @@ import { certificateServiceDefinition } from '../../src/ca/proto';
 import { ask, caRequestFrames } from '../worker';
 import { loadOrCreateTokenKey, signLocalToken } from '../../src/security/local-jwt';
 import { makeCsr } from '../../test/support/ca/fixtures';
+import { parseCsr } from '../../src/ca/csr';
+import { LeafSigner, signatureAlgorithmFor } from '../../src/ca/leaf-signer';
 import { SERVER_NAME, startHarness, readRoot } from '../../test/support/ca/harness';
+import { CPU_TRACE, threadCpu, threadNames, traceCpu } from '../cpu-trace';
 
 const FLOOD = 64;
 /**
@@ -51,13 +55,11 @@ export async function measureFairness(workerSource: string): Promise<Measurement
       ['istio-ca'],
       3600,
     );
-  const frames = async (identity: string) =>
-    caRequestFrames(
-      await Promise.all(Array.from({ length: CSR_POOL }, () => makeCsr(identity).then((c) => c.pem))),
-      identity,
-    );
+  const csrs = (identity: string) =>
+    Promise.all(Array.from({ length: CSR_POOL }, () => makeCsr(identity).then((c) => c.pem)));
   const sleep = 'spiffe://cluster.local/ns/default/sa/sleep';
   const httpbin = 'spiffe://cluster.local/ns/default/sa/httpbin';
+  const bCsrs = await csrs(httpbin);
   const caller = (port: number, rootPem: string, tok: string, f: Buffer[]) =>
     new Worker(workerSource, {
       eval: true,
@@ -66,14 +68,36 @@ export async function measureFairness(workerSource: string): Promise<Measurement
 
   const pki = makeTestPki();
   const pem = 'x'.repeat(1100);
-  const canned = await cannedGrpcServer(
-    pki,
-    certificateServiceDefinition()['CreateCertificate']!.responseSerialize({ cert_chain: [pem, pem] }),
-  );
+  const answer = certificateServiceDefinition()['CreateCertificate']!.responseSerialize({ cert_chain: [pem, pem] });
+  const canned = await cannedGrpcServer(pki, answer);
 
-  const a = caller(h.port, readRoot(h), token('ztunnel-a', 'uid-zt-a'), await frames(sleep));
-  const b = caller(h.port, readRoot(h), token('ztunnel-b', 'uid-zt-b'), await frames(httpbin));
-  const floor = caller(canned.port, pki.caPem, 'unused', await frames(httpbin));
+  // The signing floor does node B's CA work per call (import the CSR's key, verify its signature,
+  // sign a leaf with the root's key) on its event loop with nothing around it.
+  const checks = bCsrs.map((pem) => parseCsr(pem));
+  const material = h.ca.authority.current();
+  const tbs = new LeafSigner(material.signingCert.raw, material.signingKey).buildTbs(
+    {
+      spki: checks[0]!.spki,
+      sans: [{ uri: httpbin }],
+      notBefore: new Date(),
+      notAfter: new Date(Date.now() + 86400_000),
+    },
+    crypto.randomBytes(16),
+  );
+  const signHash = signatureAlgorithmFor(material.signingKey).hash;
+  let signed = 0;
+  const signing = await cannedGrpcServer(pki, answer, () => {
+    const c = checks[signed++ % checks.length]!;
+    const key = crypto.createPublicKey({ key: c.jwk!, format: 'jwk' });
+    if (!crypto.verify(c.hash, c.signedData, key, c.signature)) throw new Error('a generated CSR did not verify');
+    crypto.sign(signHash, tbs, material.signingKey);
+  });
+
+  const bFrames = caRequestFrames(bCsrs, httpbin);
+  const a = caller(h.port, readRoot(h), token('ztunnel-a', 'uid-zt-a'), caRequestFrames(await csrs(sleep), sleep));
+  const b = caller(h.port, readRoot(h), token('ztunnel-b', 'uid-zt-b'), bFrames);
+  const floor = caller(canned.port, pki.caPem, 'unused', bFrames);
+  const signingFloor = caller(signing.port, pki.caPem, 'unused', bFrames);
   const go = (w: Worker, r: Run) => ask<LoadResult>(w, { type: 'run', ...r });
   const flood: Run = { concurrency: FLOOD, durationMs: RUN_MS };
   const sequential: Run = { concurrency: 1, durationMs: RUN_MS };
@@ -85,6 +109,8 @@ export async function measureFairness(workerSource: string): Promise<Measurement
   const aAlone: number[] = [];
   const aWithB: number[] = [];
   const aWithFloor: number[] = [];
+  const signingFlooded: LoadResult[] = [];
+  const aWithSigning: number[] = [];
   let failures = 0;
   try {
     await Promise.all([
@@ -92,23 +118,42 @@ export async function measureFairness(workerSource: string): Promise<Measurement
       go(b, { concurrency: 1, durationMs: WARMUP_MS }),
     ]);
     await go(floor, { concurrency: 1, durationMs: 500 });
+    await go(signingFloor, { concurrency: 1, durationMs: 500 });
+    const names = CPU_TRACE ? await threadNames({ 'node A': a, 'node B': b, floor, signing: signingFloor }) : undefined;
+    // With CA_BENCH_CPU=1, each run's threads are traced; the CSR count is node A's.
+    const traced = async <T extends LoadResult | [LoadResult, LoadResult]>(what: string, run: Promise<T>) => {
+      const before = names ? threadCpu() : undefined;
+      const r = await run;
+      if (before) traceCpu(before, threadCpu(), Array.isArray(r) ? r[0] : r, what, names);
+      return r;
+    };
     for (let r = 0; r < RUNS; r++) {
-      bAlone.push(await go(b, sequential));
-      aAlone.push(rate(await go(a, flood)));
-      const [ar, br] = await Promise.all([go(a, flood), go(b, sequential)]);
+      bAlone.push(await traced('node B alone', go(b, sequential)));
+      aAlone.push(rate(await traced('node A alone', go(a, flood))));
+      const [ar, br] = await traced('node A beside node B', Promise.all([go(a, flood), go(b, sequential)]));
       aWithB.push(rate(ar));
       bFlooded.push(br);
-      const [ar2, fr] = await Promise.all([go(a, flood), go(floor, sequential)]);
+      const [ar2, fr] = await traced(
+        'node A beside the floor caller',
+        Promise.all([go(a, flood), go(floor, sequential)]),
+      );
       floorFlooded.push(fr);
       aWithFloor.push(rate(ar2));
-      failures += ar.failed + br.failed + ar2.failed + fr.failed;
+      const [ar3, sr] = await traced(
+        'node A beside the signing floor caller',
+        Promise.all([go(a, flood), go(signingFloor, sequential)]),
+      );
+      signingFlooded.push(sr);
+      aWithSigning.push(rate(ar3));
+      failures += ar.failed + br.failed + ar2.failed + fr.failed + ar3.failed + sr.failed;
     }
   } finally {
-    for (const w of [a, b, floor]) {
+    for (const w of [a, b, floor, signingFloor]) {
       await ask(w, { type: 'close' });
       await w.terminate();
     }
     canned.close();
+    signing.close();
     await h.close();
   }
   const alone = latencySummary(bAlone);
@@ -126,6 +171,12 @@ export async function measureFairness(workerSource: string): Promise<Measurement
   // If the CA is saturated and shares its capacity fairly, every certificate node B gets is one
   // node A does not: A keeps at most 1 - (B's rate / A's rate alone). A kept rate near this bound
   // is the scheduler giving B its share, not losing capacity.
+  // The same two figures against the signing floor: a caller whose every call costs the shared
+  // machine node B's CA work as well as the transport, served with nothing around it. The CA's B
+  // over it is what the scheduler, the authentication and grpc-js add.
+  const signingTail = latencySummary(signingFlooded);
+  const keptBesideSigningRuns = aWithSigning.map((x, i) => x / aAlone[i]!);
+  const keptBesideSigning = median(keptBesideSigningRuns);
   const bRates = bFlooded.map(rate);
   const bound = median(bRates.map((x, i) => 1 - x / aAlone[i]!));
   const label = `node B sequential, node A ${FLOOD} in flight, RSA-2048 root`;
@@ -197,6 +248,37 @@ export async function measureFairness(workerSource: string): Promise<Measurement
       value: keptBesideFloor,
       unit: 'ratio',
       runs: keptBesideFloorRuns,
+    },
+    {
+      metric:
+        "signing floor: the same sequential caller against a bare HTTP/2 TLS server doing node B's CSR check and signature on its event loop, beside node A's flood, p50",
+      value: signingTail.p50,
+      unit: 'ms',
+      runs: signingTail.p50s,
+    },
+    {
+      metric: "signing floor: its sequential caller's calls per second beside node A's flood (node B's: the share row)",
+      value: median(signingFlooded.map(rate)),
+      unit: 'calls/s',
+      runs: signingFlooded.map(rate),
+    },
+    {
+      metric: 'fairness: node B p99 under the flood vs the signing floor beside the same flood',
+      value: flooded.p99,
+      unit: 'ms',
+      runs: signingTail.p99s,
+      reference: { metric: 'signing floor p99 (runs)', value: signingTail.p99, ratio: flooded.p99 / signingTail.p99 },
+    },
+    {
+      metric: "fairness: node A's rate kept beside node B vs beside the signing floor's caller",
+      value: kept,
+      unit: 'ratio',
+      runs: keptBesideSigningRuns,
+      reference: {
+        metric: "node A's rate beside the signing floor's caller over A alone (runs)",
+        value: keptBesideSigning,
+        ratio: kept / keptBesideSigning,
+      },
     },
     {
       metric: 'fairness: failed requests (all fairness runs)',

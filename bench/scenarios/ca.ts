@@ -12,7 +12,6 @@
 //   1 / (t_check + t_sign + t_transport) is the single-core floor with the transport counted.
 
 import * as crypto from 'node:crypto';
-import * as fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -33,6 +32,7 @@ import { loadKubeConfig } from '../../src/store/kube/config';
 import { syncedKubeStore } from '../../test/support/apiserver/synced-store';
 import type { KubeObject } from '../../src/store/types';
 import { measureFairness } from './ca-fairness';
+import { CPU_TRACE, threadCpu, threadNames, traceCpu } from '../cpu-trace';
 
 const CONCURRENCY = (process.env['CA_BENCH_CONCURRENCY'] ?? '8,64,256').split(',').map(Number);
 const ROOTS = (process.env['CA_BENCH_ROOTS'] ?? 'RSA,ECDSA').split(',') as ('RSA' | 'ECDSA')[];
@@ -59,100 +59,6 @@ const TARGET_FLOOR_RATIO: Record<number, number> = { 8: 0.7, 64: 0.8 };
 /** Issue 20: p99 at 64 in flight ÷ the canned HTTP/2 TLS server's p99 at 64 in flight. */
 const TARGET_TAIL_RATIO = 1.3;
 const BINDINGS = 20;
-/** CA_BENCH_CPU=1 prints each thread's CPU time per CSR for each run (development aid, Linux only). */
-const CPU_TRACE = process.env['CA_BENCH_CPU'] === '1';
-
-/** One thread's scheduler figures, from /proc: CPU and run-queue wait in ms, context switches. */
-interface ThreadSched {
-  cpuMs: number;
-  waitMs: number;
-  voluntary: number;
-  involuntary: number;
-}
-
-/** What CA_BENCH_CPU compares before and after a run: each thread of this process, and the whole machine. */
-interface CpuSnapshot {
-  threads: Map<string, ThreadSched>;
-  /** /proc/stat jiffies of all CPUs: busy (user+nice+system+irq+softirq), idle (+iowait), steal. */
-  machine: { busy: number; idle: number; steal: number };
-}
-
-/** Per-thread schedstat (ns) and context switches of this process, and the machine's CPU times. */
-function threadCpu(): CpuSnapshot {
-  const threads = new Map<string, ThreadSched>();
-  for (const tid of fs.readdirSync('/proc/self/task')) {
-    try {
-      const [run, wait] = fs.readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
-      const status = fs.readFileSync(`/proc/self/task/${tid}/status`, 'utf8');
-      const count = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
-      threads.set(tid, {
-        cpuMs: (run ?? 0) / 1e6,
-        waitMs: (wait ?? 0) / 1e6,
-        voluntary: count('voluntary_ctxt_switches'),
-        involuntary: count('nonvoluntary_ctxt_switches'),
-      });
-    } catch {
-      // The thread ended between the listing and the read.
-    }
-  }
-  const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.split(/\s+/).slice(1).map(Number);
-  const at = (i: number) => f[i] ?? 0;
-  return { threads, machine: { busy: at(0) + at(1) + at(2) + at(5) + at(6), idle: at(3) + at(4), steal: at(7) } };
-}
-
-/** Labels for CA_BENCH_CPU: this process's main thread and the load generator's thread. */
-async function threadNames(client: Worker): Promise<Map<string, string>> {
-  return new Map([
-    [String(process.pid), 'main'],
-    [await ask<string>(client, { type: 'tid' }), 'client'],
-  ]);
-}
-
-/**
- * Prints, per run: the process's CPU per CSR and share of the cores, the machine's idle share
- * (other processes included), and per thread its CPU and run-queue wait per CSR and its
- * involuntary context switches (preemptions) per CSR. `names` labels known threads by tid.
- */
-function traceCpu(
-  before: CpuSnapshot,
-  after: CpuSnapshot,
-  run: LoadResult,
-  what: string,
-  names: ReadonlyMap<string, string> = new Map(),
-): void {
-  const per = (ms: number) => ((ms * 1000) / run.ok).toFixed(0);
-  const threads = [...after.threads]
-    .map(([tid, a]) => {
-      const b = before.threads.get(tid);
-      return {
-        tid,
-        cpu: a.cpuMs - (b?.cpuMs ?? 0),
-        wait: a.waitMs - (b?.waitMs ?? 0),
-        preempted: a.involuntary - (b?.involuntary ?? 0),
-        slept: a.voluntary - (b?.voluntary ?? 0),
-      };
-    })
-    .filter((t) => t.cpu > 0.5)
-    .sort((a, b) => b.cpu - a.cpu);
-  const total = threads.reduce((n, t) => n + t.cpu, 0);
-  const m = (k: 'busy' | 'idle' | 'steal') => after.machine[k] - before.machine[k];
-  const jiffies = m('busy') + m('idle') + m('steal');
-  process.stderr.write(
-    `cpu ${what}: ${run.ok} CSRs, ${((run.ok * 1000) / run.elapsedMs).toFixed(0)}/s, process ${per(total)} us/CSR, ` +
-      `${((100 * total) / run.elapsedMs).toFixed(0)}% of one core; machine idle ${((100 * m('idle')) / jiffies).toFixed(0)}%` +
-      ` steal ${((100 * m('steal')) / jiffies).toFixed(0)}%; per thread cpu/runqueue-wait us per CSR, ` +
-      `sleeps/preemptions per CSR:\n` +
-      threads
-        .map(
-          (t) =>
-            `  ${(names.get(t.tid) ?? t.tid).padEnd(10)} ${per(t.cpu).padStart(4)} / ${per(t.wait).padStart(4)}  ` +
-            `${(t.slept / run.ok).toFixed(2)} / ${(t.preempted / run.ok).toFixed(2)}`,
-        )
-        .join('\n') +
-      '\n',
-  );
-}
-
 // Runs inside the worker: one connection (ztunnel uses one), `concurrency` calls in flight.
 const WORKER_SOURCE = `
 ${CA_CLIENT_SETUP}
@@ -270,7 +176,14 @@ async function startTransportFloor(): Promise<TransportFloor> {
       const usage = process.cpuUsage();
       const r = await ask<LoadResult>(worker, { type: 'run', concurrency, durationMs: RUN_MS });
       const { user, system } = process.cpuUsage(usage);
-      if (cpu0) traceCpu(cpu0, threadCpu(), r, `canned HTTP/2 TLS server ${concurrency}`, await threadNames(worker));
+      if (cpu0)
+        traceCpu(
+          cpu0,
+          threadCpu(),
+          r,
+          `canned HTTP/2 TLS server ${concurrency}`,
+          await threadNames({ client: worker }),
+        );
       if (concurrency === TAIL_CONCURRENCY) runs.push(r);
       return { result: r, cpuUsPerCall: (user + system) / Math.max(1, r.ok) };
     },
@@ -365,7 +278,8 @@ async function measureRoot(keyType: 'RSA' | 'ECDSA', transport: TransportFloor):
         floors.push(coreFloor(checks, material.signingKey, tbs));
         const cpu0 = CPU_TRACE ? threadCpu() : undefined;
         runs.push(await ask<LoadResult>(worker, { type: 'run', concurrency: c, durationMs: RUN_MS }));
-        if (cpu0) traceCpu(cpu0, threadCpu(), runs[runs.length - 1]!, `${label} ${c}`, await threadNames(worker));
+        if (cpu0)
+          traceCpu(cpu0, threadCpu(), runs[runs.length - 1]!, `${label} ${c}`, await threadNames({ client: worker }));
       }
       allFloors.push(...floors);
       const rates = runs.map((r) => (r.ok * 1000) / r.elapsedMs);

@@ -67,6 +67,32 @@ test('the canned gRPC server answers any unary call with OK and its message', as
   }
 });
 
+test('the canned gRPC server with work runs it once per call, before it answers', async () => {
+  let worked = 0;
+  server = await cannedGrpcServer(pki, Buffer.from('signed'), () => worked++);
+  const client = new grpc.Client(`127.0.0.1:${server.port}`, grpc.credentials.createSsl(Buffer.from(pki.caPem)), {
+    'grpc.ssl_target_name_override': SERVER_NAME,
+  });
+  const call = () =>
+    new Promise<number>((resolve, reject) =>
+      client.makeUnaryRequest(
+        '/istio.v1.auth.IstioCertificateService/CreateCertificate',
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.from('request'),
+        (err) => (err ? reject(err) : resolve(worked)),
+      ),
+    );
+  try {
+    // Each answer arrives with the work of its own call already counted.
+    expect(await call()).toBe(1);
+    expect(await call()).toBe(2);
+    expect(await call()).toBe(3);
+  } finally {
+    client.close();
+  }
+});
+
 test('the HTTP/2 receive floor answers only once both messages have arrived, prefixes split across writes', async () => {
   const frame = (body: Buffer) => {
     const out = Buffer.alloc(5 + body.length);
