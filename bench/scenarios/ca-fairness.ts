@@ -15,7 +15,8 @@ import { ask, caRequestFrames } from '../worker';
 import { loadOrCreateTokenKey, signLocalToken } from '../../src/security/local-jwt';
 import { makeCsr } from '../../test/support/ca/fixtures';
 import { parseCsr } from '../../src/ca/csr';
-import { LeafSigner, signatureAlgorithmFor } from '../../src/ca/leaf-signer';
+import { signatureAlgorithmFor } from '../../src/ca/leaf-signer';
+import { checkCsr, sampleLeafTbs } from '../ca-work';
 import { SERVER_NAME, startHarness, readRoot } from '../../test/support/ca/harness';
 import { CPU_TRACE, threadCpu, threadNames, traceCpu } from '../cpu-trace';
 
@@ -76,21 +77,11 @@ export async function measureFairness(workerSource: string): Promise<Measurement
   // sign a leaf with the root's key) on its event loop with nothing around it.
   const checks = bCsrs.map((pem) => parseCsr(pem));
   const material = h.ca.authority.current();
-  const tbs = new LeafSigner(material.signingCert.raw, material.signingKey).buildTbs(
-    {
-      spki: checks[0]!.spki,
-      sans: [{ uri: httpbin }],
-      notBefore: new Date(),
-      notAfter: new Date(Date.now() + 86400_000),
-    },
-    crypto.randomBytes(16),
-  );
+  const tbs = sampleLeafTbs(material, checks[0]!, httpbin);
   const signHash = signatureAlgorithmFor(material.signingKey).hash;
   let signed = 0;
   const signing = await cannedGrpcServer(pki, answer, () => {
-    const c = checks[signed++ % checks.length]!;
-    const key = crypto.createPublicKey({ key: c.jwk!, format: 'jwk' });
-    if (!crypto.verify(c.hash, c.signedData, key, c.signature)) throw new Error('a generated CSR did not verify');
+    checkCsr(checks[signed++ % checks.length]!);
     crypto.sign(signHash, tbs, material.signingKey);
   });
 
@@ -175,6 +166,7 @@ export async function measureFairness(workerSource: string): Promise<Measurement
   const signingTail = latencySummary(signingFlooded);
   const keptBesideSigningRuns = aWithSigning.map((x, i) => x / aAlone[i]!);
   const keptBesideSigning = median(keptBesideSigningRuns);
+  const signingRates = signingFlooded.map(rate);
   // If the CA is saturated and shares its capacity fairly, every certificate node B gets is one
   // node A does not: A keeps at most 1 - (B's rate / A's rate alone). A kept rate near this bound
   // is the scheduler giving B its share, not losing capacity.
@@ -259,9 +251,9 @@ export async function measureFairness(workerSource: string): Promise<Measurement
     },
     {
       metric: "signing floor: its sequential caller's calls per second beside node A's flood (node B's: the share row)",
-      value: median(signingFlooded.map(rate)),
+      value: median(signingRates),
       unit: 'calls/s',
-      runs: signingFlooded.map(rate),
+      runs: signingRates,
     },
     {
       metric: "signing floor: the same sequential caller against the bare signing server beside node A's flood, p99",

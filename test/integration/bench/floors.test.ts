@@ -45,22 +45,32 @@ test('the TLS counter answers one byte only after the counted bytes have all arr
   socket.destroy();
 });
 
+/** A gRPC client of the floor server and one unary call on it, answered with the raw message bytes. */
+function floorClient(port: number): { call(): Promise<Buffer>; close(): void } {
+  const client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createSsl(Buffer.from(pki.caPem)), {
+    'grpc.ssl_target_name_override': SERVER_NAME,
+  });
+  return {
+    call: () =>
+      new Promise<Buffer>((resolve, reject) =>
+        client.makeUnaryRequest(
+          '/istio.v1.auth.IstioCertificateService/CreateCertificate',
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          Buffer.from('request'),
+          (err, value) => (err ? reject(err) : resolve(value!)),
+        ),
+      ),
+    close: () => client.close(),
+  };
+}
+
 test('the canned gRPC server answers any unary call with OK and its message', async () => {
   const message = Buffer.from('a canned answer');
   server = await cannedGrpcServer(pki, message);
-  const client = new grpc.Client(`127.0.0.1:${server.port}`, grpc.credentials.createSsl(Buffer.from(pki.caPem)), {
-    'grpc.ssl_target_name_override': SERVER_NAME,
-  });
+  const client = floorClient(server.port);
   try {
-    const answer = await new Promise<Buffer>((resolve, reject) =>
-      client.makeUnaryRequest(
-        '/istio.v1.auth.IstioCertificateService/CreateCertificate',
-        (b: Buffer) => b,
-        (b: Buffer) => b,
-        Buffer.from('request'),
-        (err, value) => (err ? reject(err) : resolve(value!)),
-      ),
-    );
+    const answer = await client.call();
     expect(answer.equals(message)).toBe(true);
   } finally {
     client.close();
@@ -70,19 +80,8 @@ test('the canned gRPC server answers any unary call with OK and its message', as
 test('the canned gRPC server with work runs it once per call, before it answers', async () => {
   let worked = 0;
   server = await cannedGrpcServer(pki, Buffer.from('signed'), () => worked++);
-  const client = new grpc.Client(`127.0.0.1:${server.port}`, grpc.credentials.createSsl(Buffer.from(pki.caPem)), {
-    'grpc.ssl_target_name_override': SERVER_NAME,
-  });
-  const call = () =>
-    new Promise<number>((resolve, reject) =>
-      client.makeUnaryRequest(
-        '/istio.v1.auth.IstioCertificateService/CreateCertificate',
-        (b: Buffer) => b,
-        (b: Buffer) => b,
-        Buffer.from('request'),
-        (err) => (err ? reject(err) : resolve(worked)),
-      ),
-    );
+  const client = floorClient(server.port);
+  const call = () => client.call().then(() => worked);
   try {
     // Each answer arrives with the work of its own call already counted.
     expect(await call()).toBe(1);
