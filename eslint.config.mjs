@@ -30,7 +30,7 @@ export default tseslint.config(
   {
     // In a test or a bench, `x!` on a value the code just produced is itself an assertion: when it is
     // wrong the run fails at that line. In src/ every remaining one carries a comment saying why it holds.
-    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'interop/**/*.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
   },
   prettier,

@@ -2,10 +2,12 @@
 // dist/ before jest starts, so the binary is always the current code.
 
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 
-export const BIN = join(__dirname, '..', '..', 'bin', 'istiod-ts.js');
-export const DEMO = join(__dirname, '..', '..', 'examples', 'demo');
+/** The repository's root, whether this file runs from test/ (jest) or compiled under dist/ (the interop harness). */
+const ROOT = join(__dirname, '..', '..', ...(__dirname.includes(`${sep}dist${sep}`) ? ['..'] : []));
+export const BIN = join(ROOT, 'bin', 'istiod-ts.js');
+export const DEMO = join(ROOT, 'examples', 'demo');
 
 /** Every listener of `serve` on a free loopback port. */
 export const LOOPBACK_LISTENER_ARGS: readonly string[] = [

@@ -1,0 +1,40 @@
+// The inputs istiod's own index judged: each fixture is a folder of manifests, either one the project
+// ships (examples/demo) or one generated from fixed options. A golden records the fixture's name and
+// the digest of the folder it was made from, so a changed input is caught as such instead of showing
+// up as a wall of differences.
+
+import { cpSync, mkdirSync } from 'node:fs';
+import * as path from 'node:path';
+import { generateMesh, type MeshOptions } from './mesh/generate';
+import { folderDigest, writeMesh } from './mesh/write';
+
+export interface Fixture {
+  name: string;
+  /** A folder of the repository, relative to its root. */
+  folder?: string;
+  /** Or a generated mesh. */
+  mesh?: MeshOptions;
+}
+
+export const GOLDEN_FIXTURES: readonly Fixture[] = [
+  { name: 'demo', folder: 'examples/demo' },
+  // Every kind and field the index derives from, small enough that its goldens stay reviewable.
+  { name: 'generated', mesh: { workloads: 60, nodes: 3, namespaces: 4 } },
+];
+
+export const REPO_ROOT = path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? '../..' : '..');
+
+export function fixtureNamed(name: string): Fixture {
+  const f = GOLDEN_FIXTURES.find((x) => x.name === name);
+  if (!f) throw new Error(`no fixture named ${name}; known: ${GOLDEN_FIXTURES.map((x) => x.name).join(', ')}`);
+  return f;
+}
+
+/** Lays the fixture's manifests into `dir` and returns their digest. */
+export function materialize(fixture: Fixture, dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  if (fixture.folder) cpSync(path.join(REPO_ROOT, fixture.folder), dir, { recursive: true });
+  else if (fixture.mesh) writeMesh(dir, generateMesh(fixture.mesh));
+  else throw new Error(`fixture ${fixture.name} names neither a folder nor a mesh`);
+  return folderDigest(dir);
+}

@@ -1,0 +1,39 @@
+// What istiod-ts tells every ztunnel about a folder of manifests, without a socket: the folder read
+// by the local source, the ambient index over it, and each resource decoded to the shared JSON shape
+// (ambient/codec.ts). The goldens test compares this with istiod's answers for the same folder.
+
+import { AmbientIndex } from '../src/ambient/ambient-index';
+import { addressToJson, authorizationToJson } from '../src/ambient/codec';
+import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../src/contract/xds-resources';
+import { defaultMeshConfig } from '../src/mesh/defaults';
+import type { MeshConfigSource } from '../src/mesh/types';
+import { LocalSource } from '../src/store/local/local-source';
+import { MemoryStore } from '../src/store/memory-store';
+
+export interface DerivedResources {
+  address: Map<string, Record<string, unknown>>;
+  authorization: Map<string, Record<string, unknown>>;
+}
+
+/** A meshConfig that never changes: the defaults, as a server without a meshConfig file has. */
+function staticMesh(): MeshConfigSource {
+  const current = defaultMeshConfig();
+  return { current: () => current, subscribe: () => () => undefined };
+}
+
+export async function deriveFromFolder(dir: string, clusterId = 'Kubernetes'): Promise<DerivedResources> {
+  const store = new MemoryStore();
+  const source = new LocalSource({ dir, writer: store, watch: false, now: () => new Date('2026-01-01T00:00:00Z') });
+  await source.start();
+  await source.stop();
+  const index = new AmbientIndex({ store, mesh: staticMesh(), clusterId, domain: 'cluster.local' });
+  try {
+    const decode = (typeUrl: typeof ADDRESS_TYPE_URL | typeof AUTHORIZATION_TYPE_URL) => {
+      const toJson = typeUrl === ADDRESS_TYPE_URL ? addressToJson : authorizationToJson;
+      return new Map([...index.all(typeUrl)].map((r) => [r.name, toJson(r.bytes)]));
+    };
+    return { address: decode(ADDRESS_TYPE_URL), authorization: decode(AUTHORIZATION_TYPE_URL) };
+  } finally {
+    index.close();
+  }
+}

@@ -1,0 +1,154 @@
+// The parts `npm run interop` runs, with the binaries they are given: ZTUNNEL_BIN for part 1,
+// ISTIOCTL_BIN for part 2 (which also needs ZTUNNEL_BIN: istioctl reads a connected ztunnel).
+// Without them it names what is missing and exits 1; it never builds a peer.
+
+import { accessSync, constants, cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { KubeControlPlane, LocalControlPlane, type ControlPlane } from './control-plane';
+import { REPO_ROOT } from './fixtures';
+import { freePorts } from './istiod-ts';
+import { DEFAULT_MESH, generateMesh } from './mesh/generate';
+import { writeMesh } from './mesh/write';
+import { istioctlPart } from './part-istioctl';
+import { ZtunnelScenario, type ScenarioOptions } from './part-ztunnel';
+import { Report } from './report';
+import type { ZtunnelPod } from './ztunnel';
+
+export type PartName = 'ztunnel' | 'istioctl';
+
+const NEEDS: Record<PartName, string[]> = { ztunnel: ['ZTUNNEL_BIN'], istioctl: ['ISTIOCTL_BIN', 'ZTUNNEL_BIN'] };
+
+function executable(name: string): string | string[] {
+  const file = process.env[name];
+  if (!file) return [`${name} is not set: point it at the binary (docs/interop.md)`];
+  try {
+    accessSync(file, constants.X_OK);
+    return file;
+  } catch {
+    return [`${name}=${file} is not an executable file`];
+  }
+}
+
+const DEMO_ZTUNNEL: ZtunnelPod = {
+  name: 'ztunnel-7k2xq',
+  namespace: 'istio-system',
+  serviceAccount: 'ztunnel',
+  node: 'node-a',
+  ip: '10.244.1.2',
+};
+const GENERATED_ZTUNNEL: ZtunnelPod = {
+  name: 'ztunnel-0',
+  namespace: 'istio-system',
+  serviceAccount: 'ztunnel',
+  node: 'node-0',
+  ip: '10.100.0.2',
+};
+
+export async function runParts(parts: PartName[], argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      workloads: { type: 'string', default: String(DEFAULT_MESH.workloads) },
+      'churn-seconds': { type: 'string', default: '60' },
+      'churn-rate': { type: 'string', default: '100' },
+      only: { type: 'string' },
+      report: { type: 'string' },
+    },
+  });
+  const missing: string[] = [];
+  const bins: Partial<Record<string, string>> = {};
+  for (const part of parts)
+    for (const name of NEEDS[part]) {
+      const found = executable(name);
+      if (typeof found === 'string') bins[name] = found;
+      else missing.push(...found);
+    }
+  if (missing.length > 0) {
+    for (const m of [...new Set(missing)]) console.error(`interop: ${m}`);
+    console.error('interop: nothing was run (see docs/interop.md for how to build and point at the peers)');
+    return 1;
+  }
+  const workloads = Number(values.workloads);
+  const churnSeconds = Number(values['churn-seconds']);
+  const churnRate = Number(values['churn-rate']);
+  const scratch = mkdtempSync(path.join(tmpdir(), 'istiod-ts-interop-'));
+  const report = new Report();
+  for (const [name, file] of Object.entries(bins)) report.peers[name] = file ?? '';
+  try {
+    if (parts.includes('ztunnel')) {
+      const ztunnel = bins['ZTUNNEL_BIN']!;
+      const scenarios: (() => Promise<ScenarioOptions>)[] = [
+        async () => {
+          const dir = path.join(scratch, 'demo');
+          cpSync(path.join(REPO_ROOT, 'examples/demo'), dir, { recursive: true });
+          return scenario(
+            'local-demo',
+            ztunnel,
+            scratch,
+            new LocalControlPlane(dir, path.join(scratch, 'demo-state'), await freePorts()),
+            DEMO_ZTUNNEL,
+            true,
+          );
+        },
+        async () => {
+          const dir = path.join(scratch, 'generated');
+          writeMesh(dir, generateMesh({ ...DEFAULT_MESH, workloads }));
+          return {
+            ...scenario(
+              'local-generated',
+              ztunnel,
+              scratch,
+              new LocalControlPlane(dir, path.join(scratch, 'generated-state'), await freePorts()),
+              GENERATED_ZTUNNEL,
+              true,
+            ),
+            churn: { perSecond: churnRate, seconds: churnSeconds, namespace: 'apps-1' },
+          };
+        },
+        async () => {
+          const plane = await KubeControlPlane.create(
+            generateMesh({ ...DEFAULT_MESH, workloads }),
+            path.join(scratch, 'kube-state'),
+            await freePorts(),
+          );
+          return {
+            ...scenario('kubernetes-generated', ztunnel, scratch, plane, GENERATED_ZTUNNEL, true),
+            churn: { perSecond: churnRate, seconds: churnSeconds, namespace: 'apps-1' },
+          };
+        },
+      ];
+      for (const make of scenarios) {
+        const options = await make();
+        if (values.only && options.name !== values.only) {
+          await options.plane.close();
+          continue;
+        }
+        await report.attempt('ztunnel', options.name, 'scenario ran to the end', async () => {
+          await new ZtunnelScenario(report, options).run();
+          return '';
+        });
+      }
+    }
+    if (parts.includes('istioctl')) await istioctlPart(report, bins['ISTIOCTL_BIN']!, bins['ZTUNNEL_BIN']!, scratch);
+  } finally {
+    const out = values.report ?? path.join(REPO_ROOT, 'interop-report.json');
+    report.write(out);
+    console.log(`report written to ${out}`);
+    console.log(report.summary());
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  return report.failed === 0 ? 0 : 1;
+}
+
+function scenario(
+  name: string,
+  bin: string,
+  scratch: string,
+  plane: ControlPlane,
+  pod: ZtunnelPod,
+  restart: boolean,
+): ScenarioOptions {
+  return { name, bin, workDir: path.join(scratch, `${name}-work`), plane, pod, restart };
+}
