@@ -156,7 +156,16 @@ export async function main(argv: string[]): Promise<void> {
     }
   }
   process.exitCode = code;
-  // Open handles (watchers, sockets) must not keep a finished command alive.
-  if (name !== 'serve' || code !== 0) setImmediate(() => process.exit(code));
+  // Open handles (watchers, sockets) must not keep a finished command alive. But what the command
+  // printed must reach its reader first: writes to a pipe are asynchronous, and exiting at once
+  // cut `xds-client --output json | ...` off after the pipe's first 64 KiB.
+  if (name !== 'serve' || code !== 0)
+    void Promise.all([drained(process.stdout), drained(process.stderr)]).then(() => process.exit(code));
   else process.exit(code);
+}
+
+/** Resolves once everything written so far has been handed to the OS (or the reader went away). */
+function drained(stream: NodeJS.WriteStream): Promise<void> {
+  if (stream.writableLength === 0) return Promise.resolve();
+  return new Promise((resolve) => stream.write('', () => resolve()));
 }
