@@ -139,8 +139,7 @@ export class IstiodTs {
       pod.name,
       '--podUID',
       deterministicUid('Pod', pod.namespace, pod.name),
-      '--node',
-      pod.node,
+      ...(pod.node ? ['--node', pod.node] : []),
       '--ttl',
       '24h',
     ]).trim();

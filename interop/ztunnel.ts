@@ -8,7 +8,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { createServer } from 'node:net';
 import { SERVER_NAME } from './istiod-ts';
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, () => s.close(() => resolve(true)));
+  });
+}
 
 export interface ZtunnelPod {
   name: string;
@@ -29,6 +38,9 @@ export interface ZtunnelOptions {
   adminPort: number;
   statsPort: number;
 }
+
+/** ztunnel's readiness port: fixed (no setting moves it), so only one ztunnel runs at a time. */
+export const ZTUNNEL_READINESS_PORT = 15021;
 
 /** How long ztunnel's admin port gets to answer after start. */
 export const ZTUNNEL_START_TIMEOUT_MS = 30_000;
@@ -66,6 +78,10 @@ export class Ztunnel {
 
   async start(): Promise<void> {
     const o = this.options;
+    if (!(await portFree(ZTUNNEL_READINESS_PORT)))
+      throw new Error(
+        `port ${ZTUNNEL_READINESS_PORT} (ztunnel's readiness port, which cannot be moved) is taken: is another ztunnel running?`,
+      );
     mkdirSync(path.join(o.workDir, 'var/run/secrets/istio'), { recursive: true });
     mkdirSync(path.join(o.workDir, 'run'), { recursive: true });
     writeFileSync(path.join(o.workDir, 'var/run/secrets/istio/root-cert.pem'), o.rootCert);

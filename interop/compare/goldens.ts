@@ -36,7 +36,11 @@ export interface GoldenReport {
 
 const TYPES = ['address', 'authorization'] as const;
 
-export function compareWithGolden(golden: IstiodGolden, ours: DerivedResources): GoldenReport {
+export function compareWithGolden(
+  golden: IstiodGolden,
+  ours: DerivedResources,
+  known: readonly KnownDifference[] = KNOWN_DIFFERENCES,
+): GoldenReport {
   const differences: GoldenDifference[] = [];
   for (const [node, byType] of Object.entries(golden.nodes)) {
     for (const type of TYPES) {
@@ -46,14 +50,14 @@ export function compareWithGolden(golden: IstiodGolden, ours: DerivedResources):
       for (const name of new Set([...theirs.keys(), ...mine.keys()])) {
         for (const d of diff(mine.get(name), theirs.get(name))) {
           const entry: GoldenDifference = { ...d, node, type, resource: name };
-          const known = KNOWN_DIFFERENCES.find((k) => k.matches(entry, golden.fixture));
-          differences.push(known ? { ...entry, known } : entry);
+          const listed = known.find((k) => k.fixtures.includes(golden.fixture) && k.matches(entry, golden.fixture));
+          differences.push(listed ? { ...entry, known: listed } : entry);
         }
       }
     }
   }
   const used = new Set(differences.flatMap((d) => (d.known ? [d.known] : [])));
-  const unused = KNOWN_DIFFERENCES.filter((k) => k.fixtures.includes(golden.fixture) && !used.has(k));
+  const unused = known.filter((k) => k.fixtures.includes(golden.fixture) && !used.has(k));
   return { differences, unused };
 }
 
