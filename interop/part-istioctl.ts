@@ -140,9 +140,10 @@ function syncStatuses(json: string): { node: string; type: string; status: strin
     else if (v && typeof v === 'object') {
       const o = v as Record<string, unknown>;
       if (Array.isArray(o['genericXdsConfigs'])) {
-        const node = String((o['node'] as { id?: string } | undefined)?.id ?? '');
+        const node = (o['node'] as { id?: string } | undefined)?.id ?? '';
+        const text = (x: unknown) => (typeof x === 'string' ? x : '');
         for (const c of o['genericXdsConfigs'] as Record<string, unknown>[])
-          out.push({ node, type: String(c['typeUrl'] ?? ''), status: String(c['configStatus'] ?? '') });
+          out.push({ node, type: text(c['typeUrl']), status: text(c['configStatus']) });
       } else Object.values(o).forEach(visit);
     }
   };
