@@ -5,6 +5,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
+import { deterministicUid } from '../src/store/local/manifest';
 import { serviceAccountIdentity, TestApiServer } from '../test/support/apiserver';
 import { IstiodTs, type Ports } from './istiod-ts';
 import type { Manifest } from './mesh/generate';
@@ -18,6 +19,8 @@ export interface ControlPlane {
   stop(): Promise<void>;
   rootCert(): Promise<string>;
   token(pod: ZtunnelPod): string;
+  /** The uid the pod has in the cluster, as the node agent reads it. */
+  podUid(namespace: string, name: string): string;
   /** Creates or replaces the pods of a named group; an empty list removes the group's pods. */
   putPods(group: string, pods: readonly Manifest[]): Promise<void>;
   close(): Promise<void>;
@@ -50,6 +53,10 @@ export class LocalControlPlane implements ControlPlane {
 
   token(pod: ZtunnelPod): string {
     return this.server.token(pod);
+  }
+
+  podUid(namespace: string, name: string): string {
+    return deterministicUid('Pod', namespace, name);
   }
 
   putPods(group: string, pods: readonly Manifest[]): Promise<void> {
@@ -115,8 +122,7 @@ export class KubeControlPlane implements ControlPlane {
 
   /** A bound token for the pod as stored (its real uid), registered for the API server's TokenReview. */
   token(pod: ZtunnelPod): string {
-    const uid = this.api.get('v1', 'Pod', pod.namespace, pod.name)?.metadata.uid;
-    if (typeof uid !== 'string') throw new Error(`pod ${pod.namespace}/${pod.name} is not in the API server`);
+    const uid = this.podUid(pod.namespace, pod.name);
     const token = `interop-${pod.namespace}-${pod.name}-${uid}`;
     this.api.registerToken(
       token,
@@ -129,6 +135,12 @@ export class KubeControlPlane implements ControlPlane {
       }),
     );
     return token;
+  }
+
+  podUid(namespace: string, name: string): string {
+    const uid = this.api.get('v1', 'Pod', namespace, name)?.metadata.uid;
+    if (typeof uid !== 'string') throw new Error(`pod ${namespace}/${name} is not in the API server`);
+    return uid;
   }
 
   putPods(group: string, pods: readonly Manifest[]): Promise<void> {

@@ -55,6 +55,8 @@ export async function runParts(parts: PartName[], argv: string[]): Promise<numbe
       'churn-rate': { type: 'string', default: '100' },
       only: { type: 'string' },
       report: { type: 'string' },
+      // Keep the scratch folder (logs of ztunnel, istiod-ts's state, the meshes) for a look after the run.
+      keep: { type: 'boolean', default: false },
     },
   });
   const missing: string[] = [];
@@ -137,7 +139,8 @@ export async function runParts(parts: PartName[], argv: string[]): Promise<numbe
     report.write(out);
     console.log(`report written to ${out}`);
     console.log(report.summary());
-    rmSync(scratch, { recursive: true, force: true });
+    if (values.keep) console.log(`scratch kept in ${scratch}`);
+    else rmSync(scratch, { recursive: true, force: true });
   }
   return report.failed === 0 ? 0 : 1;
 }
@@ -150,5 +153,5 @@ function scenario(
   pod: ZtunnelPod,
   restart: boolean,
 ): ScenarioOptions {
-  return { name, bin, workDir: path.join(scratch, `${name}-work`), plane, pod, restart };
+  return { name, bin, workDir: path.join(scratch, `${name}-work`), plane, pod, restart, zds: true };
 }

@@ -28,7 +28,7 @@ export class Report {
     try {
       return this.check(part, scenario, check, true, await body());
     } catch (err) {
-      return this.check(part, scenario, check, false, err instanceof Error ? err.message : String(err));
+      return this.check(part, scenario, check, false, describeError(err));
     }
   }
 
@@ -51,4 +51,16 @@ export class Report {
       `${JSON.stringify({ at: new Date().toISOString(), peers: this.peers, results: this.results, figures: this.figures }, null, 2)}\n`,
     );
   }
+}
+
+/** The message, its cause (fetch hides the socket error there) and where it was thrown. */
+function describeError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause instanceof Error ? ` (${err.cause.message})` : '';
+  const at =
+    err.stack
+      ?.split('\n')
+      .find((l) => l.includes('/interop/'))
+      ?.trim() ?? '';
+  return `${err.message}${cause}${at ? ` ${at}` : ''}`;
 }

@@ -6,7 +6,7 @@
 // Every address it is given is on loopback.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { createServer } from 'node:net';
 import { SERVER_NAME } from './istiod-ts';
@@ -57,6 +57,12 @@ export class Ztunnel {
   readonly acks = new Map<string, number>();
   /** The NACK lines ztunnel logged (the first few hundred). */
   readonly nacks: string[] = [];
+  /**
+   * Prefetch requests ztunnel dropped: its prefetch queue holds 256 requests and is fed with
+   * try_send, so a large first sync overflows it ("couldn't prefetch: Full(..)", which does not name
+   * the identity); those certificates are fetched on demand instead (istio/ztunnel src/cert_fetcher.rs).
+   */
+  droppedPrefetches = 0;
 
   constructor(readonly options: ZtunnelOptions) {}
 
@@ -110,7 +116,9 @@ export class Ztunnel {
         RUST_LOG: 'info,ztunnel::xds::client=debug',
       },
     });
+    const log = createWriteStream(path.join(o.workDir, 'ztunnel.log'), { flags: 'a' });
     const collect = (chunk: Buffer) => {
+      log.write(chunk);
       const text = chunk.toString('utf8');
       this.output += text;
       // Keep the tail only: a long churn run logs a line per change.
@@ -121,7 +129,10 @@ export class Ztunnel {
     };
     this.child.stdout?.on('data', collect);
     this.child.stderr?.on('data', collect);
-    this.child.on('exit', (code, signal) => (this.exitInfo = `exited ${code ?? signal ?? '?'}`));
+    this.child.on('exit', (code, signal) => {
+      this.exitInfo = `exited ${code ?? signal ?? '?'}`;
+      log.end();
+    });
     const deadline = Date.now() + ZTUNNEL_START_TIMEOUT_MS;
     for (;;) {
       const exited = this.exited();
@@ -165,6 +176,7 @@ export class Ztunnel {
   /** Counts what the checks need from a log line: streams, and each ACK or NACK with its type_url. */
   private readLine(line: string): void {
     if (line.includes('Stream established')) this.streams++;
+    if (line.includes("couldn't prefetch")) this.droppedPrefetches++;
     if (!line.includes('sending response')) return;
     if (line.includes('type=Nack')) {
       if (this.nacks.length < 200) this.nacks.push(line);
