@@ -11,6 +11,9 @@ import { IstiodTs, type Ports } from './istiod-ts';
 import type { Manifest } from './mesh/generate';
 import type { ZtunnelPod } from './ztunnel';
 
+/** The pod name istiod-ts runs as: istioctl shows it as the ISTIOD of each proxy. */
+export const ISTIOD_POD_NAME = 'istiod-interop-0';
+
 export interface ControlPlane {
   readonly mode: 'local' | 'kubernetes';
   readonly ports: Ports;
@@ -36,7 +39,7 @@ export class LocalControlPlane implements ControlPlane {
     stateDir: string,
     readonly ports: Ports,
   ) {
-    this.server = new IstiodTs({ configDir }, stateDir, ports);
+    this.server = new IstiodTs({ configDir }, stateDir, ports, { POD_NAME: ISTIOD_POD_NAME });
   }
 
   start(): Promise<void> {
@@ -88,7 +91,7 @@ export class KubeControlPlane implements ControlPlane {
     readonly ports: Ports,
   ) {
     this.server = new IstiodTs({ kubeconfig: api.writeKubeconfig() }, stateDir, ports, {
-      POD_NAME: 'istiod-interop',
+      POD_NAME: ISTIOD_POD_NAME,
       ROOT_CA_DIR: path.join(stateDir, 'no-cacerts'),
     });
   }

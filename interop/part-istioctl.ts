@@ -8,7 +8,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { LocalControlPlane } from './control-plane';
+import { ISTIOD_POD_NAME, LocalControlPlane } from './control-plane';
 import { REPO_ROOT } from './fixtures';
 import { freePort, freePorts, SERVER_NAME } from './istiod-ts';
 import { requestCertificate } from './ca-client';
@@ -97,15 +97,21 @@ export async function istioctlPart(report: Report, bin: string, ztunnelBin: stri
       const table = istioctl(bin, ['proxy-status', '-r', 'default', ...xds], kubeconfig);
       const json = istioctl(bin, ['proxy-status', '-r', 'default', '-o', 'json', ...xds], kubeconfig);
       if (table.code !== 0 || json.code !== 0) throw new Error(explain(table.code !== 0 ? table : json));
-      const row = table.stdout.split('\n').find((l) => l.startsWith(`${pod.name}.${pod.namespace}`));
-      if (!row) throw new Error(`no row for ${pod.name}.${pod.namespace}:\n${table.stdout}`);
-      // istiod shows a ztunnel's two types as "2 (WADS,WDS)" (Authorization, Address).
-      if (!/\b2 \(WADS,WDS\)\s*$/.test(row)) throw new Error(`row ${JSON.stringify(row)} does not list WADS and WDS`);
+      // As istiod lists a ztunnel: NAME pod.namespace, its CLUSTER, the ISTIOD pod it is connected to,
+      // VERSION (empty: ztunnel sends no ISTIO_VERSION) and its two types, Authorization and Address.
+      const rows = table.stdout
+        .split('\n')
+        .slice(1)
+        .filter((l) => l.trim() !== '')
+        .map((l) => l.trim().split(/\s{2,}/));
+      const expected = [`${pod.name}.${pod.namespace}`, 'Kubernetes', ISTIOD_POD_NAME, '2 (WADS,WDS)'];
+      if (rows.length !== 1 || JSON.stringify(rows[0]) !== JSON.stringify(expected))
+        throw new Error(`expected one row ${JSON.stringify(expected)}:\n${table.stdout}`);
       const statuses = syncStatuses(json.stdout);
       const notSynced = statuses.filter((s) => s.status !== 'SYNCED');
       if (statuses.length !== 2 || notSynced.length > 0) throw new Error(`config statuses ${JSON.stringify(statuses)}`);
       return Promise.resolve(
-        `${row.replace(/\s+/g, ' ')}; -o json: ${statuses.map((s) => `${s.type} ${s.status}`).join(', ')}`,
+        `${expected.join(' | ')}; -o json: ${statuses.map((s) => `${s.type} ${s.status}`).join(', ')}`,
       );
     });
 

@@ -11,6 +11,24 @@ import * as path from 'node:path';
 import { createServer } from 'node:net';
 import { SERVER_NAME } from './istiod-ts';
 
+/** Attempts at one admin request: a kept-alive connection ztunnel has just closed fails the first. */
+const ADMIN_ATTEMPTS = 3;
+
+/**
+ * A GET to ztunnel's admin or stats port. fetch reuses kept-alive connections, and one that
+ * ztunnel's server closed as idle in the meantime fails with "other side closed"; that, and only a
+ * failure before any answer, is tried again.
+ */
+async function get(url: string): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fetch(url);
+    } catch (err) {
+      if (attempt >= ADMIN_ATTEMPTS || !(err instanceof TypeError)) throw err;
+    }
+  }
+}
+
 function portFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = createServer();
@@ -109,7 +127,10 @@ export class Ztunnel {
         POD_NAMESPACE: o.pod.namespace,
         SERVICE_ACCOUNT: o.pod.serviceAccount,
         INSTANCE_IP: o.pod.ip,
-        CLUSTER_ID: 'Kubernetes',
+        // As ztunnel's chart sets them (it also sets LOG_FORMAT=json; the checks read the text format).
+        ISTIO_META_CLUSTER_ID: 'Kubernetes',
+        INPOD_ENABLED: 'true',
+        RUST_BACKTRACE: '1',
         INPOD_UDS: this.inpodSocket,
         PROXY_CONFIG: JSON.stringify({ proxyAdminPort: o.adminPort, statsPort: o.statsPort, proxyMetadata: {} }),
         // xds::client at debug logs every ACK it sends, so the checks count ACKs as well as NACKs.
@@ -163,14 +184,13 @@ export class Ztunnel {
   }
 
   async configDump(): Promise<Record<string, unknown>> {
-    const res = await fetch(`http://127.0.0.1:${this.options.adminPort}/config_dump`);
+    const res = await get(`http://127.0.0.1:${this.options.adminPort}/config_dump`);
     if (!res.ok) throw new Error(`config_dump: ${res.status}`);
     return (await res.json()) as Record<string, unknown>;
   }
 
   async metrics(): Promise<string> {
-    const res = await fetch(`http://127.0.0.1:${this.options.statsPort}/metrics`);
-    return res.text();
+    return (await get(`http://127.0.0.1:${this.options.statsPort}/metrics`)).text();
   }
 
   /** Counts what the checks need from a log line: streams, and each ACK or NACK with its type_url. */

@@ -7,6 +7,9 @@ import * as path from 'node:path';
 import { stringify } from 'yaml';
 import type { Manifest } from './generate';
 
+/** Documents per file: well under local mode's MAX_MANIFEST_OBJECTS and its 8 MiB per file. */
+export const OBJECTS_PER_FILE = 5000;
+
 export function writeMesh(dir: string, manifests: readonly Manifest[]): string[] {
   mkdirSync(dir, { recursive: true });
   const byKind = new Map<string, Manifest[]>();
@@ -17,9 +20,15 @@ export function writeMesh(dir: string, manifests: readonly Manifest[]): string[]
   }
   const files: string[] = [];
   for (const [kind, list] of byKind) {
-    const file = path.join(dir, `${kind.toLowerCase()}.yaml`);
-    writeFileSync(file, list.map((m) => stringify(m, { lineWidth: 0 })).join('---\n'));
-    files.push(file);
+    // Local mode reads at most MAX_MANIFEST_OBJECTS documents (and 8 MiB) from one file.
+    const chunks = Math.ceil(list.length / OBJECTS_PER_FILE);
+    for (let c = 0; c < chunks; c++) {
+      const name = chunks === 1 ? kind.toLowerCase() : `${kind.toLowerCase()}-${String(c).padStart(3, '0')}`;
+      const file = path.join(dir, `${name}.yaml`);
+      const part = list.slice(c * OBJECTS_PER_FILE, (c + 1) * OBJECTS_PER_FILE);
+      writeFileSync(file, part.map((m) => stringify(m, { lineWidth: 0 })).join('---\n'));
+      files.push(file);
+    }
   }
   return files;
 }

@@ -68,7 +68,9 @@ export function clientConfig(stream: DeltaStream): ClientConfigMessage {
       if (error) c.error_state = { last_update_attempt: timestamp(sub.sentAt ?? error.at), details: error.message };
       return c;
     });
-  return { node: { id: node?.id ?? '', metadata: { fields } }, generic_xds_configs: configs };
+  // istiod names the proxy by its id (the node id's third part, "pod.namespace"), not the whole node
+  // id: proxy-status prints it as the NAME and `proxy-status <pod>.<ns>` looks it up by it.
+  return { node: { id: node?.proxyId ?? '', metadata: { fields } }, generic_xds_configs: configs };
 }
 
 export interface SynczSelection {

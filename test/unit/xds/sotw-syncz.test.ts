@@ -44,13 +44,15 @@ test('a type asked for and not answered yet is NOT_SENT, with no last_updated', 
   ]);
   // ISTIO_VERSION is sent only when the ztunnel sent it.
   expect(Object.keys(c.node.metadata.fields)).toEqual(['CLUSTER_ID', 'NAMESPACE']);
+  // Named as istiod names the proxy (proxy-status's NAME column): pod.namespace, not the node id.
+  expect(c.node.id).toBe('ztunnel-a.istio-system');
 });
 
 test('the system namespace sees every proxy; any other namespace only its own', () => {
   const streams = [stream('a', 'istio-system'), stream('b', 'app'), stream('c', 'other')];
   const ids = (ns: string) => synczClientConfigs(streams, visibleTo(ns, 'istio-system')).configs.map((c) => c.node.id);
   expect(ids('istio-system')).toHaveLength(3);
-  expect(ids('app')).toEqual(['ztunnel~10.0.0.1~b.app~app.svc.cluster.local']);
+  expect(ids('app')).toEqual(['b.app']);
   expect(ids('nobody')).toEqual([]);
 });
 
