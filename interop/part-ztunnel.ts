@@ -268,8 +268,7 @@ export class ZtunnelScenario {
     const bytesBefore = receivedBytes(await this.zt.metrics());
     await plane.stop();
     // An edit made while istiod-ts is down: a new pod on another node, outside the mesh.
-    const other =
-      before.workloads.size > 0 ? [...before.workloads.values()].find((w) => w['node'] !== this.o.pod.node) : undefined;
+    const other = [...before.workloads.values()].find((w) => w['node'] !== this.o.pod.node);
     const edit = podManifest({
       name: 'interop-edit',
       namespace: 'legacy',

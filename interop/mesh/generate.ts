@@ -55,8 +55,12 @@ export interface PodSpec {
   ip: string;
   labels: Record<string, string>;
   sa: string;
-  /** The ReplicaSet that owns the pod; the pod's name is then generated from it, as kube does. */
+  /** The ReplicaSet (or ownerKind) that owns the pod; the pod's name is then generated from it, as kube does. */
   owner?: string;
+  ownerKind?: 'ReplicaSet' | 'Job';
+  hostNetwork?: boolean;
+  /** False: Running but not Ready (ztunnel is told UNHEALTHY). */
+  ready?: boolean;
   redirected: boolean;
   ports: { name: string; containerPort: number }[];
 }
@@ -73,7 +77,13 @@ export function podManifest(p: PodSpec): Manifest {
         ? {
             generateName: `${p.owner}-`,
             ownerReferences: [
-              { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: p.owner, uid: `rs-${p.owner}`, controller: true },
+              {
+                apiVersion: p.ownerKind === 'Job' ? 'batch/v1' : 'apps/v1',
+                kind: p.ownerKind ?? 'ReplicaSet',
+                name: p.owner,
+                uid: `owner-${p.owner}`,
+                controller: true,
+              },
             ],
           }
         : {}),
@@ -81,6 +91,7 @@ export function podManifest(p: PodSpec): Manifest {
     spec: {
       nodeName: p.nodeName,
       serviceAccountName: p.sa,
+      ...(p.hostNetwork ? { hostNetwork: true } : {}),
       containers: [{ name: 'main', image: 'example/app:1', ports: p.ports.map((x) => ({ ...x, protocol: 'TCP' })) }],
     },
     status: {
@@ -89,8 +100,8 @@ export function podManifest(p: PodSpec): Manifest {
       podIP: p.ip,
       podIPs: [{ ip: p.ip }],
       conditions: [
-        { type: 'Ready', status: 'True' },
-        { type: 'ContainersReady', status: 'True' },
+        { type: 'Ready', status: p.ready === false ? 'False' : 'True' },
+        { type: 'ContainersReady', status: p.ready === false ? 'False' : 'True' },
         { type: 'PodScheduled', status: 'True' },
       ],
     },
@@ -274,6 +285,129 @@ export function generateMesh(options: MeshOptions = DEFAULT_MESH): Manifest[] {
     app++;
   }
 
+  // Fields the apps above leave at their defaults, each at least once.
+  const xNs = appNamespaces[2 % appNamespaces.length]!;
+  // A waypoint for workloads and services alike, which one app's pods and Service ask for by label.
+  out.push({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: meta('waypoint-all', xNs, { labels: { 'istio.io/waypoint-for': 'all' } }),
+    spec: { gatewayClassName: 'istio-waypoint', listeners: [{ name: 'mesh', port: 15008, protocol: 'HBONE' }] },
+    status: { addresses: [{ type: 'Hostname', value: `waypoint-all.${xNs}.svc.cluster.local` }] },
+  });
+  service(
+    'waypoint-all',
+    xNs,
+    '10.96.0.101',
+    { 'gateway.networking.k8s.io/gateway-name': 'waypoint-all' },
+    [
+      { name: 'status-port', port: 15021, targetPort: 15021 },
+      { name: 'mesh', port: 15008, targetPort: 15008, appProtocol: 'all' },
+    ],
+    { 'gateway.networking.k8s.io/gateway-name': 'waypoint-all', 'istio.io/dataplane-mode': 'none' },
+  );
+  pod({
+    name: `waypoint-all-${templateHash('waypoint-all')}-w0`,
+    namespace: xNs,
+    node: 0,
+    labels: { 'gateway.networking.k8s.io/gateway-name': 'waypoint-all', 'istio.io/dataplane-mode': 'none' },
+    sa: 'waypoint-all',
+    owner: `waypoint-all-${templateHash('waypoint-all')}`,
+    redirected: false,
+    ports: [{ name: 'mesh', containerPort: 15008 }],
+  });
+  // Its Service: dual-stack, PreferClose, ingress through the waypoint.
+  out.push({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: meta('bound', xNs, {
+      labels: { app: 'bound', 'istio.io/use-waypoint': 'waypoint-all', 'istio.io/ingress-use-waypoint': 'true' },
+    }),
+    spec: {
+      type: 'ClusterIP',
+      clusterIP: '10.96.0.120',
+      clusterIPs: ['10.96.0.120', 'fd00:10:96::120'],
+      ipFamilies: ['IPv4', 'IPv6'],
+      ipFamilyPolicy: 'RequireDualStack',
+      trafficDistribution: 'PreferClose',
+      selector: { app: 'bound' },
+      ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }],
+    },
+  });
+  [0, 1].forEach((i) =>
+    pod({
+      name: `bound-${templateHash('bound')}-b${i}`,
+      namespace: xNs,
+      node: i % nodes.length,
+      labels: { app: 'bound', 'istio.io/use-waypoint': 'waypoint-all' },
+      sa: 'bound-sa',
+      owner: `bound-${templateHash('bound')}`,
+      redirected: true,
+      // The second one is running but not ready.
+      ready: i === 0,
+      ports: [{ name: 'http', containerPort: 8080 }],
+    }),
+  );
+  // A Service moving to the next waypoint of its namespace: a canary share of its connections.
+  out.push({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: meta('waypoint-next', xNs, { labels: { 'istio.io/waypoint-for': 'service' } }),
+    spec: { gatewayClassName: 'istio-waypoint', listeners: [{ name: 'mesh', port: 15008, protocol: 'HBONE' }] },
+    status: { addresses: [{ type: 'Hostname', value: `waypoint-next.${xNs}.svc.cluster.local` }] },
+  });
+  service(
+    'waypoint-next',
+    xNs,
+    '10.96.0.102',
+    { 'gateway.networking.k8s.io/gateway-name': 'waypoint-next' },
+    [{ name: 'mesh', port: 15008, targetPort: 15008, appProtocol: 'all' }],
+    { 'gateway.networking.k8s.io/gateway-name': 'waypoint-next', 'istio.io/dataplane-mode': 'none' },
+  );
+  service('canary', xNs, '10.96.0.121', { app: 'bound' }, [{ name: 'http', port: 80, targetPort: 8080 }], {
+    'istio.io/use-waypoint': 'waypoint-all',
+    'istio.io/use-waypoint-canary': 'waypoint-next',
+  });
+  const canary = out[out.length - 1]!;
+  canary.metadata['annotations'] = { 'istio.io/use-waypoint-canary-weight': '10' };
+  // A Job's pod, a CronJob's job's pod and a pod on the host's network.
+  pod({
+    name: 'migrate-7xk2p',
+    namespace: xNs,
+    node: 0,
+    labels: { app: 'migrate' },
+    sa: 'batch',
+    owner: 'migrate',
+    ownerKind: 'Job',
+    redirected: true,
+    ports: [],
+  });
+  pod({
+    name: 'report-29400000-q8v4m',
+    namespace: xNs,
+    node: 1 % nodes.length,
+    labels: { app: 'report' },
+    sa: 'batch',
+    owner: 'report-29400000',
+    ownerKind: 'Job',
+    redirected: true,
+    ports: [],
+  });
+  out.push(
+    podManifest({
+      name: 'node-exporter-0',
+      namespace: 'legacy',
+      nodeName: nodes[0]!,
+      hostIP: '172.18.0.2',
+      ip: '172.18.0.2',
+      labels: { app: 'node-exporter' },
+      sa: 'node-exporter',
+      redirected: false,
+      hostNetwork: true,
+      ports: [{ name: 'metrics', containerPort: 9100 }],
+    }),
+  );
+
   // A Service without a selector and its own EndpointSlice: endpoints that are not pods.
   const dbNs = appNamespaces[1 % appNamespaces.length]!;
   service('db', dbNs, '10.96.0.200', undefined, [{ name: 'tcp', port: 5432, targetPort: 5432 }]);
@@ -364,6 +498,20 @@ export function generateMesh(options: MeshOptions = DEFAULT_MESH): Manifest[] {
     },
   });
 
+  out.push({
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'ServiceEntry',
+    metadata: meta('internal-only', 'external'),
+    spec: {
+      hosts: ['internal.example.com'],
+      addresses: ['10.98.0.20'],
+      ports: [{ number: 80, name: 'http', protocol: 'HTTP' }],
+      resolution: 'STATIC',
+      exportTo: ['.'],
+      endpoints: [{ address: '192.168.200.1' }],
+    },
+  });
+
   // Policies: global (root namespace), namespace-wide, selector-bound, DENY, and one attached to the
   // waypoint (not a ztunnel policy).
   const policy = (name: string, namespace: string, spec: Record<string, unknown>) =>
@@ -397,6 +545,19 @@ export function generateMesh(options: MeshOptions = DEFAULT_MESH): Manifest[] {
       rules: [{ to: [{ operation: { ports: ['9999'] } }] }],
     });
   }
+  policy('shapes', xNs, {
+    selector: { matchLabels: { app: 'bound' } },
+    action: 'ALLOW',
+    rules: [
+      {
+        from: [
+          { source: { principals: ['cluster.local/ns/apps-1/*', '*'], notNamespaces: ['legacy'] } },
+          { source: { serviceAccounts: [`${xNs}/bound-sa`], notIpBlocks: ['10.50.0.0/16'] } },
+        ],
+        to: [{ operation: { notPorts: ['9090'] } }],
+      },
+    ],
+  });
   policy('via-waypoint', wpNs, {
     targetRefs: [{ kind: 'Gateway', group: 'gateway.networking.k8s.io', name: 'waypoint' }],
     action: 'ALLOW',
