@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import * as path from 'node:path';
 import { deterministicUid } from '../src/store/local/manifest';
 import { BIN, ServerProcess, waitForStatus } from '../test/support/cli';
+import { atExit } from './cleanup';
 
 export interface Ports {
   grpc: number;
@@ -86,6 +87,9 @@ export class IstiodTs {
       ],
       { POD_NAMESPACE: 'istio-system', ...this.env },
     );
+    const child = this.process.child;
+    const forget = atExit(() => child.kill('SIGKILL'));
+    void this.process.exited.then(forget);
     const exited = this.process.exited.then(({ code, signal }) => {
       throw new Error(`istiod-ts exited (${code ?? signal ?? '?'}) before it was ready: ${this.recentLogs()}`);
     });

@@ -7,6 +7,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import * as protobuf from 'protobufjs';
+import { atExit } from './cleanup';
 import { REPO_ROOT } from './fixtures';
 
 export interface ZdsPod {
@@ -55,12 +56,17 @@ export class PodNetns {
     return `/var/run/netns/${this.name}`;
   }
 
+  private forget: (() => void) | undefined;
+
   create(): void {
     execFileSync('ip', ['netns', 'add', this.name]);
+    this.forget = atExit(() => this.remove());
     execFileSync('ip', ['-n', this.name, 'link', 'set', 'lo', 'up']);
   }
 
   remove(): void {
+    this.forget?.();
+    this.forget = undefined;
     try {
       execFileSync('ip', ['netns', 'del', this.name], { stdio: 'ignore' });
     } catch {
@@ -82,7 +88,12 @@ export class NodeAgent {
   /** Starts listening on ztunnel's INPOD_UDS path, before ztunnel starts, as istio-cni is there first. */
   async listen(socketPath: string): Promise<void> {
     const script = path.join(REPO_ROOT, 'interop', 'zds', 'seqpacket-relay.py');
-    this.relay = spawn('python3', [script, socketPath], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const relay = spawn('python3', [script, socketPath], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.relay = relay;
+    relay.on(
+      'exit',
+      atExit(() => relay.kill('SIGKILL')),
+    );
     let partial = '';
     this.relay.stdout?.on('data', (chunk: Buffer) => {
       const lines = (partial + chunk.toString('utf8')).split('\n');

@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { createServer } from 'node:net';
+import { atExit } from './cleanup';
 import { SERVER_NAME } from './istiod-ts';
 
 /** Attempts at one admin request: a kept-alive connection ztunnel has just closed fails the first. */
@@ -150,8 +151,11 @@ export class Ztunnel {
     };
     this.child.stdout?.on('data', collect);
     this.child.stderr?.on('data', collect);
+    const child = this.child;
+    const forget = atExit(() => child.kill('SIGKILL'));
     this.child.on('exit', (code, signal) => {
       this.exitInfo = `exited ${code ?? signal ?? '?'}`;
+      forget();
       log.end();
     });
     const deadline = Date.now() + ZTUNNEL_START_TIMEOUT_MS;
