@@ -33,7 +33,14 @@ function setIfNotDefault(out: Json, key: string, value: unknown): void {
 export function fromZtunnelDump(dump: unknown): ZtunnelView {
   const d = obj(dump);
   const view: ZtunnelView = { workloads: new Map(), services: new Map(), policies: new Map() };
-  for (const w of arr(d['workloads'])) view.workloads.set(str(obj(w)['uid']), obj(w));
+  for (const w of arr(d['workloads'])) {
+    // A workload's services come from a protobuf map, a HashMap in ztunnel: their order means nothing.
+    const services = obj(w)['services'];
+    view.workloads.set(str(obj(w)['uid']), {
+      ...obj(w),
+      ...(Array.isArray(services) ? { services: services.map(str).sort() } : {}),
+    });
+  }
   for (const s of arr(d['services']))
     view.services.set(`${str(obj(s)['namespace'])}/${str(obj(s)['hostname'])}`, obj(s));
   for (const p of arr(d['policies'])) view.policies.set(`${str(obj(p)['namespace'])}/${str(obj(p)['name'])}`, obj(p));
@@ -117,7 +124,7 @@ function workloadFromProto(w: Json): Json {
     const l = obj(w['locality']);
     out['locality'] = { region: str(l['region']), zone: str(l['zone']), subzone: str(l['subzone']) };
   }
-  setIfNotDefault(out, 'services', Object.keys(obj(w['services'])));
+  setIfNotDefault(out, 'services', Object.keys(obj(w['services'])).sort());
   out['capacity'] = w['capacity'] === undefined ? 1 : num(w['capacity']);
   return out;
 }
@@ -231,10 +238,13 @@ export function fromXdsClientView(view: unknown): ZtunnelView {
     const proto = obj(obj(d)['value']);
     const w = workloadFromProto(proto);
     out.workloads.set(str(w['uid']), w);
-    // ztunnel files each workload under the services it names, with that service's port map.
+    // ztunnel files each workload under the services it names, with that service's port map; an
+    // unhealthy one only where the service's health policy is AllowAll (should_include_endpoint).
     for (const [key, list] of Object.entries(obj(proto['services']))) {
       const svc = out.services.get(key);
       if (!svc) continue;
+      const allowAll = obj(svc['loadBalancer'])['healthPolicy'] === 'AllowAll';
+      if (w['status'] !== 'Healthy' && !allowAll) continue;
       obj(svc['endpoints'])[str(w['uid'])] = {
         port: portMap(obj(list)['ports']),
         status: w['status'],

@@ -179,6 +179,26 @@ describe('ztunnel view', () => {
     expect(compareViews(fromXdsClientView(proto), fromZtunnelDump(dump))).toEqual([]);
   });
 
+  it("leaves an unhealthy workload out of its services' endpoints, as ztunnel does unless the policy is AllowAll", () => {
+    const unhealthy = structuredClone(proto);
+    (unhealthy.workloads[0]!.value as Record<string, unknown>)['status'] = 'UNHEALTHY';
+    const view = fromXdsClientView(unhealthy);
+    expect(view.services.get('ns/s.ns.svc.cluster.local')!['endpoints']).toEqual({});
+    (unhealthy.services[0]!.value as Record<string, unknown>)['loadBalancing'] = { healthPolicy: 'ALLOW_ALL' };
+    expect(Object.keys(fromXdsClientView(unhealthy).services.get('ns/s.ns.svc.cluster.local')!['endpoints']!)).toEqual([
+      'u1',
+    ]);
+  });
+
+  it("compares a workload's services as a set, as ztunnel keeps them in a map", () => {
+    const two = structuredClone(proto) as { workloads: { value: { services: Record<string, unknown> } }[] };
+    const value = two.workloads[0]!.value;
+    value.services = { 'ns/z': {}, ...value.services };
+    const dumped = structuredClone(dump);
+    dumped.workloads[0]!.services = ['ns/s.ns.svc.cluster.local', 'ns/z'];
+    expect(compareViews(fromXdsClientView(two), fromZtunnelDump(dumped))).toEqual([]);
+  });
+
   it('reports what ztunnel holds otherwise', () => {
     const other = structuredClone(dump);
     other.services[0]!.endpoints.u1.port['80'] = 9090;
