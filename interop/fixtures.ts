@@ -7,6 +7,7 @@ import { cpSync, mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { generateMesh, type MeshOptions } from './mesh/generate';
 import { folderDigest, writeMesh } from './mesh/write';
+import { REPO_ROOT } from '../test/support/cli';
 
 export interface Fixture {
   name: string;
@@ -21,8 +22,6 @@ export const GOLDEN_FIXTURES: readonly Fixture[] = [
   // Every kind and field the index derives from, small enough that its goldens stay reviewable.
   { name: 'generated', mesh: { workloads: 60, nodes: 3, namespaces: 4 } },
 ];
-
-export const REPO_ROOT = path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? '../..' : '..');
 
 export function fixtureNamed(name: string): Fixture {
   const f = GOLDEN_FIXTURES.find((x) => x.name === name);

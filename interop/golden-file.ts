@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { IstiodGolden } from './compare/goldens';
-import { REPO_ROOT } from './fixtures';
+import { REPO_ROOT } from '../test/support/cli';
 
 export const GOLDEN_DIR = path.join(REPO_ROOT, 'test/golden/istiod');
 

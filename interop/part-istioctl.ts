@@ -9,7 +9,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { ISTIOD_POD_NAME, LocalControlPlane } from './control-plane';
-import { REPO_ROOT } from './fixtures';
+import { REPO_ROOT } from '../test/support/cli';
 import { freePort, freePorts, SERVER_NAME } from './istiod-ts';
 import { requestCertificate } from './ca-client';
 import type { Report } from './report';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeControlPlane, LocalControlPlane, type ControlPlane } from './control-plane';
-import { REPO_ROOT } from './fixtures';
+import { REPO_ROOT } from '../test/support/cli';
 import { freePorts } from './istiod-ts';
 import { DEFAULT_MESH, generateMesh } from './mesh/generate';
 import { writeMesh } from './mesh/write';

@@ -8,7 +8,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import * as protobuf from 'protobufjs';
 import { atExit } from './cleanup';
-import { REPO_ROOT } from './fixtures';
+import { REPO_ROOT } from '../test/support/cli';
 
 export interface ZdsPod {
   uid: string;

@@ -5,9 +5,9 @@ import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { join, sep } from 'node:path';
 
 /** The repository's root, whether this file runs from test/ (jest) or compiled under dist/ (the interop harness). */
-const ROOT = join(__dirname, '..', '..', ...(__dirname.includes(`${sep}dist${sep}`) ? ['..'] : []));
-export const BIN = join(ROOT, 'bin', 'istiod-ts.js');
-export const DEMO = join(ROOT, 'examples', 'demo');
+export const REPO_ROOT = join(__dirname, '..', '..', ...(__dirname.includes(`${sep}dist${sep}`) ? ['..'] : []));
+export const BIN = join(REPO_ROOT, 'bin', 'istiod-ts.js');
+export const DEMO = join(REPO_ROOT, 'examples', 'demo');
 
 /** Every listener of `serve` on a free loopback port. */
 export const LOOPBACK_LISTENER_ARGS: readonly string[] = [
