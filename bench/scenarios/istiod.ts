@@ -9,7 +9,6 @@
 // use after that (after a full collection) and one pod change delivered to N subscribers.
 // ISTIOD_BENCH_PODS lists the mesh sizes in pods (default 10000,100000).
 
-import * as grpc from '@grpc/grpc-js';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -25,11 +24,11 @@ import { LocalSource } from '../../src/store/local/local-source';
 import { MemoryStore } from '../../src/store/memory-store';
 import type { KubeObject } from '../../src/store/types';
 import { XdsMetrics } from '../../src/xds/metrics';
-import { adsServiceDefinition } from '../../src/xds/proto';
 import { XdsServer } from '../../src/xds/server';
 import { generateMesh } from '../../interop/mesh/generate';
 import { writeMesh } from '../../interop/mesh/write';
 import { makeTestPki, SERVER_NAME } from '../../test/support/tls';
+import { serveAds } from '../ads-server';
 import { Measurement, Scenario, median } from '../scenario';
 
 const SUBSCRIBERS = 10;
@@ -108,16 +107,7 @@ async function runOurs(dir: string): Promise<OursResult> {
     new XdsMetrics(new Registry()),
   );
   const pki = makeTestPki();
-  const server = new grpc.Server({ 'grpc.max_concurrent_streams': 1000 });
-  server.addService(adsServiceDefinition(), xds.implementation());
-  const creds = grpc.ServerCredentials.createSsl(
-    null,
-    [{ cert_chain: Buffer.from(pki.certPem), private_key: Buffer.from(pki.keyPem) }],
-    false,
-  );
-  const port = await new Promise<number>((res, rej) =>
-    server.bindAsync('127.0.0.1:0', creds, (e, p) => (e ? rej(e) : res(p))),
-  );
+  const { server, port } = await serveAds(xds, pki, { 'grpc.max_concurrent_streams': 1000 });
   // The changed pod: the first one of the mesh, as istiod's side picks it.
   const pod = store
     .list('Pod')

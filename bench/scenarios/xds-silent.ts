@@ -4,7 +4,6 @@
 // same beside 16 streams that never read at all, subscribing at once just before it: twice the
 // full-sync slots, so without the slot-stall release it would wait two stall timeouts (~10 s).
 
-import * as grpc from '@grpc/grpc-js';
 import { ChildProcess, fork } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -14,12 +13,12 @@ import { logs } from '../../src/log/logger';
 import type { CallAuthenticator, CallerIdentity } from '../../src/server/context';
 import { ADDRESS_TYPE_URL } from '../../src/contract/xds-resources';
 import { XdsMetrics } from '../../src/xds/metrics';
-import { adsServiceDefinition } from '../../src/xds/proto';
 import { SLOT_STALL_RELEASE_MS } from '../../src/xds/drain';
 import { GATED_FULL_SYNC_BYTES } from '../../src/xds/push';
 import { XdsServer, XdsServerSettings } from '../../src/xds/server';
 import { encodeResponseBody } from '../../src/xds/wire';
 import { SERVER_NAME, makeTestPki } from '../../test/support/tls';
+import { serveAds } from '../ads-server';
 import { Measurement, Scenario, median } from '../scenario';
 import type { WorkerConfig, WorkerMessage } from '../xds-client-worker';
 import type { SilentWorkerConfig } from '../xds-silent-worker';
@@ -74,16 +73,7 @@ async function run(): Promise<Measurement[]> {
   const settings: XdsServerSettings = { debounce: { after: 100, max: 10_000 }, auth: true, identityCheck: true };
   if (SLOT_STALL_MS !== undefined) settings.flowControl = { slotStallMs: Number(SLOT_STALL_MS) };
   const xds = new XdsServer(cache, authenticator, settings, new XdsMetrics(new Registry()));
-  const server = new grpc.Server();
-  server.addService(adsServiceDefinition(), xds.implementation());
-  const creds = grpc.ServerCredentials.createSsl(
-    null,
-    [{ cert_chain: Buffer.from(pki.certPem), private_key: Buffer.from(pki.keyPem) }],
-    false,
-  );
-  const port = await new Promise<number>((res, rej) =>
-    server.bindAsync('127.0.0.1:0', creds, (e, p) => (e ? rej(e) : res(p))),
-  );
+  const { server, port } = await serveAds(xds, pki);
   const base = { port, caFile, serverName: SERVER_NAME, token: TOKEN };
   const children: ChildProcess[] = [];
   const synced = new Map<number, number>();

@@ -4,7 +4,6 @@
 // change reaches every stream (alone and under churn), an unchanged reconnect against a bare TLS
 // receive of its bytes, and server memory.
 
-import * as grpc from '@grpc/grpc-js';
 import { ChildProcess, fork } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -14,12 +13,12 @@ import { logs } from '../../src/log/logger';
 import type { CallAuthenticator, CallerIdentity } from '../../src/server/context';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, XdsResource, XdsTypeUrl } from '../../src/contract/xds-resources';
 import { XdsMetrics } from '../../src/xds/metrics';
-import { adsServiceDefinition } from '../../src/xds/proto';
 import { MAX_CONCURRENT_FULL_SYNCS } from '../../src/xds/push';
 import { XdsServer } from '../../src/xds/server';
 import { encodeResponseBody } from '../../src/xds/wire';
 import { FloorServer, http2ReceiveFloor, rawTlsCounter, tlsWriteFloor } from '../floors';
 import { SERVER_NAME, TestPki, makeTestPki } from '../../test/support/tls';
+import { serveAds } from '../ads-server';
 import { Measurement, Scenario, median, percentile } from '../scenario';
 import type { WorkerConfig, WorkerMessage } from '../xds-client-worker';
 import { SyntheticCache } from '../xds-synthetic-cache';
@@ -425,19 +424,10 @@ async function run(): Promise<Measurement[]> {
     { debounce: { after: 100, max: 10_000 }, auth: true, identityCheck: true },
     new XdsMetrics(new Registry()),
   );
-  const server = new grpc.Server({
+  const { server, port } = await serveAds(xds, pki, {
     'grpc.max_receive_message_length': BENCH_MAX_RECEIVE_BYTES,
     'grpc.max_concurrent_streams': 100_000,
   });
-  server.addService(adsServiceDefinition(), xds.implementation());
-  const creds = grpc.ServerCredentials.createSsl(
-    null,
-    [{ cert_chain: Buffer.from(pki.certPem), private_key: Buffer.from(pki.keyPem) }],
-    false,
-  );
-  const port = await new Promise<number>((res, rej) =>
-    server.bindAsync('127.0.0.1:0', creds, (e, p) => (e ? rej(e) : res(p))),
-  );
   const base = { port, caFile, serverName: SERVER_NAME, token: TOKEN };
   const out: Measurement[] = [];
   let rssPeak = 0;
