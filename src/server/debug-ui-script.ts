@@ -49,8 +49,13 @@ ${DEBUG_UI_DOM}
   // Sync state per proxy and type as the server computes it for istiod's /debug/syncz (one rule,
   // xds/sync-status.ts); a stream that connected between the two fetches is UNKNOWN until the next.
   var statuses = new Map();
+  // /debug/syncz names a proxy as istiod does, pod.namespace: the third part of the node id.
+  function proxyIdOf(nodeId) {
+    var parts = String(nodeId).split('~');
+    return parts.length === 4 ? parts[2] : String(nodeId);
+  }
   function syncState(c, t) {
-    var resources = statuses.get(c.node);
+    var resources = statuses.get(proxyIdOf(c.node));
     var r = resources && resources[t.typeUrl];
     return (r && r.status) || 'UNKNOWN';
   }

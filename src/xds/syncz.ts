@@ -88,7 +88,8 @@ export interface SyncStatusEntry {
 export function syncStatusEntry(stream: DeltaStream): SyncStatusEntry | undefined {
   const node = stream.node;
   if (!node) return undefined;
-  const entry: SyncStatusEntry = { proxy: node.id, proxy_type: node.type, resources: {} };
+  // istiod's `proxy` is the proxy id (pod.namespace, the node id's third part), not the whole node id.
+  const entry: SyncStatusEntry = { proxy: node.proxyId, proxy_type: node.type, resources: {} };
   if (node.clusterId) entry.cluster_id = node.clusterId;
   const version = node.metadata['ISTIO_VERSION'];
   if (version) entry.istio_version = version;

@@ -64,6 +64,8 @@ function istioctl(token: string | null = 'istio-system-token', port = harness.po
 
 /** The node id TestZtunnel sends for a namespace (ztunnelNodeId of its fixed pod and IP). */
 const nodeIdOf = (namespace: string) => ztunnelNodeId('10.0.0.100', 'ztunnel-abc', namespace);
+/** How istiod names that proxy in syncz (ClientConfig node id, /debug/syncz proxy): pod.namespace. */
+const proxyIdOf = (namespace: string) => `ztunnel-abc.${namespace}`;
 
 function typeConfig(c: ClientConfig | undefined, typeUrl: string): GenericXdsConfig | undefined {
   return c?.generic_xds_configs.find((g) => g.type_url === typeUrl);
@@ -74,7 +76,7 @@ async function synczUntil(nodeId: string, typeUrl: string, status: string): Prom
   const deadline = Date.now() + RESPONSE_WAIT_MS;
   for (;;) {
     const { configs } = await istioctl().syncz();
-    const mine = configs.find((c) => c.node.id === nodeId);
+    const mine = configs.find((c) => c.node.id === nodeId.split('~')[2]);
     if (typeConfig(mine, typeUrl)?.config_status === status && mine) return mine;
     if (Date.now() > deadline) throw new Error(`${nodeId} ${typeUrl} never ${status}: ${JSON.stringify(mine)}`);
     await new Promise((r) => setTimeout(r, 20));
@@ -158,9 +160,9 @@ describe('istio.io/debug/syncz', () => {
     await synczUntil(nodeIdOf('app'), AUTHORIZATION_TYPE_URL, 'SYNCED');
 
     const all = await istioctl('istio-system-token').syncz();
-    expect(all.configs.map((c) => c.node.id).sort()).toEqual([nodeIdOf('istio-system'), nodeIdOf('app')].sort());
+    expect(all.configs.map((c) => c.node.id).sort()).toEqual([proxyIdOf('istio-system'), proxyIdOf('app')].sort());
     const own = await istioctl('app-token').syncz();
-    expect(own.configs.map((c) => c.node.id)).toEqual([nodeIdOf('app')]);
+    expect(own.configs.map((c) => c.node.id)).toEqual([proxyIdOf('app')]);
     const other = await istioctl('other-token').syncz();
     expect(other.configs).toEqual([]);
   });
@@ -257,7 +259,7 @@ describe('HTTP /debug/syncz', () => {
     expect(body).toEqual([
       {
         cluster_id: 'Kubernetes',
-        proxy: nodeIdOf('istio-system'),
+        proxy: proxyIdOf('istio-system'),
         proxy_type: 'ztunnel',
         istio_version: '1.28.0',
         resources: {
