@@ -1,7 +1,8 @@
 // Part 1: upstream ztunnel against istiod-ts. For one control plane and one node's ztunnel: it
 // connects and ACKs, prefetches exactly its node's HBONE identities with chains that verify against
-// the root, holds what `istiod-ts xds-client` holds; then (when asked) istiod-ts restarts under it
-// with an edit made while it was down, and pods churn under it while CPU and memory are sampled.
+// the root, holds what `istiod-ts xds-client` holds, runs a pod enrolled over ZDS; then istiod-ts
+// restarts under it with an edit made while it was down, and (when asked) pods churn under it while
+// CPU and memory are sampled.
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -21,9 +22,6 @@ export interface ScenarioOptions {
   workDir: string;
   plane: ControlPlane;
   pod: ZtunnelPod;
-  restart: boolean;
-  /** Enrol one of its node's pods over ZDS, as istio-cni does (needs root and iproute2). */
-  zds: boolean;
   /** Pod changes per second and for how long; none skips the churn. */
   churn?: { perSecond: number; seconds: number; namespace: string };
 }
@@ -85,39 +83,38 @@ export class ZtunnelScenario {
 
   async run(): Promise<void> {
     const { plane, pod, workDir } = this.o;
-    mkdirSync(workDir, { recursive: true });
-    await plane.start();
-    const root = await plane.rootCert();
-    this.rootFile = path.join(workDir, 'root-cert.pem');
-    writeFileSync(this.rootFile, root);
-    this.token = plane.token(pod);
-    this.zt = new Ztunnel({
-      bin: this.o.bin,
-      workDir: path.join(workDir, 'ztunnel'),
-      securePort: plane.ports.secure,
-      pod,
-      rootCert: root,
-      token: this.token,
-      adminPort: await freePort(),
-      statsPort: await freePort(),
-    });
     const agent = new NodeAgent();
     const netns = new PodNetns(`istiod-ts-interop-${process.pid}`);
     try {
-      if (this.o.zds) {
-        mkdirSync(path.dirname(this.zt.inpodSocket), { recursive: true });
-        await agent.listen(this.zt.inpodSocket);
-      }
+      mkdirSync(workDir, { recursive: true });
+      await plane.start();
+      const root = await plane.rootCert();
+      this.rootFile = path.join(workDir, 'root-cert.pem');
+      writeFileSync(this.rootFile, root);
+      this.token = plane.token(pod);
+      this.zt = new Ztunnel({
+        bin: this.o.bin,
+        workDir: path.join(workDir, 'ztunnel'),
+        securePort: plane.ports.secure,
+        pod,
+        rootCert: root,
+        token: this.token,
+        adminPort: await freePort(),
+        statsPort: await freePort(),
+      });
+      // The node agent is there before ztunnel, as istio-cni is; enrolling a pod needs root and iproute2.
+      mkdirSync(path.dirname(this.zt.inpodSocket), { recursive: true });
+      await agent.listen(this.zt.inpodSocket);
       await this.zt.start();
       await this.connected();
       await this.sameView('holds what xds-client holds');
       await this.certificates();
-      if (this.o.zds) await this.enrolOverZds(agent, netns);
-      if (this.o.restart) await this.restart();
+      await this.enrolOverZds(agent, netns);
+      await this.restart();
       if (this.o.churn) await this.churn(this.o.churn);
       await this.acks();
     } finally {
-      await this.zt.stop();
+      await (this.zt as Ztunnel | undefined)?.stop();
       agent.stop();
       netns.remove();
       await plane.close();

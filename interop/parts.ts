@@ -81,53 +81,56 @@ export async function runParts(parts: PartName[], argv: string[]): Promise<numbe
   try {
     if (parts.includes('ztunnel')) {
       const ztunnel = bins['ZTUNNEL_BIN']!;
-      const scenarios: (() => Promise<ScenarioOptions>)[] = [
-        async () => {
-          const dir = path.join(scratch, 'demo');
-          cpSync(path.join(REPO_ROOT, 'examples/demo'), dir, { recursive: true });
-          return scenario(
-            'local-demo',
-            ztunnel,
-            scratch,
-            new LocalControlPlane(dir, path.join(scratch, 'demo-state'), await freePorts()),
-            DEMO_ZTUNNEL,
-            true,
-          );
+      const churn = { perSecond: churnRate, seconds: churnSeconds, namespace: 'apps-1' };
+      // Each scenario's control plane is made only when the scenario runs.
+      const scenarios: {
+        name: string;
+        pod: ZtunnelPod;
+        churn?: ScenarioOptions['churn'];
+        plane: () => Promise<ControlPlane>;
+      }[] = [
+        {
+          name: 'local-demo',
+          pod: DEMO_ZTUNNEL,
+          plane: async () => {
+            const dir = path.join(scratch, 'demo');
+            cpSync(path.join(REPO_ROOT, 'examples/demo'), dir, { recursive: true });
+            return new LocalControlPlane(dir, path.join(scratch, 'demo-state'), await freePorts());
+          },
         },
-        async () => {
-          const dir = path.join(scratch, 'generated');
-          writeMesh(dir, generateMesh({ ...DEFAULT_MESH, workloads }));
-          return {
-            ...scenario(
-              'local-generated',
-              ztunnel,
-              scratch,
-              new LocalControlPlane(dir, path.join(scratch, 'generated-state'), await freePorts()),
-              GENERATED_ZTUNNEL,
-              true,
+        {
+          name: 'local-generated',
+          pod: GENERATED_ZTUNNEL,
+          churn,
+          plane: async () => {
+            const dir = path.join(scratch, 'generated');
+            writeMesh(dir, generateMesh({ ...DEFAULT_MESH, workloads }));
+            return new LocalControlPlane(dir, path.join(scratch, 'generated-state'), await freePorts());
+          },
+        },
+        {
+          name: 'kubernetes-generated',
+          pod: GENERATED_ZTUNNEL,
+          churn,
+          plane: async () =>
+            KubeControlPlane.create(
+              generateMesh({ ...DEFAULT_MESH, workloads }),
+              path.join(scratch, 'kube-state'),
+              await freePorts(),
             ),
-            churn: { perSecond: churnRate, seconds: churnSeconds, namespace: 'apps-1' },
-          };
-        },
-        async () => {
-          const plane = await KubeControlPlane.create(
-            generateMesh({ ...DEFAULT_MESH, workloads }),
-            path.join(scratch, 'kube-state'),
-            await freePorts(),
-          );
-          return {
-            ...scenario('kubernetes-generated', ztunnel, scratch, plane, GENERATED_ZTUNNEL, true),
-            churn: { perSecond: churnRate, seconds: churnSeconds, namespace: 'apps-1' },
-          };
         },
       ];
-      for (const make of scenarios) {
-        const options = await make();
-        if (values.only && options.name !== values.only) {
-          await options.plane.close();
-          continue;
-        }
-        await report.attempt('ztunnel', options.name, 'scenario ran to the end', async () => {
+      for (const s of scenarios) {
+        if (values.only && s.name !== values.only) continue;
+        await report.attempt('ztunnel', s.name, 'scenario ran to the end', async () => {
+          const options: ScenarioOptions = {
+            name: s.name,
+            bin: ztunnel,
+            workDir: path.join(scratch, `${s.name}-work`),
+            plane: await s.plane(),
+            pod: s.pod,
+            ...(s.churn ? { churn: s.churn } : {}),
+          };
           await new ZtunnelScenario(report, options).run();
           return '';
         });
@@ -143,15 +146,4 @@ export async function runParts(parts: PartName[], argv: string[]): Promise<numbe
     else rmSync(scratch, { recursive: true, force: true });
   }
   return report.failed === 0 ? 0 : 1;
-}
-
-function scenario(
-  name: string,
-  bin: string,
-  scratch: string,
-  plane: ControlPlane,
-  pod: ZtunnelPod,
-  restart: boolean,
-): ScenarioOptions {
-  return { name, bin, workDir: path.join(scratch, `${name}-work`), plane, pod, restart, zds: true };
 }
