@@ -7,7 +7,7 @@ import * as crypto from 'node:crypto';
 import { ParsedCsr, checkVerified, verifyJob } from './csr';
 import { CsrVerifierPool, sharedCsrVerifierPool } from './csr-verifier-pool';
 import { CaKeyMaterial, meshIssuers, splitPemCertificates } from './key-material';
-import { IssuedLeaf, LeafRequest, LeafSigner, SanEntry } from './leaf-signer';
+import { IssuedLeaf, IssuerValidityError, LeafRequest, LeafSigner, SanEntry } from './leaf-signer';
 
 /** NotBefore is back-dated like istiod's, so peers with a slow clock accept fresh certificates. */
 export const NOT_BEFORE_BACKDATE_MS = 2 * 60 * 1000;
@@ -51,7 +51,7 @@ export class CertificateAuthority {
 
   /** Replaces what signs; `rotationRoots` are the other roots of a rotation in progress. */
   setMaterial(material: CaKeyMaterial, rotationRoots: readonly string[] = []): void {
-    const signer = new LeafSigner(material.signingCert.raw, material.signingKey);
+    const signer = new LeafSigner(material.signingCert.raw, material.signingKey, material.validity);
     const retired = this.keyHandle;
     this.keyHandle = this.pool.registerKey(material.signingKey);
     if (retired !== undefined) setTimeout(() => this.pool.forgetKey(retired), RETIRED_KEY_GRACE_MS).unref();
@@ -166,6 +166,9 @@ export class CertificateAuthority {
     const { material, signer, keyHandle, bundlePem } = this;
     // setMaterial, called by the constructor, always registers a key.
     if (keyHandle === undefined) throw new Error('the CA has no signing key registered');
+    // istiod's refusal: past its signer's end the CA issues nothing (not even a born-expired leaf).
+    if (now >= signer.notAfterLimit.getTime())
+      throw new IssuerValidityError(`signing certificate has expired at ${signer.notAfterLimit.toISOString()}`);
     const prepared = signer.prepare(leafRequest(csr.spki, sans, ttlMs, now));
     const outcome = await this.pool.verify(
       verifyJob(csr),

@@ -6,6 +6,7 @@ import type { DebugRegistry, DebugResponse } from '../contract/host';
 import type { ServingCertSource } from '../contract/serving-cert';
 import type { CertificateAuthority } from './authority';
 import type { NodeFairQueue } from './fair-queue';
+import { chainEndReason } from './chain-end';
 
 /** Nodes listed by /debug/ca: the busiest, which is what an operator looks for at 5,000 nodes. */
 export const DEBUG_TOP_NODES = 50;
@@ -44,6 +45,12 @@ export function caDebugView(
       source: m.source,
       signer: { ...describe(m.signingCert), keyType: m.signingKey.asymmetricKeyType },
       intermediates: m.chainPems.map((p) => describe(new crypto.X509Certificate(p))),
+      // What every certificate it issues must lie within; `cannotIssue` says why once it has ended.
+      issuable: {
+        notBefore: m.validity.notBefore.toISOString(),
+        notAfter: m.validity.notAfter.toISOString(),
+        cannotIssue: chainEndReason(authority) ?? null,
+      },
       roots: m.roots.map(describe),
       servingCertificate: serving,
       // Per-node queue depth and recent rate of the CSR fair queue, busiest nodes first.

@@ -15,6 +15,7 @@ import { CertificateAuthority } from './authority';
 import { CaSecretStore, LocalCaSecretStore } from './ca-secret-store';
 import { KubeCaSecretStore } from './kube-ca-secret-store';
 import { registerCaMetrics } from './metrics';
+import { watchChainEnd } from './chain-end';
 import { watchPluggedInCa } from './plugged-in';
 import {
   KubeRootConfigMapApi,
@@ -75,7 +76,10 @@ function kubeWriter(deps: CaDeps): KubeWriter | undefined {
 export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): Promise<CaHandle> {
   const { env, flags } = ctx.options;
   const local = ctx.options.mode === 'local';
-  const setReady = ctx.readiness.register('ca');
+  // Not ready while the signing chain has ended: /ready then says why (chain-end.ts).
+  let chainEnded: string | undefined;
+  let started = false;
+  const setReady = ctx.readiness.register('ca', () => (chainEnded ? [chainEnded] : []));
   const stops: (() => void | Promise<void>)[] = [];
   const writer = local ? undefined : kubeWriter(deps);
 
@@ -90,8 +94,16 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
   const loaded = await loadKeyMaterial(ctx, secretStore);
   const authority = new CertificateAuthority(loaded.material);
   if (loaded.rotationRoots.length > 0) authority.setRotation(loaded.material, loaded.rotationRoots);
+  const metrics = registerCaMetrics(ctx.metrics);
   if (authority.current().source === 'plugged-in') {
-    stops.push(watchPluggedInCa(env.ROOT_CA_DIR, authority.signingMaterial(), (m) => authority.setMaterial(m)));
+    stops.push(
+      watchPluggedInCa(
+        env.ROOT_CA_DIR,
+        authority.signingMaterial(),
+        (m) => authority.setMaterial(m),
+        () => metrics.reloadRefusals.inc(),
+      ),
+    );
   }
   const { rotator } = loaded;
   if (rotator) {
@@ -119,12 +131,12 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
   applyAnchors(ctx.mesh.current());
   stops.push(ctx.mesh.subscribe((mesh) => applyAnchors(mesh)));
 
-  const metrics = registerCaMetrics(ctx.metrics);
   // The signing material's own roots: a retiring root or a meshConfig anchor is not what expires the CA.
   const updateExpiryGauges = () => {
     const m = authority.signingMaterial();
     metrics.rootExpiry.set(Math.min(...m.roots.map((r) => new Date(r.validTo).getTime())) / 1000);
-    metrics.chainExpiry.set(new Date(m.signingCert.validTo).getTime() / 1000);
+    // The chain ends with its shortest-lived certificate, not always the signing one.
+    metrics.chainExpiry.set(m.validity.notAfter.getTime() / 1000);
   };
   updateExpiryGauges();
   stops.push(authority.onChange(updateExpiryGauges));
@@ -180,6 +192,7 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
           local,
         }),
       () => env.CITADEL_SELF_SIGNED_CA_CERT_TTL,
+      () => metrics.servingRenewalsLimited.inc(),
     );
     await rotator.start();
     stops.push(() => rotator.stop());
@@ -231,7 +244,16 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
   }
 
   registerCaDebug(ctx, authority, fairness.queue);
-  setReady(true);
+  stops.push(
+    watchChainEnd(authority, (reason) => {
+      if (reason && reason !== chainEnded)
+        log.error({ reason }, 'the CA can issue no certificate until its material is replaced');
+      chainEnded = reason;
+      if (started) setReady(reason === undefined);
+    }),
+  );
+  started = true;
+  setReady(chainEnded === undefined);
   log.info(
     { source: authority.current().source, signer: authority.current().signingCert.subject, mode: ctx.options.mode },
     'CA started',

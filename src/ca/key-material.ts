@@ -22,6 +22,65 @@ export interface CaKeyMaterial {
   /** The root bundle (may hold several roots), newline-terminated. */
   rootBundlePem: string;
   roots: crypto.X509Certificate[];
+  /**
+   * When a certificate it signs may be valid: the intersection of the validity of every
+   * certificate from the signing certificate up to its root, so no leaf outlives (or predates)
+   * an issuer of its chain.
+   */
+  validity: { notBefore: Date; notAfter: Date };
+}
+
+/** Intermediates a signing certificate may chain through to its root (istiod's x509 default is 10 too). */
+export const MAX_CA_CHAIN_DEPTH = 10;
+
+const describeCert = (c: crypto.X509Certificate) => `"${c.subject.split('\n').join(', ')}"`;
+
+/** Whether `issuer` issued `cert` and its key verifies cert's signature. */
+function issuedBy(cert: crypto.X509Certificate, issuer: crypto.X509Certificate): boolean {
+  return cert.checkIssued(issuer) && cert.verify(issuer.publicKey);
+}
+
+/**
+ * istiod's KeyCertBundle.Verify: the signing certificate chains through cert-chain.pem's
+ * certificates to a root of root-cert.pem, and every certificate on that path is valid now. Returns
+ * the path's common validity. Each refusal names the file and the certificate.
+ */
+function verifyPath(
+  signing: crypto.X509Certificate,
+  chain: readonly crypto.X509Certificate[],
+  roots: readonly crypto.X509Certificate[],
+  names: CaFileNames,
+  now: number,
+): { notBefore: Date; notAfter: Date } {
+  const fileOf = (c: crypto.X509Certificate) =>
+    c === signing ? names.caCert : roots.includes(c) ? names.rootCert : names.certChain;
+  let notBefore = -Infinity;
+  let notAfter = Infinity;
+  const within = (c: crypto.X509Certificate) => {
+    const from = new Date(c.validFrom).getTime();
+    const to = new Date(c.validTo).getTime();
+    if (from > now) throw new Error(`${fileOf(c)}: ${describeCert(c)} is not valid before ${c.validFrom}`);
+    if (to <= now) throw new Error(`${fileOf(c)}: ${describeCert(c)} expired at ${c.validTo}`);
+    notBefore = Math.max(notBefore, from);
+    notAfter = Math.min(notAfter, to);
+  };
+  let current = signing;
+  for (let depth = 0; ; depth++) {
+    within(current);
+    const root = roots.find((r) => r.fingerprint256 === current.fingerprint256 || issuedBy(current, r));
+    if (root) {
+      if (root !== current && root.fingerprint256 !== current.fingerprint256) within(root);
+      return { notBefore: new Date(notBefore), notAfter: new Date(notAfter) };
+    }
+    if (depth >= MAX_CA_CHAIN_DEPTH)
+      throw new Error(`${names.caCert} does not reach ${names.rootCert} within ${MAX_CA_CHAIN_DEPTH} intermediates`);
+    const next = chain.find((c) => c.fingerprint256 !== current.fingerprint256 && issuedBy(current, c));
+    if (!next)
+      throw new Error(
+        `${names.caCert} does not chain to ${names.rootCert}: no certificate of ${names.certChain} or ${names.rootCert} issued ${describeCert(current)}`,
+      );
+    current = next;
+  }
 }
 
 const CERT_BLOCK = /-----BEGIN CERTIFICATE-----[A-Za-z0-9+/=\s]*?-----END CERTIFICATE-----/g;
@@ -86,10 +145,15 @@ export function buildKeyMaterial(
   const roots = parseCerts(files.rootCertPem, names.rootCert);
   if (roots.length === 0) throw new Error(`${names.rootCert} holds no certificate`);
   const chainPems = splitPemCertificates(files.certChainPem);
-  parseCerts(files.certChainPem, names.certChain);
-  const now = Date.now();
-  if (new Date(signingCert.validTo).getTime() <= now)
-    throw new Error(`${names.caCert} expired at ${signingCert.validTo}`);
+  const chain = parsePems(chainPems, names.certChain);
+  // istiod's layout: cert-chain.pem starts with ca-cert.pem. A writer that replaces the files one at
+  // a time passes through sets where it does not, and those are not applied.
+  const [first] = chain;
+  if (first && first.fingerprint256 !== signingCert.fingerprint256)
+    throw new Error(
+      `${names.certChain} must begin with the certificate of ${names.caCert}, but begins with ${describeCert(first)}`,
+    );
+  const validity = verifyPath(signingCert, chain, roots, names, Date.now());
   return {
     source,
     signingCert,
@@ -98,6 +162,7 @@ export function buildKeyMaterial(
     chainPems,
     rootBundlePem: splitPemCertificates(files.rootCertPem).join(''),
     roots,
+    validity,
   };
 }
 

@@ -143,8 +143,14 @@ export function toPem(der: Buffer, label = 'CERTIFICATE'): string {
 }
 
 /** Signs leaves with one CA key and certificate. */
+/** The CA cannot issue a certificate valid now: an issuer of its chain has expired (or is not valid yet). */
+export class IssuerValidityError extends Error {}
+
 export class LeafSigner {
+  /** No leaf is valid after this: the end of the shortest-lived certificate of the signing chain. */
   readonly notAfterLimit: Date;
+  /** Nor before this: the latest start of the signing chain's certificates. */
+  readonly notBeforeLimit: Date;
   private readonly hash: string;
   private readonly algorithmId: Buffer;
   /** [0] version v3 is first, then the serial varies, then algorithm + issuer are fixed. */
@@ -155,9 +161,12 @@ export class LeafSigner {
   constructor(
     signingCertDer: Buffer,
     private readonly key: crypto.KeyObject,
+    /** The signing chain's common validity (CaKeyMaterial.validity); default the signing certificate's own. */
+    chainValidity?: { notBefore: Date; notAfter: Date },
   ) {
     const cert = new crypto.X509Certificate(signingCertDer);
-    this.notAfterLimit = new Date(cert.validTo);
+    this.notAfterLimit = chainValidity?.notAfter ?? new Date(cert.validTo);
+    this.notBeforeLimit = chainValidity?.notBefore ?? new Date(cert.validFrom);
     const alg = signatureAlgorithmFor(key);
     this.hash = alg.hash;
     this.algorithmId = alg.algorithmId;
@@ -191,13 +200,22 @@ export class LeafSigner {
     return this.hash;
   }
 
-  /** A fresh serial and the TBSCertificate for `req`, its lifetime capped at the CA's own. */
+  /**
+   * A fresh serial and the TBSCertificate for `req`, its validity kept inside every issuer's (as
+   * istiod clamps a leaf's end to its signer's). A request that leaves no such validity is refused,
+   * never issued born-expired.
+   */
   prepare(req: LeafRequest): PreparedLeaf {
     if (req.sans.length === 0) throw new Error('a certificate needs at least one SAN');
     const notAfter = req.notAfter > this.notAfterLimit ? this.notAfterLimit : req.notAfter;
+    const notBefore = req.notBefore < this.notBeforeLimit ? this.notBeforeLimit : req.notBefore;
+    if (notAfter <= notBefore)
+      throw new IssuerValidityError(
+        `signing certificate has expired at ${this.notAfterLimit.toISOString()} (or its chain is not valid before ${this.notBeforeLimit.toISOString()})`,
+      );
     const serial = randomSerialBytes(SERIAL_BYTES);
     serial.writeUInt8((serial.readUInt8(0) & 0x7f) | 0x01, 0); // positive and exactly SERIAL_BYTES long
-    return { tbs: this.buildTbs({ ...req, notAfter }, serial), serial, notAfter };
+    return { tbs: this.buildTbs({ ...req, notBefore, notAfter }, serial), serial, notAfter };
   }
 
   /** The certificate from a prepared TBSCertificate and its signature by this signer's key. */

@@ -19,12 +19,26 @@ export interface CaMetrics {
   queueWait: Histogram;
   /** Denials of the last log interval for its TOP_DENIED_NODES nodes only, so cardinality stays bounded. */
   topDeniedNodes: Gauge<'node' | 'reason'>;
+  /** Changes to the plugged-in CA files that were not applied (incomplete, unverifiable, expired). */
+  reloadRefusals: Counter;
+  /** Serving-certificate renewals held back because the CA chain ends too soon (or has ended). */
+  servingRenewalsLimited: Counter;
 }
 
 export function registerCaMetrics(registry: Registry): CaMetrics {
   const registers = [registry];
   return {
     csrCount: new Counter({ name: 'citadel_server_csr_count', help: 'CSRs received by the CA server', registers }),
+    servingRenewalsLimited: new Counter({
+      name: 'istiod_ts_serving_cert_renewals_limited_total',
+      help: "Renewals of istiod's serving certificate held back because the CA chain ends too soon or has ended",
+      registers,
+    }),
+    reloadRefusals: new Counter({
+      name: 'istiod_ts_ca_reload_refused_total',
+      help: 'Changes to the plugged-in CA files that were refused; the previous CA stays in use',
+      registers,
+    }),
     successCount: new Counter({
       name: 'citadel_server_success_cert_issuance_count',
       help: 'Certificates issued',

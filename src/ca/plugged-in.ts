@@ -119,12 +119,15 @@ export function loadPluggedInCa(dir: string): CaKeyMaterial | undefined {
 
 /**
  * Watches ROOT_CA_DIR and calls `onChange` with new material when the files change and still
- * form a valid CA. An invalid update is logged and the previous material stays in use.
+ * form a valid CA (the whole chain verified, as at start). An invalid update, such as a set of
+ * files of which only some were replaced yet, is logged, counted through `onRefused`, and the
+ * previous material stays in use until the files agree.
  */
 export function watchPluggedInCa(
   dir: string,
   current: CaKeyMaterial,
   onChange: (m: CaKeyMaterial) => void,
+  onRefused: (reason: string) => void = () => undefined,
 ): () => void {
   let fingerprint = fingerprintOf(current);
   let timer: NodeJS.Timeout | undefined;
@@ -138,10 +141,12 @@ export function watchPluggedInCa(
         { dir, reason: (err as Error).message },
         'plugged-in CA files changed but are not usable; keeping the previous CA',
       );
+      onRefused((err as Error).message);
       return;
     }
     if (!next) {
       log.error({ dir }, 'plugged-in CA files disappeared; keeping the previous CA');
+      onRefused('the files disappeared');
       return;
     }
     const fp = fingerprintOf(next);

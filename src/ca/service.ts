@@ -12,6 +12,7 @@ import type { NodeAuthorizer } from '../security/node-authorizer';
 import type { CertificateAuthority } from './authority';
 import { CsrError, ParsedCsr, parseCsr } from './csr';
 import { FairnessDenial, NodeFairQueue } from './fair-queue';
+import { IssuerValidityError } from './leaf-signer';
 import type { CaMetrics } from './metrics';
 import { IstioCertificateRequest, IstioCertificateResponse, certificateServiceDefinition } from './proto';
 
@@ -46,7 +47,7 @@ class Refusal extends Error {
   }
 }
 
-/** validity_duration in seconds -> lifetime in ms; 0 means the default. */
+/** validity_duration in seconds -> lifetime in ms; 0 or less means the default. */
 export function requestedTtlMs(validity: string | number | undefined, defaultMs: number, maxMs: number): number {
   let seconds: bigint;
   try {
@@ -54,8 +55,8 @@ export function requestedTtlMs(validity: string | number | undefined, defaultMs:
   } catch {
     throw new Refusal(grpc.status.INVALID_ARGUMENT, `validity_duration "${String(validity)}" is not an integer`);
   }
-  if (seconds < 0n) throw new Refusal(grpc.status.INVALID_ARGUMENT, `validity_duration ${seconds} is negative`);
-  if (seconds === 0n) return defaultMs;
+  // istiod gives the default lifetime to any non-positive request, a negative one included.
+  if (seconds <= 0n) return defaultMs;
   if (seconds * 1000n > BigInt(maxMs)) {
     throw new Refusal(
       grpc.status.INVALID_ARGUMENT,
@@ -179,6 +180,9 @@ export function createCertificateService(deps: CertificateServiceDeps): {
       }
       metrics.signErrors.inc({ error: 'CERT_GEN_ERROR' });
       log.error({ caller: callerId, identity, detail: (err as Error).message }, 'signing failed');
+      // The operator's material, not the caller, is at fault: say what, with istiod's words.
+      if (err instanceof IssuerValidityError)
+        throw new Refusal(grpc.status.FAILED_PRECONDITION, `CSR signing error (${err.message})`);
       throw new Refusal(grpc.status.INTERNAL, 'failed to sign the certificate');
     } finally {
       laneCalls.leave(lane);

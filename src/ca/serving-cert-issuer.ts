@@ -16,6 +16,14 @@ const generateKeyPair = promisify(crypto.generateKeyPair);
 export const MAX_TIMER_MS = 24 * 3600 * 1000;
 /** Fraction of the lifetime after which the certificate is renewed. */
 export const RENEW_AT_FRACTION = 0.5;
+/**
+ * Shortest wait before the next renewal. A renewal whose certificate cannot outlive the CA chain
+ * (its end is near or past) would otherwise be due again at once: a busy loop that made a key and
+ * a log line per round. It waits this long instead, doubled after each failure up to
+ * MAX_RENEW_BACKOFF_MS.
+ */
+export const MIN_RENEW_INTERVAL_MS = 60_000;
+export const MAX_RENEW_BACKOFF_MS = 10 * 60_000;
 
 export interface ServingNameInputs {
   namespace: string;
@@ -85,11 +93,17 @@ export class ServingCertRotator {
   private running: Promise<void> = Promise.resolve();
   private lastNames = '';
 
+  /** Set while renewals cannot produce a certificate valid into the future: said once, counted each time. */
+  private limitedSince: string | undefined;
+  private backoffMs = MIN_RENEW_INTERVAL_MS;
+
   constructor(
     private readonly authority: CertificateAuthority,
     private readonly sink: ServingCertSink,
     private readonly sans: () => SanEntry[],
     private readonly ttlMs: () => number,
+    /** Called for each renewal held back by the CA chain's end (the CA counts these). */
+    private readonly onLimited: (reason: string) => void = () => undefined,
   ) {}
 
   /** Issues the first certificate; later renewals run in the background. */
@@ -100,9 +114,27 @@ export class ServingCertRotator {
   /** Re-issues now (CA rotated) or when the names changed (meshConfig). */
   trigger(why: string, onlyIfNamesChanged = false): void {
     if (onlyIfNamesChanged && JSON.stringify(this.sans()) === this.lastNames) return;
-    this.running = this.running
-      .then(() => this.renew(why))
-      .catch((err: unknown) => log.error({ err: errorMessage(err) }, 'renewing the serving certificate failed'));
+    this.running = this.running.then(() => this.renew(why)).catch((err: unknown) => this.failed(err));
+  }
+
+  /** A renewal that failed (e.g. the chain has expired) is tried again after a growing wait, not at once. */
+  private failed(err: unknown): void {
+    const reason = errorMessage(err);
+    this.limited(`renewing failed: ${reason}`);
+    this.renewAt = Date.now() + this.backoffMs;
+    this.backoffMs = Math.min(this.backoffMs * 2, MAX_RENEW_BACKOFF_MS);
+    this.schedule();
+  }
+
+  /** Says once why renewals are held back (until one succeeds normally again), and counts each. */
+  private limited(reason: string): void {
+    this.onLimited(reason);
+    if (this.limitedSince !== undefined) return;
+    this.limitedSince = reason;
+    log.error(
+      { reason, retryInMs: this.backoffMs },
+      'the serving certificate cannot be renewed beyond the CA chain; renewals back off until the CA changes',
+    );
   }
 
   stop(): void {
@@ -117,6 +149,15 @@ export class ServingCertRotator {
     this.lastNames = JSON.stringify(sans);
     this.sink.set(cert);
     this.renewAt = notBefore + (notAfter - notBefore) * RENEW_AT_FRACTION;
+    if (this.renewAt - Date.now() < MIN_RENEW_INTERVAL_MS) {
+      // Cut short by the CA chain's end: renewing sooner would only return the same end again.
+      this.limited(`the CA chain ends at ${new Date(notAfter).toISOString()}`);
+      this.renewAt = Date.now() + MIN_RENEW_INTERVAL_MS;
+    } else if (this.limitedSince !== undefined) {
+      log.info({ notAfter: new Date(notAfter).toISOString() }, 'the serving certificate renews normally again');
+      this.limitedSince = undefined;
+      this.backoffMs = MIN_RENEW_INTERVAL_MS;
+    }
     log.info(
       { why, names: sans.map((s) => Object.values(s)[0]), notAfter: new Date(notAfter).toISOString() },
       'serving certificate issued',

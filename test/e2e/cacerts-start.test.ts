@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { DEMO, runCli } from '../support/cli';
-import { opensslCaPair } from '../support/ca/openssl-ca';
+import { opensslCaPair, opensslChain } from '../support/ca/openssl-ca';
 
 const QUIET = ['--grpcAddr', '', '--secureGRPCAddr', '', '--httpsAddr', '', '--monitoringAddr', '', '--httpAddr', ''];
 
@@ -23,6 +23,21 @@ describe('plugged-in CA at start', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'istiod-ts-cacerts-'));
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  test('a chain that does not reach root-cert.pem exits 2 with one line naming the file and the reason', () => {
+    const chain = opensslChain();
+    const cacerts = path.join(dir, 'cacerts');
+    fs.mkdirSync(cacerts);
+    fs.writeFileSync(path.join(cacerts, 'ca-cert.pem'), chain.signing.certPem);
+    fs.writeFileSync(path.join(cacerts, 'ca-key.pem'), chain.signing.keyPem);
+    fs.writeFileSync(path.join(cacerts, 'cert-chain.pem'), chain.signing.certPem + chain.intermediate.certPem);
+    fs.writeFileSync(path.join(cacerts, 'root-cert.pem'), opensslCaPair('Other').root.certPem);
+    const r = runCli(['--configDir', DEMO, '--stateDir', path.join(dir, 'state'), ...QUIET], { ROOT_CA_DIR: cacerts });
+    expect(r.status).toBe(2);
+    expect(plainLines(r.stderr)).toEqual([
+      `istiod-ts: plugged-in CA in ${cacerts}: ca-cert.pem does not chain to root-cert.pem: no certificate of cert-chain.pem or root-cert.pem issued "O=cluster.local, CN=Intermediate"`,
+    ]);
+  });
 
   test('tls.crt and ca.crt without tls.key exit 2 with one line naming tls.key, and no stack trace', () => {
     const ca = opensslCaPair();

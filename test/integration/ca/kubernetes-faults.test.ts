@@ -11,6 +11,7 @@ import { MemoryStore } from '../../../src/store/memory-store';
 import { TestApiServer, eventually, serviceAccountIdentity } from '../../support/apiserver';
 import { namespace, FAST_WATCH_TIMING, scheduledPod as pod } from '../../support/apiserver/fixtures';
 import { makeCsr } from '../../support/ca/fixtures';
+import { NOT_BEFORE_BACKDATE_MS } from '../../../src/ca/authority';
 import { Harness, ZtunnelLikeClient, startHarness } from '../../support/ca/harness';
 
 const id = (ns: string, sa: string) => `spiffe://cluster.local/ns/${ns}/sa/${sa}`;
@@ -164,8 +165,12 @@ describe('the CA in Kubernetes mode under API server faults (test API server)', 
   test('an expired client certificate is counted as expired_certificate, not no_credentials', async () => {
     const { keyPem } = await makeCsr();
     const spki = crypto.createPublicKey(keyPem).export({ type: 'spki', format: 'der' });
-    const hourAgo = Date.now() - 3600_000;
-    const expired = await h.ca.authority.issue(spki, [{ uri: id('default', 'sleep') }], 60_000, hourAgo);
+    // The CA issues nothing outside its root's validity, so the expired certificate is one issued
+    // at the root's start for one second, and the test waits until that second has passed.
+    const rootStart = h.ca.authority.signingMaterial().validity.notBefore.getTime() + NOT_BEFORE_BACKDATE_MS;
+    const expired = await h.ca.authority.issue(spki, [{ uri: id('default', 'sleep') }], 1000, rootStart);
+    const wait = expired.notAfter.getTime() + 1000 - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const mtls = new ZtunnelLikeClient(h.port, h.ca.rootCertPem(), {
       certPem: expired.chain.join('\n'),
       keyPem,
