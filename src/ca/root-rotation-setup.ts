@@ -56,6 +56,17 @@ export async function loadKeyMaterial(ctx: CaHostDeps, secretStore: CaSecretStor
       'CITADEL_SELF_SIGNED_ROOT_CERT_DISTRIBUTION_DELAY should be well above the check interval; a rotation may break peers that have not received the new root',
     );
   }
+  if (env.CITADEL_SELF_SIGNED_ROOT_CERT_DISTRIBUTION_DELAY < env.DEFAULT_WORKLOAD_CERT_TTL) {
+    // A workload renews its certificate (and so receives the new root) once per TTL at least: a new
+    // root that signs sooner meets peers that do not trust it yet.
+    log.warn(
+      {
+        distributionDelay: env.CITADEL_SELF_SIGNED_ROOT_CERT_DISTRIBUTION_DELAY,
+        defaultWorkloadCertTtl: env.DEFAULT_WORKLOAD_CERT_TTL,
+      },
+      'CITADEL_SELF_SIGNED_ROOT_CERT_DISTRIBUTION_DELAY is shorter than DEFAULT_WORKLOAD_CERT_TTL; a rotated root may sign before every workload has renewed and received it',
+    );
+  }
   const rotator = new RootRotator(secretStore, {
     policy: {
       gracePercentile: env.CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE,

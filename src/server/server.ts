@@ -4,6 +4,9 @@
 
 import * as http from 'node:http';
 import type { ServeOptions } from '../config/options';
+import { tightenStateDir } from '../config/state-dir';
+import { CA_KEY_FILE } from '../ca/ca-secret-store';
+import { TOKEN_KEY_FILE } from '../security/local-jwt';
 import { errorMessage } from '../log/error-message';
 import { logs, scopedLogger } from '../log/logger';
 import { MemoryStore } from '../store/memory-store';
@@ -70,6 +73,11 @@ export async function startServer(options: ServeOptions, seams: ServerSeams = {}
     },
     'starting',
   );
+  if (options.mode === 'local') {
+    // The state folder holds the CA and token keys: nobody else may read them (config/state-dir.ts).
+    for (const t of tightenStateDir(flags.stateDir, [CA_KEY_FILE, TOKEN_KEY_FILE]))
+      log.warn(t, 'state folder permissions were too open; tightened (the key may have been read by others)');
+  }
 
   const shutdownHooks: (() => void | Promise<void>)[] = [];
   const listeners = new Map<string, BoundListener>();
