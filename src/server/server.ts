@@ -5,6 +5,7 @@
 import * as http from 'node:http';
 import type { ServeOptions } from '../config/options';
 import { tightenStateDir } from '../config/state-dir';
+import { lockStateDir } from '../config/state-lock';
 import { CA_KEY_FILE } from '../ca/ca-secret-store';
 import { TOKEN_KEY_FILE } from '../security/local-jwt';
 import { errorMessage } from '../log/error-message';
@@ -73,10 +74,13 @@ export async function startServer(options: ServeOptions, seams: ServerSeams = {}
     },
     'starting',
   );
+  let releaseStateDir: (() => void) | undefined;
   if (options.mode === 'local') {
-    // The state folder holds the CA and token keys: nobody else may read them (config/state-dir.ts).
+    // The state folder holds the CA and token keys: nobody else may read them (config/state-dir.ts),
+    // and one server at a time may write it (config/state-lock.ts).
     for (const t of tightenStateDir(flags.stateDir, [CA_KEY_FILE, TOKEN_KEY_FILE]))
       log.warn(t, 'state folder permissions were too open; tightened (the key may have been read by others)');
+    releaseStateDir = lockStateDir(flags.stateDir);
   }
 
   const shutdownHooks: (() => void | Promise<void>)[] = [];
@@ -100,6 +104,7 @@ export async function startServer(options: ServeOptions, seams: ServerSeams = {}
     sharedConfigMap: env.SHARED_MESH_CONFIG || undefined,
   });
   shutdownHooks.push(() => mesh.stop());
+  if (releaseStateDir) shutdownHooks.push(releaseStateDir);
   // The Kubernetes source reads meshConfig's discoverySelectors, so meshConfig comes first.
   // One list of objects the server does not act on, whoever finds them (see store/ignored.ts).
   const ignored = new IgnoredObjects({ metrics });

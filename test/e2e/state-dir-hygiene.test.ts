@@ -6,7 +6,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DEMO, LOOPBACK_LISTENER_ARGS, ServerProcess, waitForStatus } from '../support/cli';
+import { DEMO, LOOPBACK_LISTENER_ARGS, runCli, ServerProcess, waitForStatus } from '../support/cli';
 
 const TIGHTENED = 'state folder permissions were too open; tightened (the key may have been read by others)';
 const DELAY_WARNING =
@@ -63,3 +63,52 @@ test('a distribution delay shorter than DEFAULT_WORKLOAD_CERT_TTL is warned abou
     await defaults.stop();
   }
 }, 60_000);
+
+describe('one server per state folder', () => {
+  test('a second server on the same folder exits 2 naming the holder; after the first stops it starts', async () => {
+    const state = path.join(dir, 'state');
+    const first = await serve(state);
+    let firstStopped = false;
+    try {
+      const second = runCli(
+        ['--configDir', DEMO, '--stateDir', state, '--meshConfig', path.join(dir, 'none'), ...LOOPBACK_LISTENER_ARGS],
+        {},
+      );
+      expect(second.status).toBe(2);
+      const lines = second.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => !l.startsWith('{'));
+      expect(lines).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^istiod-ts: --stateDir ${state} is in use by another istiod-ts \\(pid ${first.child.pid} on .*, since .*\\); stop it or give this one another folder$`,
+          ),
+        ),
+      ]);
+      await first.stop();
+      firstStopped = true;
+      expect(fs.existsSync(path.join(state, '.lock'))).toBe(false);
+      const third = await serve(state);
+      await third.stop();
+    } finally {
+      if (!firstStopped) await first.stop();
+    }
+  }, 60_000);
+
+  test('a lock left by a process that is gone (kill -9) is taken over', async () => {
+    const state = path.join(dir, 'state');
+    fs.mkdirSync(state, { mode: 0o700 });
+    // A pid far above any pid_max in use, on this host: its holder is certainly gone.
+    fs.writeFileSync(
+      path.join(state, '.lock'),
+      JSON.stringify({ pid: 2 ** 22 + 17, host: os.hostname(), since: '2026-01-01T00:00:00.000Z' }),
+    );
+    const server = await serve(state);
+    try {
+      expect(JSON.parse(fs.readFileSync(path.join(state, '.lock'), 'utf8'))).toMatchObject({ pid: server.child.pid });
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+});
