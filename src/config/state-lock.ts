@@ -60,7 +60,11 @@ export function lockStateDir(dir: string): () => void {
     // The holder is gone (or the file is not a lock we wrote): take it over.
     fs.rmSync(file, { force: true });
   }
-  return () => {
+  const release = () => {
+    process.removeListener('exit', release);
     if (readHolder(file)?.pid === me.pid) fs.rmSync(file, { force: true });
   };
+  // A start that fails after this (exit 1 or 2) leaves the folder as it found it.
+  process.once('exit', release);
+  return release;
 }
