@@ -10,7 +10,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { scopedLogger } from '../log/logger';
 import { PUBLIC_FILE_MODE, writeFileAtomicSync } from '../config/atomic-file';
-import { DerError, TAG, childrenExactly, children, expectTag, nth, readTlv } from './der';
+import * as crypto from 'node:crypto';
+import { DerError, TAG, childrenExactly, children, content, decodeOid, expectTag, nth, readTlv, whole } from './der';
 
 const log = scopedLogger('ca');
 
@@ -35,8 +36,26 @@ export const CA_CRL_POLL_MS = 30_000;
 
 const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g;
 
+/** Signature algorithms a CRL may be signed with, by OID: the hash crypto.verify takes. */
+const CRL_SIGNATURE_HASHES: Record<string, string> = {
+  '1.2.840.10045.4.3.2': 'sha256', // ecdsa-with-SHA256
+  '1.2.840.10045.4.3.3': 'sha384',
+  '1.2.840.10045.4.3.4': 'sha512',
+  '1.2.840.113549.1.1.11': 'sha256', // sha256WithRSAEncryption
+  '1.2.840.113549.1.1.12': 'sha384',
+  '1.2.840.113549.1.1.13': 'sha512',
+};
+
+/** What a CRL's signature covers and is: the tbsCertList bytes, the hash, the signature. */
+interface SignedList {
+  tbs: Buffer;
+  hash: string | undefined;
+  algorithm: string;
+  signature: Buffer;
+}
+
 /** Checks one DER CertificateList: SEQUENCE { tbsCertList, signatureAlgorithm, signature BIT STRING }. */
-function checkCertificateList(der: Buffer, which: string): void {
+function checkCertificateList(der: Buffer, which: string): SignedList {
   try {
     const list = readTlv(der, 0);
     if (list.end !== der.length) throw new DerError(`${der.length - list.end} bytes after the CertificateList`);
@@ -53,6 +72,17 @@ function checkCertificateList(der: Buffer, which: string): void {
     const thisUpdate = nth(fields, first + 2, 'tbsCertList.thisUpdate');
     if (thisUpdate.tag !== TAG.UTC_TIME && thisUpdate.tag !== TAG.GENERALIZED_TIME)
       throw new DerError(`tbsCertList.thisUpdate: expected a time, got tag 0x${thisUpdate.tag.toString(16)}`);
+    const oid = nth(children(der, algorithm), 0, 'signatureAlgorithm.algorithm');
+    expectTag(oid, TAG.OID, 'signatureAlgorithm.algorithm');
+    const algorithmOid = decodeOid(content(der, oid));
+    const bits = content(der, signature);
+    // The BIT STRING's first byte counts unused bits; a signature uses whole bytes.
+    return {
+      tbs: whole(der, tbs),
+      hash: CRL_SIGNATURE_HASHES[algorithmOid],
+      algorithm: algorithmOid,
+      signature: bits.subarray(1),
+    };
   } catch (err) {
     throw new Error(`${which} is not an X.509 CRL: ${(err as Error).message}`);
   }
@@ -63,10 +93,11 @@ function checkCertificateList(der: Buffer, which: string): void {
  * nothing else PEM-encoded; throws an error naming what is wrong. The signature is not checked:
  * the proxies that load the CRL verify it against the CA they trust.
  */
-export function validateCaCrlPem(text: string): void {
+export function validateCaCrlPem(text: string, signers: readonly crypto.X509Certificate[] = []): void {
   if (Buffer.byteLength(text) > MAX_CA_CRL_BYTES)
     throw new Error(`${CA_CRL_FILE} is larger than ${MAX_CA_CRL_BYTES} bytes, which a ConfigMap cannot hold`);
   let count = 0;
+  const lists: SignedList[] = [];
   for (const [, label, body] of text.matchAll(PEM_BLOCK)) {
     count++;
     const which = `block ${count} of ${CA_CRL_FILE}`;
@@ -74,9 +105,26 @@ export function validateCaCrlPem(text: string): void {
     if (label !== 'X509 CRL') throw new Error(`${which} is a ${label ?? 'unnamed'} block, not an X509 CRL`);
     const base64 = (body ?? '').replace(/\s+/g, '');
     if (!/^[A-Za-z0-9+/]+={0,2}$/.test(base64)) throw new Error(`${which} is not valid base64`);
-    checkCertificateList(Buffer.from(base64, 'base64'), which);
+    lists.push(checkCertificateList(Buffer.from(base64, 'base64'), which));
   }
   if (count === 0) throw new Error(`${CA_CRL_FILE} holds no PEM "X509 CRL" block`);
+  // istiod (and Envoy, which ztunnel's peers may be): once a CRL is given for any CA of the chain,
+  // one must be given for every CA of it, signed by that CA; a missing one fails every peer's check,
+  // and a CRL signed by someone else revokes nothing while looking as if it did.
+  const unsigned = signers.filter((signer) => !lists.some((l) => signedBy(l, signer)));
+  if (unsigned.length > 0)
+    throw new Error(
+      `${CA_CRL_FILE} has no CRL signed by ${unsigned.map((c) => `"${c.subject.split('\n').join(', ')}"`).join(', ')} (one is needed for every certificate of the signing chain)`,
+    );
+}
+
+function signedBy(list: SignedList, signer: crypto.X509Certificate): boolean {
+  if (!list.hash) return false;
+  try {
+    return crypto.verify(list.hash, list.tbs, signer.publicKey, list.signature);
+  } catch {
+    return false;
+  }
 }
 
 /** Writes <stateDir>/ca-crl.pem atomically, next to root-cert.pem (local mode's distribution point). */
@@ -93,7 +141,11 @@ export class CaCrlSource {
   private reported = '';
   private readonly listeners = new Set<(pem: string) => void>();
 
-  constructor(private readonly dir: string) {}
+  /** `signers`: the certificates of the signing chain, each of which must have signed a CRL of the file. */
+  constructor(
+    private readonly dir: string,
+    private readonly signers: () => readonly crypto.X509Certificate[] = () => [],
+  ) {}
 
   /** The CRL to publish; undefined while no valid ca-crl.pem has been read. */
   current(): string | undefined {
@@ -113,7 +165,7 @@ export class CaCrlSource {
       const size = fs.statSync(file).size;
       if (size > MAX_CA_CRL_BYTES) throw new Error(`${CA_CRL_FILE} is larger than ${MAX_CA_CRL_BYTES} bytes`);
       text = fs.readFileSync(file, 'utf8');
-      validateCaCrlPem(text);
+      validateCaCrlPem(text, this.signers());
     } catch (err) {
       const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
       if (missing && this.pem === undefined) return;

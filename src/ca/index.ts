@@ -1,7 +1,7 @@
 // Entry point of the mesh CA: key material, IstioCertificateService, istiod's serving
 // certificate, root distribution, metrics and readiness, wired onto what its host gives it.
 
-import type * as crypto from 'node:crypto';
+import * as crypto from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../store/kube/client';
 import { KubeWriter } from '../store/kube/writes';
@@ -204,7 +204,11 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
   // its CRL along, so the CRL is re-read with the new material as well as on its own changes.
   const crl =
     env.PILOT_ENABLE_CA_CRL && authority.current().source === 'plugged-in'
-      ? new CaCrlSource(env.ROOT_CA_DIR)
+      ? new CaCrlSource(env.ROOT_CA_DIR, () => {
+          // As istiod: every certificate of cert-chain.pem (the signing one first) must have signed a CRL.
+          const m = authority.signingMaterial();
+          return m.chainPems.length > 0 ? m.chainPems.map((p) => new crypto.X509Certificate(p)) : [m.signingCert];
+        })
       : undefined;
   if (crl) {
     stops.push(crl.watch());

@@ -2,6 +2,7 @@
 // every namespace, as istiod does, by the leader of the namespace controller's lock; CRLs are made
 // by `openssl ca -gencrl` from the plugged-in intermediate.
 
+import * as crypto from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -42,15 +43,23 @@ function opensslCrl(ca: OpensslCa, dir: string): string {
   return execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
 }
 
+/**
+ * CRLs for every CA of the test chain's cert-chain.pem (the intermediate and the root), as istiod
+ * requires once a CRL is given at all; each CA keeps its CRL numbers in its own folder under `dir`.
+ */
+function chainCrl(intermediate: OpensslCa, root: OpensslCa, dir: string): string {
+  return opensslCrl(intermediate, dir) + opensslCrl(root, path.join(dir, 'root'));
+}
+
 /** A plugged-in CA folder in istiod's layout, from an openssl-made root and intermediate. */
-function pluggedInCaDir(): { dir: string; intermediate: OpensslCa } {
+function pluggedInCaDir(): { dir: string; intermediate: OpensslCa; root: OpensslCa } {
   const { root, intermediate } = opensslCaPair();
   const dir = tempDir();
   fs.writeFileSync(path.join(dir, 'ca-cert.pem'), intermediate.certPem);
   fs.writeFileSync(path.join(dir, 'ca-key.pem'), intermediate.keyPem);
   fs.writeFileSync(path.join(dir, 'root-cert.pem'), root.certPem);
   fs.writeFileSync(path.join(dir, 'cert-chain.pem'), intermediate.certPem + root.certPem);
-  return { dir, intermediate };
+  return { dir, intermediate, root };
 }
 
 function captureLogs(): Line[] {
@@ -66,6 +75,21 @@ describe('validating ca-crl.pem', () => {
     const { intermediate } = pluggedInCaDir();
     crl = opensslCrl(intermediate, tempDir());
     certificate = intermediate.certPem;
+  });
+
+  test("istiod's rule: a CRL signed by each certificate of the signing chain, else the set is refused naming the missing signers", () => {
+    const { intermediate, root } = pluggedInCaDir();
+    const signers = [new crypto.X509Certificate(intermediate.certPem), new crypto.X509Certificate(root.certPem)];
+    const dir = tempDir();
+    expect(() => validateCaCrlPem(chainCrl(intermediate, root, dir), signers)).not.toThrow();
+    expect(() => validateCaCrlPem(opensslCrl(intermediate, path.join(dir, 'i2')), signers)).toThrow(
+      'ca-crl.pem has no CRL signed by "O=Example Root" (one is needed for every certificate of the signing chain)',
+    );
+    // CRLs signed by an unrelated root and intermediate revoke nothing of this chain: refused.
+    const other = opensslCaPair('Other');
+    expect(() => validateCaCrlPem(chainCrl(other.intermediate, other.root, path.join(dir, 'other')), signers)).toThrow(
+      'ca-crl.pem has no CRL signed by "O=cluster.local, CN=Intermediate", "O=Example Root"',
+    );
   });
 
   test('a CRL from openssl ca -gencrl is accepted, and so is one CRL per CA of the chain', () => {
@@ -106,17 +130,32 @@ describe('validating ca-crl.pem', () => {
 
 describe('ca-crl.pem in local mode', () => {
   test('is written next to root-cert.pem in --stateDir, and rewritten when the CRL changes', async () => {
-    const { dir, intermediate } = pluggedInCaDir();
+    const { dir, intermediate, root } = pluggedInCaDir();
     const crlDir = tempDir();
-    const first = opensslCrl(intermediate, crlDir);
+    const first = chainCrl(intermediate, root, crlDir);
     fs.writeFileSync(path.join(dir, CA_CRL_FILE), first);
     const h = await startHarness({ env: { ROOT_CA_DIR: dir } });
     try {
       const published = () => fs.readFileSync(path.join(h.stateDir, CA_CRL_FILE), 'utf8');
       expect(published()).toBe(first);
-      const second = opensslCrl(intermediate, crlDir);
+      const second = chainCrl(intermediate, root, crlDir);
       fs.writeFileSync(path.join(dir, CA_CRL_FILE), second);
       await eventually('the new CRL is in the state dir', () => published() === second, CA_CRL_POLL_MS + 5_000);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe('ca-crl.pem that lacks a signer of the chain (local mode)', () => {
+  test('is not published, and says which CA has no CRL', async () => {
+    const { dir, intermediate } = pluggedInCaDir();
+    fs.writeFileSync(path.join(dir, CA_CRL_FILE), opensslCrl(intermediate, tempDir()));
+    const lines = captureLogs();
+    const h = await startHarness({ env: { ROOT_CA_DIR: dir } });
+    try {
+      expect(fs.existsSync(path.join(h.stateDir, CA_CRL_FILE))).toBe(false);
+      expect(lines.some((l) => String(l['reason']).includes('has no CRL signed by "O=Example Root"'))).toBe(true);
     } finally {
       await h.close();
     }
@@ -163,9 +202,9 @@ describe('ConfigMap istio-ca-crl in Kubernetes mode (test API server)', () => {
   });
 
   test('the CRL is in every namespace but kube-public, labelled like the root; a changed CRL replaces it; a new namespace gets it', async () => {
-    const { dir, intermediate } = pluggedInCaDir();
+    const { dir, intermediate, root } = pluggedInCaDir();
     const crlDir = tempDir();
-    const first = opensslCrl(intermediate, crlDir);
+    const first = chainCrl(intermediate, root, crlDir);
     fs.writeFileSync(path.join(dir, CA_CRL_FILE), first);
     await start(dir);
     await eventually('istio-ca-crl in every namespace', () =>
@@ -176,7 +215,7 @@ describe('ConfigMap istio-ca-crl in Kubernetes mode (test API server)', () => {
       'istio.io/config': 'true',
     });
 
-    const second = opensslCrl(intermediate, crlDir);
+    const second = chainCrl(intermediate, root, crlDir);
     expect(second).not.toBe(first);
     fs.writeFileSync(path.join(dir, CA_CRL_FILE), second);
     await eventually(
@@ -191,8 +230,8 @@ describe('ConfigMap istio-ca-crl in Kubernetes mode (test API server)', () => {
   });
 
   test('PILOT_CRL_CONFIGMAP names the ConfigMap the CRL is published as', async () => {
-    const { dir, intermediate } = pluggedInCaDir();
-    const crl = opensslCrl(intermediate, tempDir());
+    const { dir, intermediate, root } = pluggedInCaDir();
+    const crl = chainCrl(intermediate, root, tempDir());
     fs.writeFileSync(path.join(dir, CA_CRL_FILE), crl);
     const named = (ns: string) =>
       (api.get('v1', 'ConfigMap', ns, 'mesh-crl')?.['data'] as Record<string, string> | undefined)?.[CA_CRL_FILE];
@@ -203,8 +242,8 @@ describe('ConfigMap istio-ca-crl in Kubernetes mode (test API server)', () => {
   });
 
   test('PILOT_ENABLE_CA_CRL=false publishes no CRL, while the root still is', async () => {
-    const { dir, intermediate } = pluggedInCaDir();
-    fs.writeFileSync(path.join(dir, CA_CRL_FILE), opensslCrl(intermediate, tempDir()));
+    const { dir, intermediate, root } = pluggedInCaDir();
+    fs.writeFileSync(path.join(dir, CA_CRL_FILE), chainCrl(intermediate, root, tempDir()));
     const h = await start(dir, undefined, { PILOT_ENABLE_CA_CRL: 'false' });
     const rootIn = (ns: string) =>
       (api.get('v1', 'ConfigMap', ns, 'istio-ca-root-cert')?.['data'] as Record<string, string> | undefined)?.[
@@ -230,8 +269,8 @@ describe('ConfigMap istio-ca-crl in Kubernetes mode (test API server)', () => {
   });
 
   test('a CRL that is not valid is logged and the last good one stays published', async () => {
-    const { dir, intermediate } = pluggedInCaDir();
-    const good = opensslCrl(intermediate, tempDir());
+    const { dir, intermediate, root } = pluggedInCaDir();
+    const good = chainCrl(intermediate, root, tempDir());
     fs.writeFileSync(path.join(dir, CA_CRL_FILE), good);
     await start(dir);
     await eventually('the good CRL is published', () => crlIn('default') === good);
@@ -256,8 +295,8 @@ describe('ConfigMap istio-ca-crl in Kubernetes mode (test API server)', () => {
   });
 
   test('a replica that does not lead the namespace controller lock writes no istio-ca-crl', async () => {
-    const { dir, intermediate } = pluggedInCaDir();
-    fs.writeFileSync(path.join(dir, CA_CRL_FILE), opensslCrl(intermediate, tempDir()));
+    const { dir, intermediate, root } = pluggedInCaDir();
+    fs.writeFileSync(path.join(dir, CA_CRL_FILE), chainCrl(intermediate, root, tempDir()));
     const leases: string[] = [];
     const before = api.requests.length;
     await start(dir, { runWhileLeader: (lease) => void leases.push(lease) });
