@@ -116,6 +116,27 @@ export class LocalCaSecretStore implements CaSecretStore {
     return { ...next, rotation: file.rotation };
   }
 
+  /**
+   * Brings ca-cert.pem and ca-key.pem back in line with the rotation file, which is written first:
+   * a crash between the writes left them holding the previous pair, and the rollback runbook
+   * (delete the rotation file) would then bring back a stale root. Returns the files it rewrote.
+   */
+  async repairMirrors(): Promise<string[]> {
+    const rotation = await readOrUndefined(this.rotationFile);
+    if (rotation === undefined) return [];
+    const { caCertPem, caKeyPem } = this.decodeRotationFile(rotation);
+    const repaired: string[] = [];
+    if ((await readOrUndefined(this.keyFile)) !== caKeyPem) {
+      await writeFileAtomic(this.keyFile, caKeyPem, { mode: PRIVATE_FILE_MODE });
+      repaired.push(this.keyFile);
+    }
+    if ((await readOrUndefined(this.certFile)) !== caCertPem) {
+      await writeFileAtomic(this.certFile, caCertPem, { mode: PUBLIC_FILE_MODE });
+      repaired.push(this.certFile);
+    }
+    return repaired;
+  }
+
   private decodeRotationFile(text: string): CaSecretData {
     let parsed: Partial<LocalRotationFile>;
     try {

@@ -91,6 +91,14 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
         ? new KubeCaSecretStore(writer, env.POD_NAMESPACE)
         : undefined);
   if (!secretStore) throw new Error('Kubernetes mode needs a kubeConfig (or a secretStore) for the CA');
+  if (secretStore instanceof LocalCaSecretStore) {
+    const repaired = await secretStore.repairMirrors();
+    if (repaired.length > 0)
+      log.warn(
+        { files: repaired },
+        'rewrote the CA files from the rotation state (a crash had interrupted their update)',
+      );
+  }
   const loaded = await loadKeyMaterial(ctx, secretStore);
   const authority = new CertificateAuthority(loaded.material);
   if (loaded.rotationRoots.length > 0) authority.setRotation(loaded.material, loaded.rotationRoots);

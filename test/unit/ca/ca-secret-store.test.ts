@@ -2,7 +2,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CA_CERT_FILE, CA_KEY_FILE, LocalCaSecretStore } from '../../../src/ca/ca-secret-store';
+import { CA_CERT_FILE, CA_KEY_FILE, CA_ROTATION_FILE, LocalCaSecretStore } from '../../../src/ca/ca-secret-store';
 import { PRIVATE_FILE_MODE, PUBLIC_FILE_MODE } from '../../../src/config/atomic-file';
 import { tempDir } from '../../support/ca/fixtures';
 
@@ -20,6 +20,25 @@ describe('LocalCaSecretStore', () => {
     expect(fs.statSync(path.join(dir, CA_KEY_FILE)).mode & 0o777).toBe(PRIVATE_FILE_MODE);
     expect(fs.statSync(path.join(dir, CA_CERT_FILE)).mode & 0o777).toBe(PUBLIC_FILE_MODE);
     await expect(store.get()).resolves.toEqual(DATA);
+  });
+
+  test('a crash between the rotation file and its mirrors is repaired: the mirrors are rewritten from it', async () => {
+    const store = new LocalCaSecretStore(dir);
+    await store.createIfAbsent(DATA);
+    const next = { caCertPem: 'NEW CERT\n', caKeyPem: 'NEW KEY\n', rotation: { phase: 'steady' as const, since: 1 } };
+    await store.update(() => next);
+    // The crash: the rotation file holds the new pair, the mirrors still the old one.
+    fs.writeFileSync(path.join(dir, CA_KEY_FILE), DATA.caKeyPem, { mode: PRIVATE_FILE_MODE });
+    fs.writeFileSync(path.join(dir, CA_CERT_FILE), DATA.caCertPem);
+    await expect(store.repairMirrors()).resolves.toEqual([path.join(dir, CA_KEY_FILE), path.join(dir, CA_CERT_FILE)]);
+    expect(fs.readFileSync(path.join(dir, CA_KEY_FILE), 'utf8')).toBe('NEW KEY\n');
+    expect(fs.readFileSync(path.join(dir, CA_CERT_FILE), 'utf8')).toBe('NEW CERT\n');
+    expect(fs.statSync(path.join(dir, CA_KEY_FILE)).mode & 0o777).toBe(PRIVATE_FILE_MODE);
+    // The rollback runbook (delete the rotation file) now finds the pair that signs, not a stale one.
+    fs.rmSync(path.join(dir, CA_ROTATION_FILE));
+    await expect(store.get()).resolves.toEqual({ caCertPem: 'NEW CERT\n', caKeyPem: 'NEW KEY\n' });
+    // Nothing to repair the next time.
+    await expect(store.repairMirrors()).resolves.toEqual([]);
   });
 
   test('a second creator gets the stored root, not its own', async () => {
