@@ -1,6 +1,7 @@
 // The Delta ADS service of an XdsServer on a TLS gRPC server on loopback, as the xDS benches serve it.
 
 import * as grpc from '@grpc/grpc-js';
+import type { CallAuthenticator, CallerIdentity } from '../src/security/identity';
 import type { XdsServer } from '../src/xds/server';
 import { adsServiceDefinition } from '../src/xds/proto';
 import type { TestPki } from '../test/support/tls';
@@ -21,4 +22,19 @@ export async function serveAds(
     server.bindAsync('127.0.0.1:0', creds, (e, p) => (e ? rej(e) : res(p))),
   );
   return { server, port };
+}
+
+/** Accepts `Bearer <token>` as the ztunnel of istio-system, as the xDS benches' clients present it. */
+export function ztunnelTokenAuthenticator(token: string): CallAuthenticator {
+  return {
+    authenticate(call): Promise<CallerIdentity> {
+      if (call.metadata.get('authorization')[0] !== `Bearer ${token}`) return Promise.reject(new Error('bad token'));
+      return Promise.resolve({
+        identities: ['spiffe://cluster.local/ns/istio-system/sa/ztunnel'],
+        namespace: 'istio-system',
+        serviceAccount: 'ztunnel',
+        via: 'token',
+      });
+    },
+  };
 }

@@ -19,7 +19,6 @@ import { AdsClient, ztunnelNodeId, type DeltaResponse } from '../../src/cli/ads-
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../../src/contract/xds-resources';
 import { defaultMeshConfig } from '../../src/mesh/defaults';
 import type { MeshConfigSource } from '../../src/mesh/types';
-import type { CallAuthenticator } from '../../src/security/identity';
 import { LocalSource } from '../../src/store/local/local-source';
 import { MemoryStore } from '../../src/store/memory-store';
 import type { KubeObject } from '../../src/store/types';
@@ -29,7 +28,7 @@ import { XdsServer } from '../../src/xds/server';
 import { generateMesh } from '../../interop/mesh/generate';
 import { writeMesh } from '../../interop/mesh/write';
 import { makeTestPki, SERVER_NAME } from '../../test/support/tls';
-import { serveAds } from '../ads-server';
+import { serveAds, ztunnelTokenAuthenticator } from '../ads-server';
 import { Measurement, Scenario, median } from '../scenario';
 
 const SUBSCRIBERS = 10;
@@ -44,17 +43,7 @@ const POD_SHARE = 0.9;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const authenticator: CallAuthenticator = {
-  authenticate(call) {
-    if (call.metadata.get('authorization')[0] !== `Bearer ${TOKEN}`) return Promise.reject(new Error('bad token'));
-    return Promise.resolve({
-      identities: ['spiffe://cluster.local/ns/istio-system/sa/ztunnel'],
-      namespace: 'istio-system',
-      serviceAccount: 'ztunnel',
-      via: 'token',
-    });
-  },
-};
+const authenticator = ztunnelTokenAuthenticator(TOKEN);
 
 function staticMesh(): MeshConfigSource {
   const current = defaultMeshConfig();

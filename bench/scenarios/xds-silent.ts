@@ -10,7 +10,6 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Registry } from 'prom-client';
 import { logs } from '../../src/log/logger';
-import type { CallAuthenticator, CallerIdentity } from '../../src/server/context';
 import { ADDRESS_TYPE_URL } from '../../src/contract/xds-resources';
 import { XdsMetrics } from '../../src/xds/metrics';
 import { SLOT_STALL_RELEASE_MS } from '../../src/xds/drain';
@@ -18,7 +17,7 @@ import { GATED_FULL_SYNC_BYTES } from '../../src/xds/push';
 import { XdsServer, XdsServerSettings } from '../../src/xds/server';
 import { encodeResponseBody } from '../../src/xds/wire';
 import { SERVER_NAME, makeTestPki } from '../../test/support/tls';
-import { serveAds } from '../ads-server';
+import { serveAds, ztunnelTokenAuthenticator } from '../ads-server';
 import { Measurement, Scenario, median } from '../scenario';
 import type { WorkerConfig, WorkerMessage } from '../xds-client-worker';
 import type { SilentWorkerConfig } from '../xds-silent-worker';
@@ -40,17 +39,7 @@ const TOKEN = 'bench-token';
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-const authenticator: CallAuthenticator = {
-  authenticate(call): Promise<CallerIdentity> {
-    if (call.metadata.get('authorization')[0] !== `Bearer ${TOKEN}`) return Promise.reject(new Error('bad token'));
-    return Promise.resolve({
-      identities: ['spiffe://cluster.local/ns/istio-system/sa/ztunnel'],
-      namespace: 'istio-system',
-      serviceAccount: 'ztunnel',
-      via: 'token',
-    });
-  },
-};
+const authenticator = ztunnelTokenAuthenticator(TOKEN);
 
 async function until(cond: () => boolean, timeoutMs: number, what: string, errors: string[]): Promise<void> {
   const deadline = Date.now() + timeoutMs;

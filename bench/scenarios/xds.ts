@@ -10,7 +10,6 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Registry } from 'prom-client';
 import { logs } from '../../src/log/logger';
-import type { CallAuthenticator, CallerIdentity } from '../../src/server/context';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, XdsResource, XdsTypeUrl } from '../../src/contract/xds-resources';
 import { XdsMetrics } from '../../src/xds/metrics';
 import { MAX_CONCURRENT_FULL_SYNCS } from '../../src/xds/push';
@@ -18,7 +17,7 @@ import { XdsServer } from '../../src/xds/server';
 import { encodeResponseBody } from '../../src/xds/wire';
 import { FloorServer, http2ReceiveFloor, rawTlsCounter, tlsWriteFloor } from '../floors';
 import { SERVER_NAME, TestPki, makeTestPki } from '../../test/support/tls';
-import { serveAds } from '../ads-server';
+import { serveAds, ztunnelTokenAuthenticator } from '../ads-server';
 import { Measurement, Scenario, median, percentile } from '../scenario';
 import type { WorkerConfig, WorkerMessage } from '../xds-client-worker';
 import { SyntheticCache } from '../xds-synthetic-cache';
@@ -77,17 +76,7 @@ const RECONNECT_TARGET_RATIO = 1.5;
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const authenticator: CallAuthenticator = {
-  authenticate(call): Promise<CallerIdentity> {
-    if (call.metadata.get('authorization')[0] !== `Bearer ${TOKEN}`) return Promise.reject(new Error('bad token'));
-    return Promise.resolve({
-      identities: ['spiffe://cluster.local/ns/istio-system/sa/ztunnel'],
-      namespace: 'istio-system',
-      serviceAccount: 'ztunnel',
-      via: 'token',
-    });
-  },
-};
+const authenticator = ztunnelTokenAuthenticator(TOKEN);
 
 class Clients {
   readonly workers: ChildProcess[] = [];

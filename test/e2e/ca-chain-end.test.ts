@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { opensslChain } from '../support/ca/openssl-ca';
+import { opensslChain, writeCacerts } from '../support/ca/openssl-ca';
 import { DEMO, LOOPBACK_LISTENER_ARGS, ServerProcess, waitForStatus } from '../support/cli';
 
 /** How long after the start the chain's intermediate ends. */
@@ -16,13 +16,7 @@ test('/ready turns 503 naming the expired chain, and /debug/ca says the CA canno
   fs.mkdirSync(cacerts);
   const now = Date.now();
   const chain = opensslChain({ notBefore: new Date(now - 86_400_000), notAfter: new Date(now + CHAIN_LEFT_MS) });
-  fs.writeFileSync(path.join(cacerts, 'ca-cert.pem'), chain.signing.certPem);
-  fs.writeFileSync(path.join(cacerts, 'ca-key.pem'), chain.signing.keyPem);
-  fs.writeFileSync(
-    path.join(cacerts, 'cert-chain.pem'),
-    chain.signing.certPem + chain.intermediate.certPem + chain.root.certPem,
-  );
-  fs.writeFileSync(path.join(cacerts, 'root-cert.pem'), chain.root.certPem);
+  writeCacerts(cacerts, chain);
   const server = ServerProcess.start(
     [
       '--configDir',

@@ -11,17 +11,12 @@ import { parseCsr } from '../../../src/ca/csr';
 import { IssuerValidityError } from '../../../src/ca/leaf-signer';
 import { loadPluggedInCa, watchPluggedInCa, PLUGGED_IN_DEBOUNCE_MS } from '../../../src/ca/plugged-in';
 import { opensslCsr, opensslVerify, tempDir } from '../../support/ca/fixtures';
-import { opensslCaPair, opensslChain, type OpensslChain } from '../../support/ca/openssl-ca';
+import { opensslCaPair, opensslChain, writeCacerts, type OpensslChain } from '../../support/ca/openssl-ca';
 
 const DAY = 86_400_000;
 
-/** istiod's cacerts layout: cert-chain.pem is the signing certificate, its intermediate, then the root. */
-function writeIstiodLayout(dir: string, c: OpensslChain, root = c.root.certPem): void {
-  fs.writeFileSync(path.join(dir, 'ca-cert.pem'), c.signing.certPem);
-  fs.writeFileSync(path.join(dir, 'ca-key.pem'), c.signing.keyPem);
-  fs.writeFileSync(path.join(dir, 'cert-chain.pem'), c.signing.certPem + c.intermediate.certPem + c.root.certPem);
-  fs.writeFileSync(path.join(dir, 'root-cert.pem'), root);
-}
+/** istiod's cacerts layout (test/support/ca/openssl-ca.ts). */
+const writeIstiodLayout = writeCacerts;
 
 function writeTlsLayout(dir: string, c: OpensslChain, root = c.root.certPem): void {
   fs.writeFileSync(path.join(dir, 'tls.crt'), c.signing.certPem + c.intermediate.certPem);

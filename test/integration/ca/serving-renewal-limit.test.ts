@@ -3,26 +3,19 @@
 // again at once (a busy loop that made a key and a log line per round, about 110 a second).
 
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { CertificateAuthority } from '../../../src/ca/authority';
 import { loadPluggedInCa } from '../../../src/ca/plugged-in';
 import { MIN_RENEW_INTERVAL_MS, ServingCertRotator } from '../../../src/ca/serving-cert-issuer';
 import type { ServingCertificate } from '../../../src/contract/serving-cert';
 import { tempDir } from '../../support/ca/fixtures';
-import { opensslChain } from '../../support/ca/openssl-ca';
+import { opensslChain, writeCacerts } from '../../support/ca/openssl-ca';
 
 test('renewals back off once the CA chain ends in less than MIN_RENEW_INTERVAL_MS, and past its end', async () => {
   const dir = tempDir('istiod-ts-renewal-');
   // The intermediate ends three seconds from now; the serving certificate cannot outlive it.
   const now = Date.now();
   const chain = opensslChain({ notBefore: new Date(now - 86_400_000), notAfter: new Date(now + 3000) });
-  fs.writeFileSync(path.join(dir, 'ca-cert.pem'), chain.signing.certPem);
-  fs.writeFileSync(path.join(dir, 'ca-key.pem'), chain.signing.keyPem);
-  fs.writeFileSync(
-    path.join(dir, 'cert-chain.pem'),
-    chain.signing.certPem + chain.intermediate.certPem + chain.root.certPem,
-  );
-  fs.writeFileSync(path.join(dir, 'root-cert.pem'), chain.root.certPem);
+  writeCacerts(dir, chain);
   const issued: ServingCertificate[] = [];
   const limited: string[] = [];
   const rotator = new ServingCertRotator(

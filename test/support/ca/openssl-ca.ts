@@ -144,3 +144,15 @@ export function opensslChain(intermediateValidity?: { notBefore: Date; notAfter:
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** Lays `chain` out as istiod's cacerts: cert-chain.pem is the signing certificate, its intermediate, then the root. */
+export function writeCacerts(dir: string, chain: OpensslChain, rootPem = chain.root.certPem): void {
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'ca-cert.pem'), chain.signing.certPem);
+  fs.writeFileSync(path.join(dir, 'ca-key.pem'), chain.signing.keyPem);
+  fs.writeFileSync(
+    path.join(dir, 'cert-chain.pem'),
+    chain.signing.certPem + chain.intermediate.certPem + chain.root.certPem,
+  );
+  fs.writeFileSync(path.join(dir, 'root-cert.pem'), rootPem);
+}
