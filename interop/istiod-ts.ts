@@ -109,10 +109,6 @@ export class IstiodTs {
       .join('\n');
   }
 
-  logs(): readonly Record<string, unknown>[] {
-    return this.process?.logs ?? [];
-  }
-
   async metrics(): Promise<string> {
     const res = await fetch(`http://127.0.0.1:${this.ports.monitoring}/metrics`);
     return res.text();

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { ISTIOD_POD_NAME, LocalControlPlane } from './control-plane';
 import { REPO_ROOT } from '../test/support/cli';
 import { freePort, freePorts, SERVER_NAME } from './istiod-ts';
-import { requestCertificate } from './ca-client';
+import { createCertificate } from '../src/cli/xds-cert';
 import type { Report } from './report';
 import { Ztunnel } from './ztunnel';
 
@@ -176,12 +176,14 @@ async function makeCertDir(dir: string, plane: LocalControlPlane, root: string):
     node: '',
     ip: '',
   });
-  const chain = await requestCertificate({
+  const chain = await createCertificate({
     address: `127.0.0.1:${plane.ports.secure}`,
-    rootCert: root,
+    rootCertPem: root,
     serverName: SERVER_NAME,
     token,
     csr,
+    validitySeconds: 3600,
+    timeoutMs: 15_000,
   });
   writeFileSync(path.join(dir, 'cert-chain.pem'), chain.map((c) => `${c.trim()}\n`).join(''));
   if (!readFileSync(path.join(dir, 'cert-chain.pem'), 'utf8').includes('BEGIN CERTIFICATE'))

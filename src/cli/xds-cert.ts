@@ -96,6 +96,56 @@ function describeChain(chain: string[]): string {
   return lines.join('\n') + '\n';
 }
 
+export interface CertificateCall {
+  /** HOST:PORT of the CA (the secure xDS port). */
+  address: string;
+  /** PEM roots to trust; without them the call is plaintext. */
+  rootCertPem?: string | undefined;
+  serverName?: string;
+  token?: string;
+  clusterId?: string;
+  csr: string;
+  validitySeconds: number;
+  /** An identity asked for on behalf of a pod (ImpersonatedIdentity), as a node's ztunnel asks. */
+  impersonate?: string;
+  timeoutMs: number;
+}
+
+/** One CreateCertificate call as ztunnel makes it: the chain, or the call's grpc.ServiceError. */
+export async function createCertificate(c: CertificateCall): Promise<string[]> {
+  const creds = c.rootCertPem
+    ? grpc.credentials.createFromSecureContext(tls.createSecureContext({ ca: c.rootCertPem, minVersion: 'TLSv1.3' }))
+    : grpc.credentials.createInsecure();
+  const channel: grpc.ChannelOptions = c.serverName
+    ? { 'grpc.ssl_target_name_override': c.serverName, 'grpc.default_authority': c.serverName }
+    : {};
+  const Client = certificateServiceClient();
+  const client = new Client(c.address, creds, channel) as grpc.Client & Record<string, unknown>;
+  const md = new grpc.Metadata();
+  if (c.token) md.set('authorization', `Bearer ${c.token}`);
+  md.set('clusterid', c.clusterId ?? 'Kubernetes');
+  const request = {
+    csr: c.csr,
+    validity_duration: c.validitySeconds,
+    ...(c.impersonate ? { metadata: { fields: { ImpersonatedIdentity: { stringValue: c.impersonate } } } } : {}),
+  };
+  const call = client['CreateCertificate'] as (
+    r: unknown,
+    m: grpc.Metadata,
+    o: grpc.CallOptions,
+    cb: (e: grpc.ServiceError | null, r: IstioCertificateResponse) => void,
+  ) => void;
+  try {
+    return await new Promise<string[]>((resolve, reject) =>
+      call.call(client, request, md, { deadline: Date.now() + c.timeoutMs }, (e, r) =>
+        e ? reject(e) : resolve(r.cert_chain),
+      ),
+    );
+  } finally {
+    client.close();
+  }
+}
+
 export async function runXdsCertCommand(argv: string[], out: Writer, err: Writer): Promise<number> {
   try {
     const { values, given } = parseFlags(XDS_CERT_FLAGS, argv);
@@ -106,44 +156,29 @@ export async function runXdsCertCommand(argv: string[], out: Writer, err: Writer
     const missing = (['identity', 'addr'] as const).filter((f) => !given.has(f) || values[f].trim() === '');
     if (missing.length > 0) throw new UsageError(`missing ${missing.map((f) => `--${f}`).join(', ')} (see --help)`);
     if (!values.identity.startsWith('spiffe://')) throw new UsageError('--identity must be a spiffe:// URI');
-    let creds = grpc.credentials.createInsecure();
+    let rootCertPem: string | undefined;
     if (values.rootCert !== '') {
-      let ca: string;
       try {
-        ca = fs.readFileSync(values.rootCert, 'utf8');
+        rootCertPem = fs.readFileSync(values.rootCert, 'utf8');
       } catch (e) {
         throw new UsageError(`cannot read --rootCert ${values.rootCert}: ${(e as Error).message}`);
       }
-      creds = grpc.credentials.createFromSecureContext(tls.createSecureContext({ ca, minVersion: 'TLSv1.3' }));
     }
-    const channel: grpc.ChannelOptions = values.serverName
-      ? { 'grpc.ssl_target_name_override': values.serverName, 'grpc.default_authority': values.serverName }
-      : {};
     const token = readToken(values.token);
     const csr = await makeCsr(values.identity);
-    const Client = certificateServiceClient();
-    const client = new Client(values.addr, creds, channel) as grpc.Client & Record<string, unknown>;
-    const md = new grpc.Metadata();
-    if (token) md.set('authorization', `Bearer ${token}`);
-    md.set('clusterid', values.clusterId);
-    const request = {
-      csr,
-      validity_duration: Math.floor(values.validity / 1000),
-      metadata: { fields: { ImpersonatedIdentity: { stringValue: values.identity } } },
-    };
-    const call = client['CreateCertificate'] as (
-      r: unknown,
-      m: grpc.Metadata,
-      o: grpc.CallOptions,
-      cb: (e: grpc.ServiceError | null, r: IstioCertificateResponse) => void,
-    ) => void;
     let chain: string[];
     try {
-      chain = await new Promise<string[]>((resolve, reject) =>
-        call.call(client, request, md, { deadline: Date.now() + values.timeout }, (e, r) =>
-          e ? reject(e) : resolve(r.cert_chain),
-        ),
-      );
+      chain = await createCertificate({
+        address: values.addr,
+        rootCertPem,
+        serverName: values.serverName,
+        token,
+        clusterId: values.clusterId,
+        csr,
+        validitySeconds: Math.floor(values.validity / 1000),
+        impersonate: values.identity,
+        timeoutMs: values.timeout,
+      });
     } catch (e) {
       // A call that fails is a grpc.ServiceError; anything else is reported as UNKNOWN, still on one line.
       const { code, details } = e as Partial<grpc.ServiceError>;
@@ -151,8 +186,6 @@ export async function runXdsCertCommand(argv: string[], out: Writer, err: Writer
       const text = typeof details === 'string' ? details : String(e);
       err(`istiod-ts xds-client cert: ${name} (code ${code ?? grpc.status.UNKNOWN}): ${text.split('\n')[0] ?? ''}\n`);
       return 1;
-    } finally {
-      client.close();
     }
     if (values.chainOut !== '') fs.writeFileSync(values.chainOut, chain.map((c) => c.trim() + '\n').join(''));
     out(describeChain(chain));
