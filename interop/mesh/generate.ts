@@ -202,26 +202,31 @@ export function generateMesh(options: MeshOptions = DEFAULT_MESH): Manifest[] {
     }),
   );
 
+  /** A Gateway of class istio-waypoint with its Service, as istiod's waypoint deployment makes them. */
+  const waypoint = (name: string, namespace: string, waypointFor: string, ip: string, statusPort: boolean) => {
+    out.push({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: meta(name, namespace, { labels: { 'istio.io/waypoint-for': waypointFor } }),
+      spec: { gatewayClassName: 'istio-waypoint', listeners: [{ name: 'mesh', port: 15008, protocol: 'HBONE' }] },
+      status: { addresses: [{ type: 'Hostname', value: `${name}.${namespace}.svc.cluster.local` }] },
+    });
+    service(
+      name,
+      namespace,
+      ip,
+      { 'gateway.networking.k8s.io/gateway-name': name },
+      [
+        ...(statusPort ? [{ name: 'status-port', port: 15021, targetPort: 15021 }] : []),
+        { name: 'mesh', port: 15008, targetPort: 15008, appProtocol: 'all' },
+      ],
+      { 'gateway.networking.k8s.io/gateway-name': name, 'istio.io/dataplane-mode': 'none' },
+    );
+  };
+
   // The waypoint of apps-0: a Gateway of class istio-waypoint, its Service and two pods.
   const wpNs = appNamespaces[0]!;
-  out.push({
-    apiVersion: 'gateway.networking.k8s.io/v1',
-    kind: 'Gateway',
-    metadata: meta('waypoint', wpNs, { labels: { 'istio.io/waypoint-for': 'service' } }),
-    spec: { gatewayClassName: 'istio-waypoint', listeners: [{ name: 'mesh', port: 15008, protocol: 'HBONE' }] },
-    status: { addresses: [{ type: 'Hostname', value: `waypoint.${wpNs}.svc.cluster.local` }] },
-  });
-  service(
-    'waypoint',
-    wpNs,
-    '10.96.0.100',
-    { 'gateway.networking.k8s.io/gateway-name': 'waypoint' },
-    [
-      { name: 'status-port', port: 15021, targetPort: 15021 },
-      { name: 'mesh', port: 15008, targetPort: 15008, appProtocol: 'all' },
-    ],
-    { 'gateway.networking.k8s.io/gateway-name': 'waypoint', 'istio.io/dataplane-mode': 'none' },
-  );
+  waypoint('waypoint', wpNs, 'service', '10.96.0.100', true);
   [0, 1].forEach((i) =>
     pod({
       name: `waypoint-${templateHash('waypoint')}-w${i}`,
@@ -288,24 +293,7 @@ export function generateMesh(options: MeshOptions = DEFAULT_MESH): Manifest[] {
   // Fields the apps above leave at their defaults, each at least once.
   const xNs = appNamespaces[2 % appNamespaces.length]!;
   // A waypoint for workloads and services alike, which one app's pods and Service ask for by label.
-  out.push({
-    apiVersion: 'gateway.networking.k8s.io/v1',
-    kind: 'Gateway',
-    metadata: meta('waypoint-all', xNs, { labels: { 'istio.io/waypoint-for': 'all' } }),
-    spec: { gatewayClassName: 'istio-waypoint', listeners: [{ name: 'mesh', port: 15008, protocol: 'HBONE' }] },
-    status: { addresses: [{ type: 'Hostname', value: `waypoint-all.${xNs}.svc.cluster.local` }] },
-  });
-  service(
-    'waypoint-all',
-    xNs,
-    '10.96.0.101',
-    { 'gateway.networking.k8s.io/gateway-name': 'waypoint-all' },
-    [
-      { name: 'status-port', port: 15021, targetPort: 15021 },
-      { name: 'mesh', port: 15008, targetPort: 15008, appProtocol: 'all' },
-    ],
-    { 'gateway.networking.k8s.io/gateway-name': 'waypoint-all', 'istio.io/dataplane-mode': 'none' },
-  );
+  waypoint('waypoint-all', xNs, 'all', '10.96.0.101', true);
   pod({
     name: `waypoint-all-${templateHash('waypoint-all')}-w0`,
     namespace: xNs,
@@ -349,21 +337,7 @@ export function generateMesh(options: MeshOptions = DEFAULT_MESH): Manifest[] {
     }),
   );
   // A Service moving to the next waypoint of its namespace: a canary share of its connections.
-  out.push({
-    apiVersion: 'gateway.networking.k8s.io/v1',
-    kind: 'Gateway',
-    metadata: meta('waypoint-next', xNs, { labels: { 'istio.io/waypoint-for': 'service' } }),
-    spec: { gatewayClassName: 'istio-waypoint', listeners: [{ name: 'mesh', port: 15008, protocol: 'HBONE' }] },
-    status: { addresses: [{ type: 'Hostname', value: `waypoint-next.${xNs}.svc.cluster.local` }] },
-  });
-  service(
-    'waypoint-next',
-    xNs,
-    '10.96.0.102',
-    { 'gateway.networking.k8s.io/gateway-name': 'waypoint-next' },
-    [{ name: 'mesh', port: 15008, targetPort: 15008, appProtocol: 'all' }],
-    { 'gateway.networking.k8s.io/gateway-name': 'waypoint-next', 'istio.io/dataplane-mode': 'none' },
-  );
+  waypoint('waypoint-next', xNs, 'service', '10.96.0.102', false);
   service('canary', xNs, '10.96.0.121', { app: 'bound' }, [{ name: 'http', port: 80, targetPort: 8080 }], {
     'istio.io/use-waypoint': 'waypoint-all',
     'istio.io/use-waypoint-canary': 'waypoint-next',
