@@ -4,7 +4,7 @@
 
 import * as http from 'node:http';
 import type { ServeOptions } from '../config/options';
-import { tightenStateDir } from '../config/state-dir';
+import { Tightened, tightenStateDir } from '../config/state-dir';
 import { lockStateDir } from '../config/state-lock';
 import { CA_KEY_FILE } from '../ca/ca-secret-store';
 import { TOKEN_KEY_FILE } from '../security/local-jwt';
@@ -64,6 +64,15 @@ export async function startServer(options: ServeOptions, seams: ServerSeams = {}
   const { flags, env } = options;
   // A bad --meshConfig file is a usage error (exit 2, one line), found before anything is logged or created.
   checkMeshConfigFile(flags.meshConfig);
+  let releaseStateDir: (() => void) | undefined;
+  let tightened: Tightened[] = [];
+  if (options.mode === 'local') {
+    // The state folder holds the CA and token keys: nobody else may read them (config/state-dir.ts),
+    // and one server at a time may write it (config/state-lock.ts). A folder that cannot be made is
+    // a usage error, found before the first log line.
+    tightened = tightenStateDir(flags.stateDir, [CA_KEY_FILE, TOKEN_KEY_FILE]);
+    releaseStateDir = lockStateDir(flags.stateDir);
+  }
   log.info(
     {
       mode: options.mode,
@@ -74,14 +83,8 @@ export async function startServer(options: ServeOptions, seams: ServerSeams = {}
     },
     'starting',
   );
-  let releaseStateDir: (() => void) | undefined;
-  if (options.mode === 'local') {
-    // The state folder holds the CA and token keys: nobody else may read them (config/state-dir.ts),
-    // and one server at a time may write it (config/state-lock.ts).
-    for (const t of tightenStateDir(flags.stateDir, [CA_KEY_FILE, TOKEN_KEY_FILE]))
-      log.warn(t, 'state folder permissions were too open; tightened (the key may have been read by others)');
-    releaseStateDir = lockStateDir(flags.stateDir);
-  }
+  for (const t of tightened)
+    log.warn(t, 'state folder permissions were too open; tightened (the key may have been read by others)');
 
   const shutdownHooks: (() => void | Promise<void>)[] = [];
   const listeners = new Map<string, BoundListener>();

@@ -63,6 +63,16 @@ describe('start-up checks', () => {
     );
   });
 
+  // Node's recursive mkdir never returns under /proc (ENOENT retried forever): the server hung after
+  // its first log line instead of saying why.
+  test('a --stateDir on a filesystem that refuses new folders (/proc) exits 2 naming the flag and the reason', () => {
+    const r = runCli(['--configDir', DEMO, '--stateDir', '/proc/istiod-ts-state/nested', ...QUIET]);
+    expect(r.status).toBe(2);
+    expect(oneLine(r.stderr)).toBe(
+      'istiod-ts: invalid value for --stateDir: /proc/istiod-ts-state cannot be created (its filesystem does not allow new folders there)',
+    );
+  });
+
   test('a --stateDir that is a file exits 2 naming it', () => {
     fs.mkdirSync(path.dirname(stateDir), { recursive: true });
     fs.writeFileSync(stateDir, '');
