@@ -53,6 +53,7 @@ export const CONNECTION_LIMIT_LOG_INTERVAL_MS = 60_000;
 export const LISTENER_CLOSE_DEADLINE_MS = 10_000;
 
 export const METRIC_CONNECTIONS_REJECTED = 'istiod_ts_listener_connections_rejected_total';
+export const METRIC_IDLE_CONNECTIONS_CLOSED = 'istiod_ts_listener_idle_connections_closed_total';
 
 /** The limits of a node:http listener; tests shorten them. */
 export interface HttpLimits extends HttpDeadlines {
@@ -129,12 +130,36 @@ function rejectedCounter(registry: Registry): Counter<'listener'> {
   });
 }
 
+/** Counts and logs the connections a listener refuses at its cap; stop() ends the log timer. */
+export interface ConnectionRejections {
+  reject: () => void;
+  stop: () => void;
+}
+
+/** Idle connections a listener closed at its cap to make room for a new one. */
+export function idleClosedCounter(registry: Registry): Counter<'listener'> {
+  const existing = registry.getSingleMetric(METRIC_IDLE_CONNECTIONS_CLOSED);
+  if (existing instanceof Counter) return existing;
+  return new Counter({
+    name: METRIC_IDLE_CONNECTIONS_CLOSED,
+    help: 'Idle keep-alive connections closed, oldest first, to make room for a new connection at the listener maximum',
+    labelNames: ['listener'],
+    registers: [registry],
+  });
+}
+
 /**
- * Counts connections Node refuses at server.maxConnections ('drop') and logs the first one, then
- * at most one line per interval with how many followed: a flood must not become a log flood.
- * Returns a function that stops the interval timer.
+ * Counts connections refused at a cap of `maxConnections` and logs the first one, then at most one
+ * line per interval with how many followed: a flood must not become a log flood. Listeners that
+ * enforce their own cap (the webhook's, which first closes idle connections) call reject()
+ * themselves; listen() calls it on Node's 'drop'.
  */
-function reportDrops(server: net.Server, name: string, logger: Logger, registry: Registry | undefined): () => void {
+export function connectionRejections(
+  name: string,
+  maxConnections: number,
+  logger: Logger,
+  registry: Registry | undefined,
+): ConnectionRejections {
   const counter = registry ? rejectedCounter(registry) : undefined;
   let since = 0;
   let timer: NodeJS.Timeout | undefined;
@@ -144,30 +169,29 @@ function reportDrops(server: net.Server, name: string, logger: Logger, registry:
       return;
     }
     logger.warn(
-      {
-        listener: name,
-        maxConnections: server.maxConnections,
-        rejected: since,
-        intervalMs: CONNECTION_LIMIT_LOG_INTERVAL_MS,
-      },
+      { listener: name, maxConnections, rejected: since, intervalMs: CONNECTION_LIMIT_LOG_INTERVAL_MS },
       'connection limit: more connections were closed at accept',
     );
     since = 0;
     timer = setTimeout(report, CONNECTION_LIMIT_LOG_INTERVAL_MS).unref();
   };
-  server.on('drop', () => {
+  const reject = () => {
     counter?.inc({ listener: name });
     if (timer) {
       since++;
       return;
     }
-    logger.warn(
-      { listener: name, maxConnections: server.maxConnections },
-      'connection limit reached: new connections are closed at accept',
-    );
+    logger.warn({ listener: name, maxConnections }, 'connection limit reached: new connections are closed at accept');
     timer = setTimeout(report, CONNECTION_LIMIT_LOG_INTERVAL_MS).unref();
-  });
-  return () => clearTimeout(timer);
+  };
+  return { reject, stop: () => clearTimeout(timer) };
+}
+
+/** Node refuses connections at server.maxConnections with a 'drop' event: counted and logged here. */
+function reportDrops(server: net.Server, name: string, logger: Logger, registry: Registry | undefined): () => void {
+  const rejections = connectionRejections(name, server.maxConnections, logger, registry);
+  server.on('drop', rejections.reject);
+  return rejections.stop;
 }
 
 /**

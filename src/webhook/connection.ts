@@ -142,6 +142,23 @@ export class WebhookConnection {
     }
   }
 
+  /**
+   * Nothing is owed either way: no request under way, every answer handed to the socket, not
+   * closing. Such a connection may be closed to make room at the cap without losing a review.
+   */
+  get reclaimable(): boolean {
+    return this.idle && !this.blocked && this.unflushed === 0;
+  }
+
+  /**
+   * Closes a reclaimable connection to make room for a new one: TLS close_notify and FIN, then the
+   * socket is gone at once (an idle peer owes nothing, so there is no linger).
+   */
+  evict(): void {
+    this.ending = true;
+    this.socket.end(() => this.socket.destroy());
+  }
+
   /** Closes an idle connection now (the listener is closing). */
   closeIdle(): void {
     if (this.idle) this.end();

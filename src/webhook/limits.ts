@@ -32,7 +32,8 @@ export const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
  */
 export const CLOSE_LINGER_MS = 500;
 /**
- * Open connections, counted from TCP accept: connections beyond it are closed before any TLS
+ * Open connections, counted from TCP accept. At the cap the oldest idle connection is closed for
+ * a new one (server.ts); only when every connection is busy is the new one closed, before any TLS
  * work. The API server opens about one connection per concurrent review, and its default
  * in-flight limits (400 + 200 per replica) keep three replicas well below this; each idle TLS
  * connection costs tens of KB, so the cap bounds them to tens of MB.

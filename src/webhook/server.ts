@@ -13,7 +13,7 @@ import type { ServeFlags } from '../config/options';
 import type { OnShutdown, Readiness } from '../contract/host';
 import type { ServingCertificate, ServingCertSink } from '../contract/serving-cert';
 import { scopedLogger } from '../log/logger';
-import { LISTENER_CLOSE_DEADLINE_MS, listen } from '../net/http-listener';
+import { connectionRejections, idleClosedCounter, LISTENER_CLOSE_DEADLINE_MS, listen } from '../net/http-listener';
 import { AdmissionReply, bodyTooLarge, reviewAdmission } from './admission';
 import { Answer, WebhookConnection, WriteBatch } from './connection';
 import type { HttpProtocolError, HttpRequest } from './http1';
@@ -167,7 +167,34 @@ export async function startWebhookServer(
       socket.on('close', () => connections.delete(conn));
     },
   );
+  const rejections = connectionRejections('webhook', limits.maxConnections, log, ctx.metrics);
+  const idleClosed = idleClosedCounter(ctx.metrics);
+  /** Connections closed to make room and not yet gone: they no longer count against the cap. */
+  let evicting = 0;
+  /**
+   * At the cap, the oldest connection that owes nothing (connections is in accept order) is
+   * closed for the new one: idle keep-alive connections, however many, never lock the API server
+   * out. Busy connections and those still in their TLS handshake (bounded by its deadline) keep
+   * their slots; when every slot is busy the new connection is refused.
+   */
+  const makeRoom = (): boolean => {
+    for (const conn of connections) {
+      if (!conn.reclaimable) continue;
+      evicting++;
+      conn.socket.once('close', () => evicting--);
+      conn.evict();
+      idleClosed.inc({ listener: 'webhook' });
+      return true;
+    }
+    return false;
+  };
   server.on('connection', (socket: Socket) => {
+    if (limits.maxConnections > 0 && sockets.size - evicting >= limits.maxConnections && !makeRoom()) {
+      // Before any TLS byte is read: the handshake set up for it never starts.
+      socket.destroy();
+      rejections.reject();
+      return;
+    }
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
@@ -186,11 +213,8 @@ export async function startWebhookServer(
   }, checkInterval(limits));
   deadlines.unref();
 
-  const { address, port } = await listen('webhook', server, addr, {
-    logger: log,
-    metrics: ctx.metrics,
-    maxConnections: limits.maxConnections,
-  });
+  // The cap is enforced above, not by Node's maxConnections, which refuses without closing idle ones.
+  const { address, port } = await listen('webhook', server, addr, { logger: log, metrics: ctx.metrics });
   ready(true);
 
   const forceClose = () => {
@@ -204,6 +228,7 @@ export async function startWebhookServer(
       ready(false);
       server.close(() => {
         clearInterval(deadlines);
+        rejections.stop();
         deadline.cancel();
         resolve();
       });

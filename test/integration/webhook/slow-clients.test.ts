@@ -7,7 +7,7 @@ import * as tls from 'node:tls';
 import { runInThisContext } from 'node:vm';
 import { Writable } from 'node:stream';
 import { logs } from '../../../src/log/logger';
-import { METRIC_CONNECTIONS_REJECTED } from '../../../src/net/http-listener';
+import { METRIC_CONNECTIONS_REJECTED, METRIC_IDLE_CONNECTIONS_CLOSED } from '../../../src/net/http-listener';
 import { MAX_PIPELINED_REQUESTS, WEBHOOK_MAX_CONNECTIONS } from '../../../src/webhook/limits';
 import { startWebhookServer, WebhookServerHandle } from '../../../src/webhook/server';
 import {
@@ -58,6 +58,12 @@ async function trickle(w: Wire, piece: (i: number) => string, everyMs: number, f
     w.socket.write(piece(i));
     await Promise.race([sleep(everyMs), w.closed]);
   }
+}
+
+/** Polls `done` every 10 ms for up to 10 s. */
+async function waitFor(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !done(); i++) await sleep(10);
+  expect(done()).toBe(true);
 }
 
 const statuses = (text: string) => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
@@ -153,7 +159,36 @@ describe('webhook request deadlines are absolute, not per inactivity', () => {
 });
 
 describe('webhook connection cap', () => {
-  test('connections beyond the cap are closed at accept, counted and logged once; open ones are still served; a freed slot is reused', async () => {
+  test('at the cap the oldest idle connection is closed for a new one, and counted; the others are still served', async () => {
+    const { h, server } = await start({ maxConnections: 3 });
+    const open: Wire[] = [];
+    try {
+      // One connection has been served once and is idle; two never sent a request.
+      open.push(await connect(server.port!));
+      open[0]!.socket.write(ready);
+      await waitFor(() => statuses(open[0]!.text()).length === 1);
+      for (let i = 0; i < 2; i++) open.push(await connect(server.port!));
+      const fresh = await connect(server.port!);
+      fresh.socket.write(reviewRequest('uid-fresh'));
+      await waitFor(() => statuses(fresh.text()).length === 1);
+      expect(statuses(fresh.text())).toEqual([200]);
+      // The oldest went, with a clean close: its one answer and nothing else.
+      await open[0]!.closed;
+      expect(statuses(open[0]!.text())).toEqual([200]);
+      for (const w of open.slice(1)) {
+        expect(w.socket.destroyed).toBe(false);
+      }
+      const text = await h.metrics.metrics();
+      expect(text).toMatch(new RegExp(`${METRIC_IDLE_CONNECTIONS_CLOSED}\\{listener="webhook"\\} 1`));
+      expect(text).not.toMatch(new RegExp(`${METRIC_CONNECTIONS_REJECTED}\\{listener="webhook"\\} [1-9]`));
+      open.push(fresh);
+    } finally {
+      for (const w of open) w.socket.destroy();
+      await h.shutdown();
+    }
+  });
+
+  test('busy connections keep the cap: one more is refused at accept, counted and logged once, and the busy ones are answered', async () => {
     const lines: string[] = [];
     logs.setDestination(
       new Writable({
@@ -166,32 +201,64 @@ describe('webhook connection cap', () => {
     const { h, server } = await start({ maxConnections: 3 });
     const open: Wire[] = [];
     try {
-      for (let i = 0; i < 3; i++) open.push(await connect(server.port!));
-      // Three more, refused before any TLS work: the TCP connection is closed at accept.
+      // Three connections each part-way through a request: none may be closed to make room.
+      for (let i = 0; i < 3; i++) {
+        const w = await connect(server.port!);
+        w.socket.write(ready.slice(0, 10));
+        open.push(w);
+      }
+      await sleep(50);
       for (let i = 0; i < 3; i++)
         await expect(connect(server.port!)).rejects.toThrow(/ECONNRESET|socket disconnected|ECONNREFUSED|EPIPE/);
-      for (const w of open) w.socket.write(ready);
-      await sleep(100);
+      for (const w of open) w.socket.write(ready.slice(10));
+      await waitFor(() => open.every((w) => statuses(w.text()).length === 1));
       for (const w of open) expect(statuses(w.text())).toEqual([200]);
-      expect(await h.metrics.metrics()).toMatch(new RegExp(`${METRIC_CONNECTIONS_REJECTED}\\{listener="webhook"\\} 3`));
+      const text = await h.metrics.metrics();
+      expect(text).toMatch(new RegExp(`${METRIC_CONNECTIONS_REJECTED}\\{listener="webhook"\\} 3`));
+      expect(text).not.toMatch(new RegExp(`${METRIC_IDLE_CONNECTIONS_CLOSED}\\{listener="webhook"\\} [1-9]`));
       const warned = lines
         .map((l) => JSON.parse(l) as { scope?: string; msg: string })
         .filter((l) => l.scope === 'webhook' && /connection limit/.test(l.msg));
       expect(warned).toHaveLength(1);
       expect(warned[0]).toMatchObject({ listener: 'webhook', maxConnections: 3 });
-
-      open.shift()!.socket.destroy();
-      let again: Wire | undefined;
-      for (let attempt = 0; attempt < 50 && !again; attempt++)
-        again = await connect(server.port!).catch(() => sleep(20).then(() => undefined));
-      expect(again).toBeDefined();
-      again!.socket.write(ready);
-      await sleep(100);
-      expect(statuses(again!.text())).toEqual([200]);
-      open.push(again!);
+      // Now idle again, so the next connection takes the oldest one's place.
+      const next = await connect(server.port!);
+      next.socket.write(ready);
+      await waitFor(() => statuses(next.text()).length === 1);
+      expect(statuses(next.text())).toEqual([200]);
+      open.push(next);
     } finally {
       logs.setDestination(process.stderr);
       for (const w of open) w.socket.destroy();
+      await h.shutdown();
+    }
+  });
+
+  // The defect: 2,000 idle TLS connections, and the API server's next connection was closed at once.
+  test(`more idle TLS connections than WEBHOOK_MAX_CONNECTIONS (${WEBHOOK_MAX_CONNECTIONS}) do not lock out the next review`, async () => {
+    const { h, server } = await start({});
+    const idle: Wire[] = [];
+    const extra = 50;
+    try {
+      for (let batch = 0; idle.length < WEBHOOK_MAX_CONNECTIONS + extra; batch++) {
+        const n = Math.min(32, WEBHOOK_MAX_CONNECTIONS + extra - idle.length);
+        idle.push(...(await Promise.all(Array.from({ length: n }, () => connect(server.port!)))));
+      }
+      const review = await connect(server.port!);
+      idle.push(review);
+      review.socket.write(reviewRequest('uid-after-flood'));
+      await waitFor(() => statuses(review.text()).length === 1);
+      expect(statuses(review.text())).toEqual([200]);
+      expect(review.text()).toContain('uid-after-flood');
+      await waitFor(() => idle.filter((w) => w.socket.destroyed).length === extra + 1);
+      // The oldest ones went, in accept order.
+      expect(idle.slice(0, extra + 1).every((w) => w.socket.destroyed)).toBe(true);
+      expect(idle.slice(extra + 1).every((w) => !w.socket.destroyed)).toBe(true);
+      expect(await h.metrics.metrics()).toMatch(
+        new RegExp(`${METRIC_IDLE_CONNECTIONS_CLOSED}\\{listener="webhook"\\} ${extra + 1}`),
+      );
+    } finally {
+      for (const w of idle) w.socket.destroy();
       await h.shutdown();
     }
   });
