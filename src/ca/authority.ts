@@ -1,7 +1,8 @@
 // The signing authority: the current key material and its leaf signer, swapped atomically when a
 // plugged-in CA rotates, plus the response chain istiod returns. The trust bundle it serves is the
-// material's roots, the other root of a self-signed rotation (root-rotation.ts) and meshConfig's
-// caCertificates, combined once per change so signing only reads a reference.
+// material's roots and the other root of a self-signed rotation (root-rotation.ts), combined once
+// per change so signing only reads a reference. meshConfig caCertificates are not in it, as in
+// istiod (mesh-trust-anchors.ts).
 
 import * as crypto from 'node:crypto';
 import { ParsedCsr, checkVerified, verifyJob } from './csr';
@@ -27,15 +28,12 @@ export class CertificateAuthority {
   private signing!: CaKeyMaterial;
   /**
    * `signing` with a rotation's other root among its roots: what this CA itself vouches for (the
-   * serving certificate's roots, hence the webhook caBundle, and /debug/ca).
+   * serving certificate's roots, hence the webhook caBundle, and /debug/ca), and the trust bundle
+   * peers are given at the end of every chain.
    */
   private material!: CaKeyMaterial;
-  /** Those roots and meshConfig's anchors: the bundle peers are given, ending every chain. */
-  private bundlePem = '';
   /** The other root of a rotation in progress: trusted, and an issuer of valid mesh certificates. */
   private rotationRoots: readonly string[] = [];
-  /** meshConfig caCertificates: trusted by peers, never an issuer of mesh identities here. */
-  private anchors: readonly string[] = [];
   private signer!: LeafSigner;
   /** The pool's handle for the current signing key. */
   private keyHandle: number | undefined;
@@ -78,13 +76,6 @@ export class CertificateAuthority {
     this.setMaterial(material, rotationRoots);
   }
 
-  /** meshConfig caCertificates PEMs, already checked (mesh-trust-anchors.ts). */
-  setTrustAnchors(pems: readonly string[]): void {
-    if (sameList(pems, this.anchors)) return;
-    this.anchors = pems;
-    this.rebuild();
-  }
-
   /** The material as loaded (its own roots only): what a plugged-in CA watcher compares against. */
   signingMaterial(): CaKeyMaterial {
     return this.signing;
@@ -97,7 +88,6 @@ export class CertificateAuthority {
     const parsed = new Map(this.signing.roots.map((r, i) => [own[i] ?? '', r]));
     const roots = vouched.map((pem) => parsed.get(pem) ?? new crypto.X509Certificate(pem));
     this.material = { ...this.signing, rootBundlePem: vouched.join(''), roots };
-    this.bundlePem = [...new Set([...vouched, ...this.anchors.flatMap(splitPemCertificates)])].join('');
     this.issuers = [
       ...meshIssuers(this.signing),
       ...rotation.filter((pem) => !own.includes(pem)).map((pem) => new crypto.X509Certificate(pem)),
@@ -114,9 +104,9 @@ export class CertificateAuthority {
     return this.material;
   }
 
-  /** The trust bundle peers are given: the CA's roots, then meshConfig caCertificates. */
+  /** The trust bundle peers are given: the CA's roots (and a rotation's other root). */
   rootBundlePem(): string {
-    return this.bundlePem;
+    return this.material.rootBundlePem;
   }
 
   meshIssuers(): readonly crypto.X509Certificate[] {
@@ -136,9 +126,9 @@ export class CertificateAuthority {
 
   /** Issues a certificate for a key that needs no proof of possession (istiod's own). */
   async issue(spki: Buffer, sans: readonly SanEntry[], ttlMs: number, now = Date.now()): Promise<IssuedCertificate> {
-    const { material, bundlePem } = this;
+    const { material } = this;
     const leaf = await this.signer.sign(leafRequest(spki, sans, ttlMs, now));
-    return { ...leaf, chain: [leaf.pem, ...material.chainPems, bundlePem] };
+    return { ...leaf, chain: [leaf.pem, ...material.chainPems, material.rootBundlePem] };
   }
 
   /**
@@ -163,7 +153,7 @@ export class CertificateAuthority {
     lane?: string,
     alone = false,
   ): Promise<IssuedCertificate> {
-    const { material, signer, keyHandle, bundlePem } = this;
+    const { material, signer, keyHandle } = this;
     // setMaterial, called by the constructor, always registers a key.
     if (keyHandle === undefined) throw new Error('the CA has no signing key registered');
     // istiod's refusal: past its signer's end the CA issues nothing (not even a born-expired leaf).
@@ -179,7 +169,7 @@ export class CertificateAuthority {
     checkVerified(outcome);
     if (!outcome.certificateSignature) throw new Error(outcome.error ?? 'the signing worker returned no signature');
     const leaf = signer.assemble(prepared, outcome.certificateSignature);
-    return { ...leaf, chain: [leaf.pem, ...material.chainPems, bundlePem] };
+    return { ...leaf, chain: [leaf.pem, ...material.chainPems, material.rootBundlePem] };
   }
 }
 

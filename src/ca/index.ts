@@ -26,7 +26,7 @@ import {
 } from './root-cert-publisher';
 import { CA_CRL_FILE, CaCrlSource, writeCaCrlFile } from './ca-crl';
 import { loadKeyMaterial, selfSignedView } from './root-rotation-setup';
-import { meshTrustAnchors } from './mesh-trust-anchors';
+import { meshTrustAnchorsNotice } from './mesh-trust-anchors';
 import { ServingCertRotator, servingSans } from './serving-cert-issuer';
 import { ServingCertFiles } from './serving-cert-files';
 import { servingCertFiles } from '../config/serving-cert-source';
@@ -110,6 +110,7 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
         authority.signingMaterial(),
         (m) => authority.setMaterial(m),
         () => metrics.reloadRefusals.inc(),
+        env.ISTIO_MULTIROOT_MESH,
       ),
     );
   }
@@ -125,19 +126,15 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
     });
     stops.push(rotator.start(env.CITADEL_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL));
   }
-  // meshConfig caCertificates join the served bundle; a bad entry is logged and the anchors in use stay.
-  const applyAnchors = (mesh: MeshConfig) => {
-    try {
-      authority.setTrustAnchors(meshTrustAnchors(mesh));
-    } catch (err) {
-      log.error(
-        { err: (err as Error).message },
-        'meshConfig caCertificates not applied; the trust bundle in use stays',
-      );
-    }
+  // meshConfig caCertificates are never part of what ztunnel trusts (mesh-trust-anchors.ts); an
+  // operator who sets them is told so, once per change.
+  const reportAnchors = (mesh: MeshConfig, previous?: MeshConfig) => {
+    if (previous && JSON.stringify(previous.caCertificates ?? []) === JSON.stringify(mesh.caCertificates ?? [])) return;
+    const notice = meshTrustAnchorsNotice(mesh);
+    if (notice) log.warn(notice.fields, notice.message);
   };
-  applyAnchors(ctx.mesh.current());
-  stops.push(ctx.mesh.subscribe((mesh) => applyAnchors(mesh)));
+  reportAnchors(ctx.mesh.current());
+  stops.push(ctx.mesh.subscribe((mesh, previous) => reportAnchors(mesh, previous)));
 
   // The signing material's own roots: a retiring root or a meshConfig anchor is not what expires the CA.
   const updateExpiryGauges = () => {

@@ -1,8 +1,9 @@
-// meshConfig caCertificates: extra trust anchors an operator adds to the trust bundle the CA serves
-// (every istio-ca-root-cert ConfigMap and the roots at the end of each CreateCertificate chain),
-// as istiod adds them to its trust bundle. Only `pem` entries carry certificates here;
-// spiffeBundleUrl entries are fetched by istiod's trust bundle, not by istiod-ts, and
-// certSigners/trustDomains scope an anchor for proxies, which the bundle itself cannot express.
+// meshConfig caCertificates: trust anchors istiod hands to sidecars, and only with
+// ISTIO_MULTIROOT_MESH, over PCDS. Its CreateCertificate answers and its istio-ca-root-cert
+// ConfigMaps carry the CA's own roots alone, and ztunnel takes the roots it trusts for peers from
+// the end of its certificate chain, so an anchor added for another purpose never becomes a root
+// ztunnel accepts a peer identity from. istiod-ts serves no sidecars, so it serves the anchors to
+// no one; it checks them and tells the operator so.
 
 import * as crypto from 'node:crypto';
 import type { MeshConfig } from '../mesh/types';
@@ -43,4 +44,25 @@ export function meshTrustAnchors(mesh: Pick<MeshConfig, 'caCertificates'>): stri
     });
   });
   return anchors;
+}
+
+export interface AnchorsNotice {
+  fields: Record<string, unknown>;
+  message: string;
+}
+
+/**
+ * What to tell an operator who set caCertificates: that they are not served, or why an entry is
+ * wrong (so a mistake is not found only after moving to istiod). Undefined when none are set.
+ */
+export function meshTrustAnchorsNotice(mesh: Pick<MeshConfig, 'caCertificates'>): AnchorsNotice | undefined {
+  if ((mesh.caCertificates ?? []).length === 0) return undefined;
+  const served =
+    'not served: istiod hands them only to sidecars over PCDS (with ISTIO_MULTIROOT_MESH), and ztunnel trusts the CA roots at the end of its certificate chain alone (docs/compat.md)';
+  try {
+    const anchors = meshTrustAnchors(mesh);
+    return { fields: { certificates: anchors.length }, message: `meshConfig caCertificates are ${served}` };
+  } catch (err) {
+    return { fields: { err: (err as Error).message }, message: `meshConfig caCertificates are invalid and ${served}` };
+  }
 }

@@ -17,6 +17,7 @@ import {
   buildKeyMaterial,
   splitPemCertificates,
 } from './key-material';
+import { rootChange, rootChangeProblem } from './plugged-in-roots';
 
 const log = scopedLogger('ca');
 
@@ -120,15 +121,18 @@ export function loadPluggedInCa(dir: string): CaKeyMaterial | undefined {
 /**
  * Watches ROOT_CA_DIR and calls `onChange` with new material when the files change and still
  * form a valid CA (the whole chain verified, as at start). An invalid update, such as a set of
- * files of which only some were replaced yet, is logged, counted through `onRefused`, and the
- * previous material stays in use until the files agree.
+ * files of which only some were replaced yet, or a root change plugged-in-roots.ts does not allow
+ * (`multiRoot` is ISTIO_MULTIROOT_MESH), is logged, counted through `onRefused`, and the previous
+ * material stays in use until the files agree.
  */
 export function watchPluggedInCa(
   dir: string,
   current: CaKeyMaterial,
   onChange: (m: CaKeyMaterial) => void,
   onRefused: (reason: string) => void = () => undefined,
+  multiRoot = false,
 ): () => void {
+  let inUse = current;
   let fingerprint = fingerprintOf(current);
   let timer: NodeJS.Timeout | undefined;
   const reload = () => {
@@ -151,7 +155,22 @@ export function watchPluggedInCa(
     }
     const fp = fingerprintOf(next);
     if (fp === fingerprint) return;
+    const roots = rootChange(inUse.roots, next.roots);
+    const problem = rootChangeProblem(roots, multiRoot);
+    if (problem) {
+      log.error({ dir, reason: problem }, 'plugged-in CA files changed their root; keeping the previous CA');
+      onRefused(problem);
+      return;
+    }
+    if (roots.removed.length > 0)
+      log.warn(
+        { dir, removed: roots.removed.map((r) => r.subject) },
+        'plugged-in roots removed: certificates still valid under them are no longer trusted by workloads that renew',
+      );
+    if (roots.added.length > 0)
+      log.info({ dir, added: roots.added.map((r) => r.subject) }, 'plugged-in roots added beside the ones in use');
     fingerprint = fp;
+    inUse = next;
     log.info({ dir, signer: next.signingCert.subject, notAfter: next.signingCert.validTo }, 'plugged-in CA reloaded');
     onChange(next);
   };

@@ -241,6 +241,11 @@ export const SERVE_ENV = {
     help: `who issues istiod's serving certificate: istiod (the mesh CA) or custom (mounted in ${ISTIOD_TLS_DIR}: tls.crt, tls.key, ca.crt); --tlsCertFile, then a certificate mounted there, win over either`,
     check: certProviderProblem,
   },
+  ISTIO_MULTIROOT_MESH: {
+    kind: 'bool',
+    default: 'false',
+    help: "let a plugged-in CA's root-cert.pem gain or lose roots without a restart, one step of a rotation at a time (docs/ca.md); meshConfig caCertificates still never reach ztunnel, as in istiod",
+  },
   TOKEN_AUDIENCES: { kind: 'list', default: 'istio-ca', help: 'audiences accepted on bearer tokens' },
   PILOT_CA_CERT_CONFIGMAP: {
     kind: 'string',

@@ -1,5 +1,6 @@
-// meshConfig caCertificates reach the served trust bundle as meshConfig changes: root-cert.pem (the
-// local-mode root distribution) and the roots at the end of every CreateCertificate chain.
+// meshConfig caCertificates stay out of the trust bundle the CA serves, as in istiod: root-cert.pem
+// (the local-mode root distribution) and the roots at the end of every CreateCertificate chain
+// carry the CA's own roots, with or without ISTIO_MULTIROOT_MESH.
 
 import { loadOrCreateTokenKey, signLocalToken } from '../../../src/security/local-jwt';
 import { splitPemCertificates } from '../../../src/ca/key-material';
@@ -33,15 +34,37 @@ function mutableMesh(initial: Partial<MeshConfig>): MeshConfigSource & { set(nex
   };
 }
 
-describe('meshConfig caCertificates in the served trust bundle (local mode)', () => {
+/** Issues a certificate to the sleep pod through the real service and returns its chain. */
+async function issuedChain(h: Harness): Promise<string[]> {
+  const key = loadOrCreateTokenKey(h.stateDir);
+  const client = new ZtunnelLikeClient(h.port, readRoot(h));
+  try {
+    const subject = { namespace: 'default', serviceAccount: 'sleep', podName: 'sleep-1', podUid: 'uid-sleep' };
+    const res = await client.createCertificate((await makeCsr()).pem, {
+      token: signLocalToken(key, subject, ['istio-ca'], 600),
+    });
+    return res.cert_chain;
+  } finally {
+    client.close();
+  }
+}
+
+// Before: every pem entry was appended to root-cert.pem (istio-ca-root-cert) and to the end of
+// every chain, so an anchor added for another purpose became a root every ztunnel trusted for peers.
+describe.each([
+  ['ISTIO_MULTIROOT_MESH unset', {}],
+  ['ISTIO_MULTIROOT_MESH=true', { ISTIO_MULTIROOT_MESH: 'true' }],
+])("meshConfig caCertificates never reach ztunnel's trust (local mode, %s)", (_name, env) => {
   const corp = opensslCaPair('Corp');
   const partner = opensslCaPair('Partner');
   const mesh = mutableMesh({ caCertificates: [{ pem: corp.root.certPem }] });
   let h: Harness;
   let caRoot: string;
+  let logs: ReturnType<typeof captureLogs>;
 
   beforeAll(async () => {
-    h = await startHarness({ mesh });
+    logs = captureLogs();
+    h = await startHarness({ mesh, env });
     caRoot = h.ca.authority.signingMaterial().rootBundlePem;
     h.store.upsert('Pod', [
       {
@@ -53,45 +76,43 @@ describe('meshConfig caCertificates in the served trust bundle (local mode)', ()
       },
     ]);
   });
-  afterAll(() => h.close());
-
-  test('anchors configured at start are in root-cert.pem and end every issued chain, after the CA root', async () => {
-    expect(readRoot(h)).toBe(caRoot + splitPemCertificates(corp.root.certPem).join(''));
-    const key = loadOrCreateTokenKey(h.stateDir);
-    const client = new ZtunnelLikeClient(h.port, readRoot(h));
-    try {
-      const subject = { namespace: 'default', serviceAccount: 'sleep', podName: 'sleep-1', podUid: 'uid-sleep' };
-      const res = await client.createCertificate((await makeCsr()).pem, {
-        token: signLocalToken(key, subject, ['istio-ca'], 600),
-      });
-      expect(res.cert_chain[res.cert_chain.length - 1]).toBe(readRoot(h));
-    } finally {
-      client.close();
-    }
+  afterAll(async () => {
+    logs.restore();
+    await h.close();
   });
 
-  test('a meshConfig change updates the bundle; removing the anchors removes them', () => {
-    mesh.set({ caCertificates: [{ pem: corp.root.certPem }, { pem: partner.root.certPem }] });
-    expect(splitPemCertificates(readRoot(h))).toEqual([
-      ...splitPemCertificates(caRoot),
-      ...splitPemCertificates(corp.root.certPem),
-      ...splitPemCertificates(partner.root.certPem),
-    ]);
-    mesh.set({});
+  test("root-cert.pem and the end of every issued chain are the CA's own root only; the operator is told once", async () => {
     expect(readRoot(h)).toBe(caRoot);
+    const chain = await issuedChain(h);
+    expect(chain[chain.length - 1]).toBe(caRoot);
+    expect(chain.join('')).not.toContain(splitPemCertificates(corp.root.certPem)[0]!.trim());
+    const told = logs.lines().filter((l) => String(l['msg']).startsWith('meshConfig caCertificates are not served'));
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatchObject({ level: 'warn', certificates: 1 });
   });
 
-  test('an invalid entry is logged naming it, and the bundle in use stays', () => {
-    mesh.set({ caCertificates: [{ pem: partner.root.certPem }] });
-    const before = readRoot(h);
-    const logs = captureLogs();
-    try {
-      mesh.set({ caCertificates: [{ pem: partner.root.certPem }, { pem: 'garbage' }] });
-      const errors = logs.lines().filter((l) => l['level'] === 'error');
-      expect(errors.map((l) => l['err'])).toEqual(['meshConfig caCertificates[1].pem holds no PEM CERTIFICATE block']);
-    } finally {
-      logs.restore();
-    }
-    expect(readRoot(h)).toBe(before);
+  test('a meshConfig change leaves the bundle alone and is reported once per change; a bad entry is named', async () => {
+    const mark = logs.lines().length;
+    mesh.set({ caCertificates: [{ pem: corp.root.certPem }, { pem: partner.root.certPem }] });
+    expect(readRoot(h)).toBe(caRoot);
+    // The same anchors again (another meshConfig field changed): nothing new to say.
+    mesh.set({
+      caCertificates: [{ pem: corp.root.certPem }, { pem: partner.root.certPem }],
+      trustDomain: 'cluster.local',
+    });
+    mesh.set({ caCertificates: [{ pem: partner.root.certPem }, { pem: 'garbage' }] });
+    const chain = await issuedChain(h);
+    expect(chain[chain.length - 1]).toBe(caRoot);
+    const said = logs
+      .lines()
+      .slice(mark)
+      .filter((l) => String(l['msg']).startsWith('meshConfig caCertificates'));
+    expect(said.map((l) => [l['msg'], l['certificates'] ?? l['err']])).toEqual([
+      [expect.stringMatching(/^meshConfig caCertificates are not served/), 2],
+      [
+        expect.stringMatching(/^meshConfig caCertificates are invalid and not served/),
+        'meshConfig caCertificates[1].pem holds no PEM CERTIFICATE block',
+      ],
+    ]);
   });
 });

@@ -92,6 +92,7 @@ describe('on reload', () => {
       loadPluggedInCa(dir)!,
       (m) => applied.push(m.signingCert.fingerprint256),
       (reason) => refused.push(reason),
+      true, // ISTIO_MULTIROOT_MESH: the new chain's root joins the old one
     );
     const settle = () => new Promise((r) => setTimeout(r, PLUGGED_IN_DEBOUNCE_MS * 4));
     try {
@@ -109,7 +110,7 @@ describe('on reload', () => {
       );
       await settle();
       expect(applied).toEqual([]); // root-cert.pem is still the old root
-      fs.writeFileSync(path.join(dir, 'root-cert.pem'), next.root.certPem);
+      fs.writeFileSync(path.join(dir, 'root-cert.pem'), first.root.certPem + next.root.certPem);
       await settle();
       expect(applied).toEqual([new crypto.X509Certificate(next.signing.certPem).fingerprint256]);
     } finally {

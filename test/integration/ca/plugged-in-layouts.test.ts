@@ -136,10 +136,11 @@ describe('plugged-in CA layouts', () => {
     const dir = tempDir();
     write(dir, istiodLayout(first));
     const changes: CaKeyMaterial[] = [];
-    const stop = watchPluggedInCa(dir, loaded(dir), (m) => changes.push(m));
+    // Second's root joins First's in ca.crt: one step of a rotation, which ISTIO_MULTIROOT_MESH allows.
+    const stop = watchPluggedInCa(dir, loaded(dir), (m) => changes.push(m), undefined, true);
     const settle = () => new Promise((r) => setTimeout(r, PLUGGED_IN_DEBOUNCE_MS * 5));
     try {
-      write(dir, { 'tls.crt': second.intermediate.certPem, 'ca.crt': second.root.certPem });
+      write(dir, { 'tls.crt': second.intermediate.certPem, 'ca.crt': first.root.certPem + second.root.certPem });
       await settle();
       expect(changes).toHaveLength(0);
       write(dir, { 'tls.key': second.intermediate.keyPem });

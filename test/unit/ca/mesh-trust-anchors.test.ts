@@ -1,11 +1,11 @@
-// meshConfig caCertificates: `pem` entries join the trust bundle the CA serves (root ConfigMaps and
-// the end of every issued chain); a bad entry is an error naming it.
+// meshConfig caCertificates: checked, named when wrong, and never part of the trust bundle the CA
+// serves (root ConfigMaps and the end of every issued chain), as in istiod.
 
 import * as crypto from 'node:crypto';
 import { CertificateAuthority } from '../../../src/ca/authority';
 import { generateCaCertificate } from '../../../src/ca/ca-cert-generator';
 import { buildKeyMaterial, splitPemCertificates } from '../../../src/ca/key-material';
-import { MAX_MESH_CA_CERTIFICATES, meshTrustAnchors } from '../../../src/ca/mesh-trust-anchors';
+import { MAX_MESH_CA_CERTIFICATES, meshTrustAnchors, meshTrustAnchorsNotice } from '../../../src/ca/mesh-trust-anchors';
 import { opensslCaPair } from '../../support/ca/openssl-ca';
 
 const DAY = 24 * 3_600_000;
@@ -65,36 +65,35 @@ describe('meshTrustAnchors', () => {
   });
 });
 
-describe('the served trust bundle', () => {
-  test('anchors are appended after the CA root, in the bundle and at the end of every issued chain', async () => {
-    const ca = await selfSigned('cluster.local');
-    const other = opensslCaPair();
-    const authority = new CertificateAuthority(ca);
-    const heard: string[] = [];
-    authority.onChange(() => heard.push(authority.rootBundlePem()));
-    authority.setTrustAnchors(meshTrustAnchors({ caCertificates: [{ pem: other.root.certPem }] }));
-    const expected = ca.rootBundlePem + splitPemCertificates(other.root.certPem).join('');
-    expect(authority.rootBundlePem()).toBe(expected);
-    expect(heard).toEqual([expected]);
-    const issued = await authority.issue(spki(), [{ uri: 'spiffe://cluster.local/ns/a/sa/b' }], DAY);
-    expect(issued.chain[issued.chain.length - 1]).toBe(expected);
-    // The same anchors again change nothing and notify nobody.
-    authority.setTrustAnchors(meshTrustAnchors({ caCertificates: [{ pem: other.root.certPem }] }));
-    expect(heard).toHaveLength(1);
-    // Removing them from meshConfig removes them from the bundle.
-    authority.setTrustAnchors([]);
-    expect(authority.rootBundlePem()).toBe(ca.rootBundlePem);
+describe('meshTrustAnchorsNotice', () => {
+  const other = opensslCaPair();
+
+  test('says the anchors are not served, with their count; nothing when none are set', () => {
+    const notice = meshTrustAnchorsNotice({
+      caCertificates: [{ pem: other.root.certPem + other.intermediate.certPem }],
+    });
+    expect(notice?.fields).toEqual({ certificates: 2 });
+    expect(notice?.message).toMatch(
+      /^meshConfig caCertificates are not served: istiod hands them only to sidecars over PCDS/,
+    );
+    expect(meshTrustAnchorsNotice({})).toBeUndefined();
+    expect(meshTrustAnchorsNotice({ caCertificates: [] })).toBeUndefined();
   });
 
-  test('an anchor vouches for nothing of the CA: not an issuer of mesh client certificates, not a root of the serving certificate', async () => {
+  test('an invalid entry is named, so the mistake is found before moving to istiod', () => {
+    const notice = meshTrustAnchorsNotice({ caCertificates: [{ pem: 'garbage' }] });
+    expect(notice?.fields).toEqual({ err: 'meshConfig caCertificates[0].pem holds no PEM CERTIFICATE block' });
+    expect(notice?.message).toMatch(/^meshConfig caCertificates are invalid and not served/);
+  });
+});
+
+describe('the served trust bundle', () => {
+  test("is the CA's own roots: what ends every issued chain and what the CA vouches for", async () => {
     const ca = await selfSigned('cluster.local');
-    const other = opensslCaPair();
     const authority = new CertificateAuthority(ca);
-    authority.setTrustAnchors(meshTrustAnchors({ caCertificates: [{ pem: other.root.certPem }] }));
-    const issuers = authority.meshIssuers().map((c) => c.fingerprint256);
-    expect(issuers).toContain(ca.signingCert.fingerprint256);
-    expect(issuers).not.toContain(new crypto.X509Certificate(other.root.certPem).fingerprint256);
-    // Nor a root of istiod's own serving certificate (the webhook caBundle the API server trusts).
+    expect(authority.rootBundlePem()).toBe(ca.rootBundlePem);
+    const issued = await authority.issue(spki(), [{ uri: 'spiffe://cluster.local/ns/a/sa/b' }], DAY);
+    expect(issued.chain[issued.chain.length - 1]).toBe(ca.rootBundlePem);
     expect(authority.current().rootBundlePem).toBe(ca.rootBundlePem);
   });
 
