@@ -15,12 +15,32 @@ export interface Fixture {
   folder?: string;
   /** Or a generated mesh. */
   mesh?: MeshOptions;
+  /**
+   * istiod's environment switches the golden was recorded with (the recorder's process environment)
+   * and that istiod-ts derives with; unset ones have istiod's defaults.
+   */
+  env?: Readonly<Record<string, string>>;
 }
 
 export const GOLDEN_FIXTURES: readonly Fixture[] = [
   { name: 'demo', folder: 'examples/demo' },
   // Every kind and field the index derives from, small enough that its goldens stay reviewable.
   { name: 'generated', mesh: { workloads: 60, nodes: 3, namespaces: 4 } },
+  // The same mesh under the switches that change what istiod derives (issue 34).
+  {
+    name: 'generated-auto-allow',
+    mesh: { workloads: 60, nodes: 3, namespaces: 4 },
+    env: { PILOT_AUTO_ALLOW_WAYPOINT_POLICY: 'true' },
+  },
+  {
+    name: 'generated-switches-off',
+    mesh: { workloads: 60, nodes: 3, namespaces: 4 },
+    env: {
+      PILOT_ENABLE_IP_AUTOALLOCATE: 'false',
+      PILOT_ENABLE_SERVICEENTRY_SELECT_PODS: 'false',
+      PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES: 'false',
+    },
+  },
 ];
 
 export function fixtureNamed(name: string): Fixture {

@@ -20,7 +20,12 @@ function sortKeys(value: unknown): unknown {
   return value;
 }
 
-export function adoptGolden(recorded: string, fixture: string, inputDigest: string): string {
+export function adoptGolden(
+  recorded: string,
+  fixture: string,
+  inputDigest: string,
+  env?: Readonly<Record<string, string>>,
+): string {
   const raw = JSON.parse(readFileSync(recorded, 'utf8')) as Partial<IstiodGolden> & Record<string, unknown>;
   if (typeof raw.istioCommit !== 'string' || !/^[0-9a-f]{40}$/.test(raw.istioCommit))
     throw new Error(`${recorded}: istioCommit is not a commit id`);
@@ -30,6 +35,7 @@ export function adoptGolden(recorded: string, fixture: string, inputDigest: stri
     cluster: typeof raw.cluster === 'string' ? raw.cluster : 'Kubernetes',
     fixture,
     inputDigest,
+    ...(env ? { env: { ...env } } : {}),
     nodes: raw.nodes,
   };
   const out = path.join(GOLDEN_DIR, `${fixture}.json`);

@@ -3,6 +3,9 @@
 // (ambient/codec.ts). The goldens test compares this with istiod's answers for the same folder.
 
 import { AmbientIndex } from '../src/ambient/ambient-index';
+import { ambientFeatures, type AmbientFeatures } from '../src/ambient/settings';
+import { SERVE_ENV } from '../src/config/options';
+import { parseEnv } from '../src/config/settings';
 import { addressToJson, authorizationToJson } from '../src/ambient/codec';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../src/contract/xds-resources';
 import { defaultMeshConfig } from '../src/mesh/defaults';
@@ -21,12 +24,27 @@ function staticMesh(): MeshConfigSource {
   return { current: () => current, subscribe: () => () => undefined };
 }
 
-export async function deriveFromFolder(dir: string, clusterId = 'Kubernetes'): Promise<DerivedResources> {
+/** istiod's environment switches (names as istiod reads them) as the index's features. */
+export function featuresFromEnv(env: Readonly<Record<string, string>> = {}): AmbientFeatures {
+  return ambientFeatures(parseEnv(SERVE_ENV, env));
+}
+
+export async function deriveFromFolder(
+  dir: string,
+  clusterId = 'Kubernetes',
+  features?: AmbientFeatures,
+): Promise<DerivedResources> {
   const store = new MemoryStore();
   const source = new LocalSource({ dir, writer: store, watch: false, now: () => new Date('2026-01-01T00:00:00Z') });
   await source.start();
   await source.stop();
-  const index = new AmbientIndex({ store, mesh: staticMesh(), clusterId, domain: 'cluster.local' });
+  const index = new AmbientIndex({
+    store,
+    mesh: staticMesh(),
+    clusterId,
+    domain: 'cluster.local',
+    ...(features ? { features } : {}),
+  });
   try {
     const decode = (typeUrl: typeof ADDRESS_TYPE_URL | typeof AUTHORIZATION_TYPE_URL) => {
       const toJson = typeUrl === ADDRESS_TYPE_URL ? addressToJson : authorizationToJson;

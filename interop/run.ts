@@ -38,7 +38,8 @@ async function main(argv: string[]): Promise<number> {
       if (!name || !file) throw new Error('usage: adopt-golden NAME FILE');
       const scratch = mkdtempSync(path.join(tmpdir(), 'adopt-'));
       try {
-        console.log(adoptGolden(file, name, materialize(fixtureNamed(name), scratch)));
+        const fixture = fixtureNamed(name);
+        console.log(adoptGolden(file, name, materialize(fixture, scratch), fixture.env));
       } finally {
         rmSync(scratch, { recursive: true, force: true });
       }

@@ -17,6 +17,8 @@ export interface IstiodGolden {
   cluster: string;
   fixture: string;
   inputDigest: string;
+  /** The switches the recorder ran under (the fixture's env); absent for none. */
+  env?: Record<string, string>;
   nodes: Record<string, { address?: GoldenResource[]; authorization?: GoldenResource[] }>;
 }
 

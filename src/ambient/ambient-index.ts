@@ -24,7 +24,8 @@ import type { Authorization, Service, Workload } from './messages';
 import { convertPeerAuthentication, namespacePolicy, staticStrictPolicy } from './peer-authentication';
 import { policyStatusFacts, type PolicyStatusFacts } from './policy-status';
 import { kubeServiceHostname, servicesOfHostname } from './services';
-import type { AmbientSettings } from './settings';
+import { featureOn, type AmbientFeatures, type AmbientSettings } from './settings';
+import { implicitWaypointPolicy } from './waypoint-policies';
 import { INDEX, StoreView, registerIndexes } from './store-view';
 import { namespaceOf, serviceEntrySpec } from './specs';
 import { endpointSliceWorkloads, serviceEntryWorkloads } from './workload-sources';
@@ -46,6 +47,8 @@ export interface AmbientIndexOptions {
   revision?: string;
   /** AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY: send dry-run policies with dry_run set. */
   enableDryRun?: boolean;
+  /** istiod's switches (settings.ts); those left out have istiod's defaults. */
+  features?: Partial<AmbientFeatures>;
 }
 
 /** Counters of the last applied batch, for the bench and the debug page. */
@@ -109,6 +112,7 @@ export class AmbientIndex implements ResourceCache {
         '',
       ...(this.options.revision !== undefined ? { revision: this.options.revision } : {}),
       ...(this.options.enableDryRun ? { enableDryRun: true } : {}),
+      ...(this.options.features ? { features: this.options.features } : {}),
       ...(mesh['serviceEntryVisibility'] ? { serviceEntryVisibility: mesh['serviceEntryVisibility'] } : {}),
     };
   }
@@ -248,6 +252,17 @@ export class AmbientIndex implements ResourceCache {
     );
   }
 
+  /** PILOT_AUTO_ALLOW_WAYPOINT_POLICY: the implicit policy of the Gateway `key`, when it is a waypoint with pods. */
+  private recomputeWaypointPolicy(key: string): void {
+    const [ns, name] = splitKey(key);
+    const wp = featureOn(this.view.settings, 'autoAllowWaypointPolicy') ? this.view.waypoint(ns, name) : undefined;
+    const policy = wp ? implicitWaypointPolicy(wp, this.view) : undefined;
+    if (policy) this.setAuthorization(`${policy.namespace}/${policy.name}`, policy);
+    this.replaceSource(`waypoint:${key}`, policy ? [`${policy.namespace}/${policy.name}`] : [], (n) =>
+      this.setAuthorization(n, undefined),
+    );
+  }
+
   /** PA-derived policies are few; any PeerAuthentication event recomputes all of them. */
   private recomputePeerAuthentications(): void {
     const root = this.view.settings.rootNamespace;
@@ -276,6 +291,7 @@ export class AmbientIndex implements ResourceCache {
     for (const k of d.slices) this.recomputeSlice(k);
     for (const h of d.hostnames) this.recomputeHostname(h);
     for (const k of d.policies) this.recomputePolicy(k);
+    for (const k of d.waypoints) this.recomputeWaypointPolicy(k);
     if (d.peerAuthentications) this.recomputePeerAuthentications();
     return (
       d.pods.size +
@@ -284,6 +300,7 @@ export class AmbientIndex implements ResourceCache {
       d.slices.size +
       d.hostnames.size +
       d.policies.size +
+      d.waypoints.size +
       (d.peerAuthentications ? 1 : 0)
     );
   }
@@ -312,6 +329,8 @@ export class AmbientIndex implements ResourceCache {
     for (const svc of this.store.list('Service'))
       d.hostnames.add(kubeServiceHostname(svc.metadata.name, namespaceOf(svc), s.domain));
     for (const ap of this.store.list('AuthorizationPolicy')) d.policies.add(keyOf(ap));
+    if (featureOn(s, 'autoAllowWaypointPolicy'))
+      for (const gw of this.store.list('Gateway')) d.waypoints.add(keyOf(gw));
     d.peerAuthentications = true;
     const count = this.apply(d) + pods.length;
     if (sweep) {
@@ -324,7 +343,12 @@ export class AmbientIndex implements ResourceCache {
   private onEvents(events: readonly StoreEvent[]): void {
     const d = new DirtySet();
     const s = this.view.settings;
-    const ctx: DirtyContext = { store: this.store, domain: s.domain, rootNamespace: s.rootNamespace };
+    const ctx: DirtyContext = {
+      store: this.store,
+      domain: s.domain,
+      rootNamespace: s.rootNamespace,
+      autoAllowWaypointPolicy: featureOn(s, 'autoAllowWaypointPolicy'),
+    };
     if (this.options.network === undefined)
       ctx.networkNamespace = this.options.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE;
     for (const e of events) markEvent(ctx, d, e);

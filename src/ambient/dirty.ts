@@ -19,11 +19,14 @@
 // |                     | workloadSelector picks; then every entry claiming those hosts  | one claimant per namespace wins a host, so every claimant is re-decided |
 // | EndpointSlice       | that slice; the pods it targets                                | selector-less endpoints come from slices; a targeted pod lists the      |
 // |                     |                                                                | slice's service                                                         |
-// | Namespace           | everything in it; everything if it is the network namespace    | namespace labels give waypoints and use-waypoint; the system namespace's |
-// |                     |                                                                | network label is every workload's network                               |
+// | Namespace           | everything in it (auto-allow: its Services' slice pods too);   | namespace labels give waypoints and use-waypoint; the system namespace's |
+// |                     | everything if it is the network namespace                      | network label is every workload's network                               |
 // | Node                | the pods on it                                                 | node labels give a pod's locality; nothing else reads nodes             |
 // | Gateway             | workloads, services, entries and namespaces using it as a      | waypoint addresses are resolved from the Gateway; a gateway's own pods  |
-// |                     | waypoint; pods that are its instances                          | carry its name                                                          |
+// |                     | waypoint; pods that are its instances; its implicit policy and | carry its name; with PILOT_AUTO_ALLOW_WAYPOINT_POLICY a workload lists  |
+// |                     | (auto-allow) the workloads of services bound to it             | its services' waypoints' policies                                       |
+// | Pod of a waypoint   | (auto-allow, when added, deleted, or its gateway-name or       | the waypoint's pods give its policy's principals, and whether it exists |
+// |                     | service account changes) as its Gateway                        |                                                                         |
 // | GatewayClass        | every Gateway of that class (as Gateway)                       | the class decides whether a Gateway is a waypoint                       |
 // | AuthorizationPolicy | that policy; with a selector, the workloads it picks (every    | a workload lists the selector policies that bind it; the root namespace |
 // |                     | namespace for the root namespace) and the entries of its ns    | is mesh-wide                                                            |
@@ -41,9 +44,11 @@ import { keyOf } from '../store/types';
 import { matchLabels } from '../store/selector';
 import { INDEX } from './store-view';
 import { kubeServiceHostname } from './services';
+import { LABEL } from './constants';
 import {
   authorizationPolicySpec,
   gatewaySpec,
+  podSpec,
   gatewayStatus,
   peerAuthenticationSpec,
   serviceEntrySpec,
@@ -59,6 +64,8 @@ export class DirtySet {
   readonly slices = new Set<string>();
   readonly hostnames = new Set<string>();
   readonly policies = new Set<string>();
+  /** Gateways whose implicit waypoint policy (PILOT_AUTO_ALLOW_WAYPOINT_POLICY) is recomputed. */
+  readonly waypoints = new Set<string>();
   peerAuthentications = false;
   all = false;
 }
@@ -69,6 +76,8 @@ export interface DirtyContext {
   rootNamespace: string;
   /** The namespace whose network label gives the local network, if the network is not fixed. */
   networkNamespace?: string;
+  /** PILOT_AUTO_ALLOW_WAYPOINT_POLICY: workloads list the policies of their services' waypoints too. */
+  autoAllowWaypointPolicy?: boolean;
 }
 
 const ns = (o: KubeObject) => o.metadata.namespace ?? '';
@@ -114,12 +123,22 @@ function markNamespace(ctx: DirtyContext, d: DirtySet, namespace: string): void 
   if (namespace === ctx.networkNamespace) d.all = true;
   for (const p of ctx.store.list('Pod', namespace)) d.pods.add(keyOf(p));
   for (const w of ctx.store.list('WorkloadEntry', namespace)) d.workloadEntries.add(keyOf(w));
-  for (const s of ctx.store.list('Service', namespace))
+  for (const s of ctx.store.list('Service', namespace)) {
     d.hostnames.add(kubeServiceHostname(s.metadata.name, namespace, ctx.domain));
+    // The namespace's use-waypoint binds its Services, whose slices may name pods of other namespaces.
+    if (ctx.autoAllowWaypointPolicy)
+      for (const slice of ctx.store.byIndex('EndpointSlice', INDEX.sliceService, keyOf(s))) markSlicePods(d, slice);
+  }
   for (const se of ctx.store.list('ServiceEntry', namespace)) {
     d.serviceEntries.add(keyOf(se));
     for (const h of serviceEntrySpec(se).hosts ?? []) d.hostnames.add(h);
   }
+}
+
+/** The workloads that list Service `s`: those its selector picks and those its slices name. */
+function markServiceUsers(ctx: DirtyContext, d: DirtySet, s: KubeObject): void {
+  markSelected(ctx, d, ns(s), serviceSpec(s).selector, false);
+  for (const slice of ctx.store.byIndex('EndpointSlice', INDEX.sliceService, keyOf(s))) markSlicePods(d, slice);
 }
 
 function markWaypoint(ctx: DirtyContext, d: DirtySet, key: string): void {
@@ -134,6 +153,32 @@ function markWaypoint(ctx: DirtyContext, d: DirtySet, key: string): void {
     for (const h of serviceEntrySpec(se).hosts ?? []) d.hostnames.add(h);
   }
   for (const n of ctx.store.byIndex('Namespace', INDEX.waypointRef, key)) markNamespace(ctx, d, n.metadata.name);
+  if (!ctx.autoAllowWaypointPolicy) return;
+  // A workload also lists the implicit policy of each waypoint its services bind (namespaces
+  // bound to it were marked whole above, their Services' slice pods with them).
+  for (const s of ctx.store.byIndex('Service', INDEX.waypointRef, key)) markServiceUsers(ctx, d, s);
+  for (const se of ctx.store.byIndex('ServiceEntry', INDEX.waypointRef, key))
+    markSelected(ctx, d, ns(se), serviceEntrySpec(se).workloadSelector?.labels, false);
+}
+
+/**
+ * PILOT_AUTO_ALLOW_WAYPOINT_POLICY: a waypoint's pods give its policy's principals, and whether it
+ * has one at all, which every workload behind the waypoint lists. A pod change that leaves its
+ * gateway-name label and service account alone (status, readiness) changes neither.
+ */
+function markWaypointInstance(ctx: DirtyContext, d: DirtySet, event: StoreEvent): void {
+  const gw = (o: KubeObject | undefined) => o?.metadata.labels?.[LABEL.gatewayName];
+  const sa = (o: KubeObject | undefined) => (o ? podSpec(o).serviceAccountName : undefined);
+  const { old, object } = event;
+  // A delete's object is the pod's last state, so it names the waypoint the pod leaves.
+  const instanceOf = new Set([gw(old), gw(object)]);
+  if (event.type === 'update' && old && gw(old) === gw(object) && sa(old) === sa(object)) return;
+  for (const name of instanceOf) {
+    if (name === undefined) continue;
+    const key = `${ns(object)}/${name}`;
+    d.waypoints.add(key);
+    markWaypoint(ctx, d, key);
+  }
 }
 
 function markSlicePods(d: DirtySet, slice: KubeObject): void {
@@ -180,6 +225,7 @@ function unchangedForDerivations(event: StoreEvent): boolean {
 
 export function markEvent(ctx: DirtyContext, d: DirtySet, event: StoreEvent): void {
   if (unchangedForDerivations(event)) return;
+  if (event.kind === 'Pod' && ctx.autoAllowWaypointPolicy) markWaypointInstance(ctx, d, event);
   const objects = event.old ? [event.old, event.object] : [event.object];
   for (const o of objects) {
     const key = keyOf(o);
@@ -215,6 +261,7 @@ export function markEvent(ctx: DirtyContext, d: DirtySet, event: StoreEvent): vo
         for (const p of ctx.store.byIndex('Pod', INDEX.node, o.metadata.name)) d.pods.add(keyOf(p));
         break;
       case 'Gateway':
+        d.waypoints.add(key);
         markWaypoint(ctx, d, key);
         break;
       case 'GatewayClass':

@@ -24,7 +24,8 @@ import { kubePortAppProtocol, serviceEntryAppProtocol } from './protocols';
 import { numericTargetPort } from './service-ports';
 import { namespaceOf, serviceEntrySpec, serviceEntryStatus, serviceSpec } from './specs';
 import type { MeshView } from './view';
-import { visibilityFor } from './visibility';
+import { type SeVisibility, visibilityFor } from './visibility';
+import { featureOn } from './settings';
 import { Waypoint, boundCanary, serviceWaypoint } from './waypoints';
 
 type Distribution = 'any' | 'zone' | 'node';
@@ -171,8 +172,17 @@ export function kubeService(svc: KubeObject, view: MeshView): Service | undefine
   return out;
 }
 
-/** Addresses of one host: the spec's (IP or masked CIDR), else auto-allocated ones from status. */
-function serviceEntryAddresses(se: KubeObject, host: string, network: string): NetworkAddress[] | undefined {
+/**
+ * Addresses of one host: the spec's (IP or masked CIDR), else auto-allocated ones from status,
+ * unless `useAllocated` is off (PILOT_ENABLE_IP_AUTOALLOCATE=false: istiod then neither assigns
+ * nor uses them, so addresses left in status by an earlier allocation are ignored too).
+ */
+function serviceEntryAddresses(
+  se: KubeObject,
+  host: string,
+  network: string,
+  useAllocated: boolean,
+): NetworkAddress[] | undefined {
   const out: NetworkAddress[] = [];
   const spec = serviceEntrySpec(se);
   for (const text of spec.addresses ?? []) {
@@ -186,6 +196,7 @@ function serviceEntryAddresses(se: KubeObject, host: string, network: string): N
   const optedOut = (se.metadata.labels?.[LABEL.enableAutoallocateIp] ?? '').toLowerCase() === 'false';
   if (
     out.length === 0 &&
+    useAllocated &&
     resolution !== 'NONE' &&
     !optedOut &&
     (!host.startsWith('*') || resolution === 'DYNAMIC_DNS')
@@ -216,7 +227,7 @@ export function serviceEntryService(se: KubeObject, host: string, view: MeshView
   const namespace = view.get('Namespace', undefined, ns);
   const visibility = visibilityFor(view.settings.serviceEntryVisibility, namespace?.metadata.labels);
   if (visibility === 'NONE') return undefined;
-  const addresses = serviceEntryAddresses(se, host, view.settings.network);
+  const addresses = serviceEntryAddresses(se, host, view.settings.network, featureOn(view.settings, 'ipAutoallocate'));
   if (!addresses) return undefined;
   const out: Service = { hostname: host };
   setIf(out, 'name', se.metadata.name);
@@ -232,15 +243,30 @@ export function serviceEntryService(se: KubeObject, host: string, view: MeshView
   });
   setIf(out, 'ports', ports);
   setIf(out, 'subjectAltNames', spec.subjectAltNames);
-  let wp = serviceWaypoint(ns, se.metadata.labels, view);
-  // A namespace-private ServiceEntry may not bind a waypoint of another namespace.
-  if (wp && visibility === 'NAMESPACE' && wp.namespace !== ns) wp = undefined;
+  const wp = serviceEntryWaypoint(se, visibility, view);
   setIf(out, 'waypoint', wp?.address);
   setIf(out, 'loadBalancing', serviceEntryLoadBalancing(se, namespace));
   if (wp) setIf(out, 'ingressUseWaypoint', ingressUseWaypoint(se, namespace));
   setIf(out, 'weightedWaypoints', weightedWaypoints(wp, se, view));
   setIf(out, 'visibility', visibility === 'NAMESPACE' ? Visibility.NAMESPACE : Visibility.PUBLIC);
   return out;
+}
+
+/** The waypoint a ServiceEntry's hosts bind; a namespace-private entry binds none of another namespace. */
+export function serviceEntryWaypoint(se: KubeObject, visibility: SeVisibility, view: MeshView): Waypoint | undefined {
+  const ns = namespaceOf(se);
+  const wp = serviceWaypoint(ns, se.metadata.labels, view);
+  return wp && visibility === 'NAMESPACE' && wp.namespace !== ns ? undefined : wp;
+}
+
+/** The same, reading the entry's visibility from its namespace. */
+export function serviceEntryBoundWaypoint(se: KubeObject, view: MeshView): Waypoint | undefined {
+  const namespace = view.get('Namespace', undefined, namespaceOf(se));
+  return serviceEntryWaypoint(
+    se,
+    visibilityFor(view.settings.serviceEntryVisibility, namespace?.metadata.labels),
+    view,
+  );
 }
 
 /** `<name>.<ns>.svc.<domain>` back to the Kubernetes Service it names, if it is one. */

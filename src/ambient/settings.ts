@@ -1,5 +1,6 @@
 // The mesh-wide inputs of every derivation, gathered once per meshConfig change.
 
+import type { ServeEnv } from '../config/options';
 import { DEFAULT_TRUST_DOMAIN } from './constants';
 import type { ServiceEntryVisibilityConfig } from './visibility';
 
@@ -19,6 +20,50 @@ export interface AmbientSettings {
   revision?: string;
   /** meshConfig.serviceEntryVisibility. */
   serviceEntryVisibility?: ServiceEntryVisibilityConfig;
+  /** istiod's feature switches; a switch left out has istiod's default. */
+  features?: Partial<AmbientFeatures>;
+}
+
+/** The environment switches istiod reads that change what the index derives. */
+export interface AmbientFeatures {
+  /** PILOT_ENABLE_IP_AUTOALLOCATE: ServiceEntry addresses allocated in status.addresses are used. */
+  ipAutoallocate: boolean;
+  /** PILOT_AUTO_ALLOW_WAYPOINT_POLICY: an ALLOW policy from each waypoint's service accounts, bound to its workloads. */
+  autoAllowWaypointPolicy: boolean;
+  /** PILOT_ENABLE_SERVICEENTRY_SELECT_PODS: a ServiceEntry's workloadSelector picks pods. */
+  serviceEntrySelectPods: boolean;
+  /** PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES: a Kubernetes Service's selector picks WorkloadEntries. */
+  k8sSelectWorkloadEntries: boolean;
+}
+
+/** istiod's defaults for the switches. */
+export const DEFAULT_AMBIENT_FEATURES: Readonly<AmbientFeatures> = {
+  ipAutoallocate: true,
+  autoAllowWaypointPolicy: false,
+  serviceEntrySelectPods: true,
+  k8sSelectWorkloadEntries: true,
+};
+
+/** The switches from istiod's environment variables, as read into ServeEnv. */
+export function ambientFeatures(
+  env: Pick<
+    ServeEnv,
+    | 'PILOT_ENABLE_IP_AUTOALLOCATE'
+    | 'PILOT_AUTO_ALLOW_WAYPOINT_POLICY'
+    | 'PILOT_ENABLE_SERVICEENTRY_SELECT_PODS'
+    | 'PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES'
+  >,
+): AmbientFeatures {
+  return {
+    ipAutoallocate: env.PILOT_ENABLE_IP_AUTOALLOCATE,
+    autoAllowWaypointPolicy: env.PILOT_AUTO_ALLOW_WAYPOINT_POLICY,
+    serviceEntrySelectPods: env.PILOT_ENABLE_SERVICEENTRY_SELECT_PODS,
+    k8sSelectWorkloadEntries: env.PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES,
+  };
+}
+
+export function featureOn(settings: Pick<AmbientSettings, 'features'>, name: keyof AmbientFeatures): boolean {
+  return settings.features?.[name] ?? DEFAULT_AMBIENT_FEATURES[name];
 }
 
 /**

@@ -205,6 +205,10 @@ export class StoreView implements MeshView {
     return waypointFromGateway(gw, cls, this.settings.network);
   }
 
+  waypointInstances(namespace: string, name: string): Iterable<KubeObject> {
+    return this.store.indexed('Pod', INDEX.gatewayName, `${namespace}/${name}`);
+  }
+
   serviceEntriesWithHost(host: string): KubeObject[] {
     return this.store.byIndex('ServiceEntry', INDEX.host, host).filter((s) => this.inRev(s));
   }

@@ -21,6 +21,8 @@ export interface MeshView {
   peerAuthentications(namespace: string): KubeObject[];
   /** The waypoint built from Gateway `<namespace>/<name>`, if it has addresses. */
   waypoint(namespace: string, name: string): Waypoint | undefined;
+  /** Pods of `namespace` labelled gateway.networking.k8s.io/gateway-name=`name`: a waypoint's instances. */
+  waypointInstances(namespace: string, name: string): Iterable<KubeObject>;
   /** ServiceEntries listing `host` in spec.hosts. */
   serviceEntriesWithHost(host: string): KubeObject[];
 }

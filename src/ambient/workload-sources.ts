@@ -6,13 +6,13 @@ import { LABEL } from './constants';
 import { parseIp } from './ip';
 import { NetworkMode, Port, PortList, Workload, WorkloadStatus, WorkloadType, setIf } from './messages';
 import { servicePortsForEntry } from './service-ports';
-import { workloadTrustDomain } from './settings';
+import { featureOn, workloadTrustDomain } from './settings';
 import { WorkloadEntrySpec, namespaceOf, serviceEntrySpec, serviceSpec, sliceEndpoints, slicePorts } from './specs';
 import type { MeshView } from './view';
-import { kubeServiceHostname, serviceEntryWinningHosts } from './services';
+import { kubeServiceHostname, serviceEntryBoundWaypoint, serviceEntryWinningHosts } from './services';
 import { computeWorkloadWaypoint } from './waypoints';
 import { canonicalService, localityOfText, tunnelOf } from './workload-meta';
-import { isServedKubeService, workloadPolicies } from './workloads';
+import { isServedKubeService, workloadImplicitPolicies, workloadPolicies } from './workloads';
 
 /** Resolutions whose hosts are endpoints themselves when no endpoints are listed. */
 const DNS_RESOLUTIONS = new Set(['DNS', 'DNS_ROUND_ROBIN', 'DYNAMIC_DNS']);
@@ -38,6 +38,9 @@ export function serviceEntryWorkloads(se: KubeObject, view: MeshView): Workload[
   const out: Workload[] = [];
   const seen = new Set<string>();
   const policies = workloadPolicies(view, ns, se.metadata.labels);
+  // PILOT_AUTO_ALLOW_WAYPOINT_POLICY: every host of the entry binds the entry's waypoint.
+  const entryWaypoint = featureOn(s, 'autoAllowWaypointPolicy') ? serviceEntryBoundWaypoint(se, view) : undefined;
+  const serviceWaypoints = entryWaypoint ? [entryWaypoint] : [];
   // Quirk kept from istiod: the network variable is reassigned by an endpoint with a network and
   // not reset, so later endpoints without one inherit it.
   let network = s.network;
@@ -75,7 +78,16 @@ export function serviceEntryWorkloads(se: KubeObject, view: MeshView): Workload[
     const own = implicit ? hosts.slice(i, i + 1) : [...hosts];
     for (const host of own.sort()) services[`${ns}/${host}`] = ports;
     setIf(w, 'services', services);
-    setIf(w, 'authorizationPolicies', policies);
+    setIf(
+      w,
+      'authorizationPolicies',
+      featureOn(s, 'autoAllowWaypointPolicy')
+        ? [
+            ...policies,
+            ...workloadImplicitPolicies(ns, implicit ? undefined : ep.labels, serviceWaypoints, view, !implicit),
+          ]
+        : policies,
+    );
     setIf(w, 'clusterId', s.clusterId);
     setIf(w, 'locality', localityOfText(ep.locality));
     if (typeof ep.weight === 'number' && ep.weight > 0) w.capacity = { value: ep.weight };

@@ -9,7 +9,7 @@ import { NetworkMode, PortList, Workload, WorkloadStatus, WorkloadType, setIf } 
 import { candidatePeerAuthentications, peerAuthenticationKeys } from './peer-authentication';
 import { policyDisposition, workloadPolicyName } from './authorization';
 import { kubeServicePortsForPod, podTcpPorts, serviceEntryPortsForPod, servicePortsForEntry } from './service-ports';
-import { workloadTrustDomain } from './settings';
+import { featureOn, workloadTrustDomain } from './settings';
 import {
   namespaceOf,
   peerAuthenticationSpec,
@@ -20,8 +20,14 @@ import {
   workloadEntrySpec,
 } from './specs';
 import type { MeshView } from './view';
-import { kubeServiceHostname, serviceClusterIps, serviceEntryWinningHosts } from './services';
-import { computeWorkloadWaypoint } from './waypoints';
+import {
+  kubeServiceHostname,
+  serviceClusterIps,
+  serviceEntryBoundWaypoint,
+  serviceEntryWinningHosts,
+} from './services';
+import { implicitWaypointPolicies } from './waypoint-policies';
+import { Waypoint, computeWorkloadWaypoint, serviceWaypoint, waypointOfInstance, workloadWaypoint } from './waypoints';
 import {
   canonicalService,
   localityOfNode,
@@ -142,7 +148,16 @@ export function isServedKubeService(svc: KubeObject): boolean {
   return serviceClusterIps(svc).every((ip) => parseIp(ip) !== undefined);
 }
 
-function podServices(pod: KubeObject, view: MeshView, trace?: DecisionTrace): Record<string, PortList> | undefined {
+/**
+ * The services that list the pod, keyed `<ns>/<hostname>`. With `waypoints` (only when
+ * PILOT_AUTO_ALLOW_WAYPOINT_POLICY is on), the waypoint each of them binds is collected too.
+ */
+function podServices(
+  pod: KubeObject,
+  view: MeshView,
+  trace?: DecisionTrace,
+  waypoints?: Waypoint[],
+): Record<string, PortList> | undefined {
   const ns = namespaceOf(pod);
   const labels = pod.metadata.labels ?? {};
   const containerPorts = podTcpPorts(pod);
@@ -153,12 +168,16 @@ function podServices(pod: KubeObject, view: MeshView, trace?: DecisionTrace): Re
     if (trace) explainService(trace, svc, ports);
     if (!ports) continue;
     out.set(`${ns}/${kubeServiceHostname(svc.metadata.name, ns, domain)}`, ports);
+    if (waypoints) collectWaypoint(waypoints, serviceWaypoint(ns, svc.metadata.labels, view));
   }
-  for (const se of view.serviceEntriesSelecting(ns, labels)) {
+  // PILOT_ENABLE_SERVICEENTRY_SELECT_PODS=false: only Kubernetes Services select pods.
+  const entries = featureOn(view.settings, 'serviceEntrySelectPods') ? view.serviceEntriesSelecting(ns, labels) : [];
+  for (const se of entries) {
     const ports = serviceEntryPortsForPod(se, containerPorts);
     const hosts = serviceEntryWinningHosts(se, view);
     if (trace) explainServiceEntry(trace, ns, se, hosts);
     for (const host of hosts) out.set(`${ns}/${host}`, ports);
+    if (waypoints && hosts.length > 0) collectWaypoint(waypoints, serviceEntryBoundWaypoint(se, view));
   }
   // Services reach pods through EndpointSlices whose endpoints name the pod exactly (kind, namespace,
   // name and uid, as istiod's TargetRef index), unless a selector already matched that hostname.
@@ -183,6 +202,7 @@ function podServices(pod: KubeObject, view: MeshView, trace?: DecisionTrace): Re
     if (trace) explainSlice(trace, slice, svcName, `${sliceNs}/${hostname}`);
     matched.add(hostname);
     out.set(`${sliceNs}/${hostname}`, kubeServicePortsForPod(svc, containerPorts));
+    if (waypoints) collectWaypoint(waypoints, serviceWaypoint(sliceNs, svc.metadata.labels, view));
   }
   if (trace && out.size === 0)
     trace.decide(
@@ -192,6 +212,26 @@ function podServices(pod: KubeObject, view: MeshView, trace?: DecisionTrace): Re
       'none',
     );
   return sortedMap(out);
+}
+
+function collectWaypoint(into: Waypoint[], wp: Waypoint | undefined): void {
+  if (wp) into.push(wp);
+}
+
+/**
+ * PILOT_AUTO_ALLOW_WAYPOINT_POLICY: the implicit policies of a workload whose services bind
+ * `serviceWaypoints`; its own waypoint is the one it binds, none for a waypoint's own instance
+ * (nor, `bindsOwn` false, for a ServiceEntry's endpoints made from its hosts).
+ */
+export function workloadImplicitPolicies(
+  ns: string,
+  labels: Record<string, string> | undefined,
+  serviceWaypoints: readonly Waypoint[],
+  view: MeshView,
+  bindsOwn = true,
+): string[] {
+  const own = !bindsOwn || waypointOfInstance(ns, labels, view) ? undefined : workloadWaypoint(ns, labels, view);
+  return implicitWaypointPolicies(own, serviceWaypoints, view);
 }
 
 // The explain-only steps live in functions of their own, called under `if (trace)`: written inline
@@ -332,8 +372,11 @@ export function podWorkload(pod: KubeObject, view: MeshView, trace?: DecisionTra
   setMeshIdentity(w, ns, labels, pod.metadata.annotations, spec.serviceAccountName, view, trace);
   setIf(w, 'node', spec.nodeName);
   setWorkloadNames(w, labels, podWorkloadName(pod));
-  setIf(w, 'services', podServices(pod, view, trace));
-  setIf(w, 'authorizationPolicies', workloadPolicies(view, ns, labels, trace));
+  const serviceWaypoints = featureOn(s, 'autoAllowWaypointPolicy') ? [] : undefined;
+  setIf(w, 'services', podServices(pod, view, trace, serviceWaypoints));
+  const policies = workloadPolicies(view, ns, labels, trace);
+  if (serviceWaypoints) policies.push(...workloadImplicitPolicies(ns, labels, serviceWaypoints, view));
+  setIf(w, 'authorizationPolicies', policies);
   const healthy = podIsReady(pod) && !pod.metadata.deletionTimestamp;
   if (trace) explainHealth(trace, pod, healthy);
   setIf(w, 'status', healthy ? WorkloadStatus.HEALTHY : WorkloadStatus.UNHEALTHY);
@@ -367,19 +410,27 @@ export function workloadEntryWorkload(we: KubeObject, view: MeshView): Workload 
     we.metadata.annotations?.[ANNOTATION.autoRegistrationGroup] ?? labels[LABEL.workloadName] ?? we.metadata.name,
   );
   const services = new Map<string, PortList>();
+  const serviceWaypoints = featureOn(s, 'autoAllowWaypointPolicy') ? [] : undefined;
   for (const se of view.serviceEntriesSelecting(ns, labels)) {
     const ports = servicePortsForEntry(se, true, spec.ports);
-    for (const host of serviceEntryWinningHosts(se, view)) services.set(`${ns}/${host}`, ports);
+    const hosts = serviceEntryWinningHosts(se, view);
+    for (const host of hosts) services.set(`${ns}/${host}`, ports);
+    if (serviceWaypoints && hosts.length > 0) collectWaypoint(serviceWaypoints, serviceEntryBoundWaypoint(se, view));
   }
-  for (const svc of view.servicesSelecting(ns, labels)) {
+  // PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES=false: only ServiceEntries select WorkloadEntries.
+  const kubeServices = featureOn(view.settings, 'k8sSelectWorkloadEntries') ? view.servicesSelecting(ns, labels) : [];
+  for (const svc of kubeServices) {
     if (!isServedKubeService(svc)) continue;
     services.set(
       `${ns}/${kubeServiceHostname(svc.metadata.name, ns, s.domain)}`,
       servicePortsForEntry(svc, false, spec.ports),
     );
+    if (serviceWaypoints) collectWaypoint(serviceWaypoints, serviceWaypoint(ns, svc.metadata.labels, view));
   }
   setIf(w, 'services', sortedMap(services));
-  setIf(w, 'authorizationPolicies', workloadPolicies(view, ns, labels));
+  const policies = workloadPolicies(view, ns, labels);
+  if (serviceWaypoints) policies.push(...workloadImplicitPolicies(ns, labels, serviceWaypoints, view));
+  setIf(w, 'authorizationPolicies', policies);
   setIf(w, 'clusterId', s.clusterId);
   setIf(w, 'locality', localityOfText(spec.locality));
   if (typeof spec.weight === 'number' && spec.weight > 0) w.capacity = { value: spec.weight };

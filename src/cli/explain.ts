@@ -14,6 +14,7 @@ import { exitCodeOf, renderText } from '../explain/render';
 import { logs } from '../log/logger';
 import { checkMeshConfigFile, createMeshConfigSource } from '../mesh/source';
 import { LocalSource } from '../store/local/local-source';
+import { ambientFeatures } from '../ambient/settings';
 import { MemoryStore } from '../store/memory-store';
 
 type Writer = (s: string) => void;
@@ -127,6 +128,7 @@ async function explainLocally(options: ServeOptions, query: ExplainQuery): Promi
     systemNamespace: env.POD_NAMESPACE,
     revision: env.REVISION,
     enableDryRun: env.AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY,
+    features: ambientFeatures(env),
   });
   try {
     const explainer = new Explainer({

@@ -328,11 +328,26 @@ export const SERVE_ENV = {
     default: 'true',
     help: 'write ZtunnelAccepted (AuthorizationPolicy) and istio.io/WaypointBound (Service, ServiceEntry) status conditions, on the leader of istio-status-leader; local mode shows them on /debug/status',
   },
+  PILOT_AUTO_ALLOW_WAYPOINT_POLICY: {
+    kind: 'bool',
+    default: 'false',
+    help: "send each waypoint with pods an ALLOW policy istio_allow_waypoint_<ns>_<name> from its pods' service accounts, listed on every workload behind it: with any other ALLOW policy, traffic that skips the waypoint is denied",
+  },
+  PILOT_ENABLE_SERVICEENTRY_SELECT_PODS: {
+    kind: 'bool',
+    default: 'true',
+    help: "a ServiceEntry's workloadSelector selects pods (false: WorkloadEntries only)",
+  },
+  PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES: {
+    kind: 'bool',
+    default: 'true',
+    help: "a Kubernetes Service's selector selects WorkloadEntries (false: pods only)",
+  },
   // ServiceEntry IP auto-allocation (src/controllers/ipallocate/), istiod's names and defaults.
   PILOT_ENABLE_IP_AUTOALLOCATE: {
     kind: 'bool',
     default: 'true',
-    help: 'give ServiceEntries without spec.addresses (resolution other than NONE) a VIP per host in status.addresses, so ztunnel can capture their traffic',
+    help: 'give ServiceEntries without spec.addresses (resolution other than NONE) a VIP per host in status.addresses, so ztunnel can capture their traffic; false: neither allocate nor use allocated addresses (as istiod)',
   },
   PILOT_IP_AUTOALLOCATE_IPV4_PREFIX: {
     kind: 'string',

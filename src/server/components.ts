@@ -20,6 +20,7 @@ import { callAuthenticatorFactory } from './authenticator';
 import { registerXdsDebug } from './debug-xds';
 import type { CallAuthenticator } from '../security/identity';
 import { startIpAutoallocate } from '../controllers/ipallocate';
+import { ambientFeatures } from '../ambient/settings';
 import { MemoryStore } from '../store/memory-store';
 import { KubeWriter } from '../store/kube/writes';
 
@@ -45,6 +46,7 @@ export async function startComponents(
     systemNamespace: ctx.options.env.POD_NAMESPACE,
     revision: ctx.options.env.REVISION,
     enableDryRun: ctx.options.env.AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY,
+    features: ambientFeatures(ctx.options.env),
   });
   registerAmbientDebug(ctx.debug, index);
   // /debug/explain runs the CA's node authorizer and the ambient derivation over this store with a

@@ -7,15 +7,15 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { compareWithGolden, renderGoldenDifference, type IstiodGolden } from '../../interop/compare/goldens';
-import { fixtureNamed, materialize } from '../../interop/fixtures';
-import { deriveFromFolder } from '../../interop/ours';
+import { fixtureNamed, GOLDEN_FIXTURES, materialize } from '../../interop/fixtures';
+import { deriveFromFolder, featuresFromEnv } from '../../interop/ours';
 
 const GOLDENS = path.join(__dirname, '../golden/istiod');
 const files = readdirSync(GOLDENS).filter((f) => f.endsWith('.json'));
 
 describe("istiod's goldens", () => {
   it('has a golden for every fixture', () => {
-    expect(files.sort()).toEqual(['demo.json', 'generated.json']);
+    expect(files.sort()).toEqual(GOLDEN_FIXTURES.map((f) => `${f.name}.json`).sort());
   });
 
   for (const file of files) {
@@ -23,11 +23,19 @@ describe("istiod's goldens", () => {
       const golden = JSON.parse(readFileSync(path.join(GOLDENS, file), 'utf8')) as IstiodGolden;
       const dir = mkdtempSync(path.join(tmpdir(), `golden-${golden.fixture}-`));
       try {
-        const digest = materialize(fixtureNamed(golden.fixture), dir);
-        // A changed fixture needs a new golden from istiod, not a new reading of the old one.
-        expect({ fixture: golden.fixture, digest }).toEqual({ fixture: golden.fixture, digest: golden.inputDigest });
+        const fixture = fixtureNamed(golden.fixture);
+        const digest = materialize(fixture, dir);
+        // A changed fixture (or switch) needs a new golden from istiod, not a new reading of the old one.
+        expect({ fixture: golden.fixture, digest, env: golden.env ?? {} }).toEqual({
+          fixture: golden.fixture,
+          digest: golden.inputDigest,
+          env: fixture.env ?? {},
+        });
         expect(Object.keys(golden.nodes).length).toBeGreaterThan(0);
-        const report = compareWithGolden(golden, await deriveFromFolder(dir, golden.cluster));
+        const report = compareWithGolden(
+          golden,
+          await deriveFromFolder(dir, golden.cluster, featuresFromEnv(fixture.env)),
+        );
         const unexplained = report.differences.filter((d) => !d.known).map(renderGoldenDifference);
         expect(unexplained).toEqual([]);
         expect(report.unused.map((k) => k.compat)).toEqual([]);

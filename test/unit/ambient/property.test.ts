@@ -2,6 +2,7 @@
 // byte for byte, and each change set is exactly the difference between consecutive states.
 
 import { AmbientIndex } from '../../../src/ambient/ambient-index';
+import type { AmbientFeatures } from '../../../src/ambient/settings';
 import type { KindId } from '../../../src/store/kinds';
 import { MemoryStore } from '../../../src/store/memory-store';
 import type { KubeObject } from '../../../src/store/types';
@@ -40,7 +41,23 @@ function flatten(changes: readonly ChangeSet[]): string[] {
   return out.sort();
 }
 
-describe('incremental ambient index (property)', () => {
+// istiod's defaults, then the switches that add dependencies (an implicit waypoint policy per
+// waypoint with pods) or drop some (no allocated addresses, no cross-kind selection).
+const FEATURE_SETS: [string, Partial<AmbientFeatures>][] = [
+  ["istiod's default switches", {}],
+  ['PILOT_AUTO_ALLOW_WAYPOINT_POLICY=true', { autoAllowWaypointPolicy: true }],
+  [
+    'every switch away from its default',
+    {
+      autoAllowWaypointPolicy: true,
+      ipAutoallocate: false,
+      serviceEntrySelectPods: false,
+      k8sSelectWorkloadEntries: false,
+    },
+  ],
+];
+
+describe.each(FEATURE_SETS)('incremental ambient index (property, %s)', (_name, features) => {
   it(`equals a from-scratch rebuild after each of ${EVENTS} random events, and change sets are exactly the difference`, () => {
     const rand = prng(SEED);
     const g = generator(rand);
@@ -58,6 +75,7 @@ describe('incremental ambient index (property)', () => {
       clusterId: 'Kubernetes',
       domain: 'cluster.local',
       revision: REVISION,
+      features,
     });
     let emitted: ChangeSet[] = [];
     index.subscribe((c) => emitted.push(...c));
@@ -81,6 +99,7 @@ describe('incremental ambient index (property)', () => {
         clusterId: 'Kubernetes',
         domain: 'cluster.local',
         revision: REVISION,
+        features,
       });
       const rebuilt = snapshot(fresh);
       fresh.close();
