@@ -9,6 +9,7 @@ import { certProviderProblem, ISTIOD_TLS_DIR, servingCertFiles } from './serving
 import { describe, HELP_FLAG, parseEnv, parseFlags, SettingSpec, SettingValues, UsageError } from './settings';
 import { configMapNameProblem, namespaceNameProblem, taintKeyProblem } from './kube-names';
 import { prefixProblem } from './cidr';
+import { unservedSwitches, type UnservedSwitch } from './istiod-switches';
 
 const atLeast = (min: number) => (v: number) => (v < min ? `must be at least ${min}` : undefined);
 const positive = (v: number) => (v <= 0 ? 'must be greater than 0' : undefined);
@@ -373,6 +374,8 @@ export interface ServeOptions {
   mode: 'local' | 'kubernetes';
   /** Names of flags given explicitly on the command line. */
   given: ReadonlySet<string>;
+  /** istiod switches the environment sets that istiod-ts does not honour (istiod-switches.ts): warned at start. */
+  unserved: readonly UnservedSwitch[];
 }
 
 /**
@@ -449,6 +452,7 @@ export function parseServeOptions(argv: string[], env: Record<string, string | u
     env: envValues,
     mode: values.configDir !== '' ? 'local' : 'kubernetes',
     given: given,
+    unserved: unservedSwitches(env),
   };
 }
 

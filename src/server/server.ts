@@ -85,6 +85,8 @@ export async function startServer(options: ServeOptions, seams: ServerSeams = {}
   );
   for (const t of tightened)
     log.warn(t, 'state folder permissions were too open; tightened (the key may have been read by others)');
+  // istiod's switches that a values file may carry over and istiod-ts does not honour (config/istiod-switches.ts).
+  for (const u of options.unserved) log.warn({ env: u.name, value: u.value }, `${u.name} is not honoured: ${u.reason}`);
 
   const shutdownHooks: (() => void | Promise<void>)[] = [];
   const listeners = new Map<string, BoundListener>();

@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DEMO, runCli } from '../support/cli';
+import { DEMO, localServeArgs, runCli, ServerProcess } from '../support/cli';
 
 // Every listener off but none needed: the process must exit before binding anything anyway.
 const QUIET = ['--grpcAddr', '', '--secureGRPCAddr', '', '--httpsAddr', '', '--monitoringAddr', '', '--httpAddr', ''];
@@ -79,5 +79,30 @@ describe('start-up checks', () => {
     const r = runCli(['--configDir', DEMO, '--stateDir', stateDir, ...QUIET]);
     expect(r.status).toBe(2);
     expect(oneLine(r.stderr)).toMatch(/--stateDir: .*state is not a folder$/);
+  });
+});
+
+describe('istiod switches istiod-ts does not honour', () => {
+  test('AMBIENT_ENABLE_MULTI_NETWORK=true starts with one warning naming it and why', async () => {
+    const state = fs.mkdtempSync(path.join(os.tmpdir(), 'istiod-ts-switches-'));
+    const server = ServerProcess.start(localServeArgs(path.join(state, 'state')), {
+      AMBIENT_ENABLE_MULTI_NETWORK: 'true',
+    });
+    try {
+      await server.port('http');
+      const warned = server.logs.filter((l) => l['env'] === 'AMBIENT_ENABLE_MULTI_NETWORK');
+      expect(warned).toEqual([
+        expect.objectContaining({
+          level: 'warn',
+          value: 'true',
+          msg: expect.stringMatching(
+            /^AMBIENT_ENABLE_MULTI_NETWORK is not honoured: multi-network and multicluster ambient are not served yet/,
+          ) as string,
+        }),
+      ]);
+    } finally {
+      await server.stop();
+      fs.rmSync(state, { recursive: true, force: true });
+    }
   });
 });
