@@ -38,8 +38,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
 {{/*
-Pod selector. The default revision selects on istio=pilot so a revisioned canary in the same
-namespace is not picked up by the default Service.
+The Service's and PodDisruptionBudget's pod selector, as Istio's chart writes them. The default
+revision selects on istio=pilot so a revisioned canary in the same namespace is not picked up by
+the default Service.
 */}}
 {{- define "istiod.selector" -}}
 app: istiod
@@ -48,6 +49,20 @@ istio: pilot
 {{- else }}
 istio.io/rev: {{ include "istiod.revLabel" . | quote }}
 {{- end }}
+{{- end -}}
+
+{{/*
+The Deployment's selector: Istio's chart's, field for field. A Deployment's selector cannot
+change, so any other selector makes `helm upgrade` over an installed istiod release fail
+(test/integration/charts/istiod-upgrade-in-place.test.ts).
+*/}}
+{{- define "istiod.deploymentSelector" -}}
+{{- if eq (include "istiod.revSuffix" .) "" -}}
+istio: pilot
+{{- else -}}
+app: istiod
+istio.io/rev: {{ include "istiod.revLabel" . | quote }}
+{{- end -}}
 {{- end -}}
 
 {{/* The container image. */}}

@@ -300,7 +300,7 @@ describe('charts/istiod scaling', () => {
     expect(objects.filter((o) => o.kind === 'HorizontalPodAutoscaler')).toEqual([]);
     expect(deploymentOf(objects).replicas).toBe(3);
     const pdb = findObject(objects, 'PodDisruptionBudget');
-    expect(pdb['spec']).toEqual({ minAvailable: 1, selector: { matchLabels: deploymentOf(objects).selector } });
+    expect(pdb['spec']).toEqual({ minAvailable: 1, selector: { matchLabels: serviceSelector(objects) } });
   });
 
   test('autoscaling with a minimum above one also gets a PDB', () => {
