@@ -165,6 +165,8 @@ export interface TemplateOptions {
   valuesFiles?: string[];
   /** Written to a values file, so types survive (no --set string parsing). */
   values?: Record<string, unknown>;
+  /** `--set` arguments (key=value), typed by helm's own parsing as a user's command line is; after `values`. */
+  set?: string[];
   isUpgrade?: boolean;
 }
 
@@ -177,13 +179,13 @@ export interface Rendered {
 }
 
 /** Runs helm with `values` in a values file (types survive, unlike --set), then removes the file. */
-function withValues(args: string[], values: Record<string, unknown> | undefined): HelmResult {
-  if (!values) return runHelm(args);
+function withValues(args: string[], values: Record<string, unknown> | undefined, after: string[] = []): HelmResult {
+  if (!values) return runHelm([...args, ...after]);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'istiod-ts-helm-values-'));
   try {
     const file = path.join(dir, 'values.json');
     fs.writeFileSync(file, JSON.stringify(values));
-    return runHelm([...args, '-f', file]);
+    return runHelm([...args, '-f', file, ...after]);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -200,7 +202,8 @@ export function helmTemplateRaw(chart: string, opts: TemplateOptions = {}): Helm
     ...(opts.isUpgrade ? ['--is-upgrade'] : []),
     ...(opts.valuesFiles ?? []).flatMap((file) => ['-f', file]),
   ];
-  return withValues(args, opts.values);
+  const set = (opts.set ?? []).flatMap((kv) => ['--set', kv]);
+  return withValues(args, opts.values, set);
 }
 
 /**
@@ -240,9 +243,12 @@ export function helmTemplate(chart: string, opts: TemplateOptions = {}): Rendere
   return objects;
 }
 
-/** `helm lint --strict` of charts/<chart> with the given values. */
-export function helmLint(chart: string, values?: Record<string, unknown>): HelmResult {
-  return withValues(['lint', '--strict', path.join(CHARTS_DIR, chart)], values);
+/**
+ * `helm lint --strict` of charts/<chart> with the given values, in `namespace` as an install
+ * would be (charts/istiod refuses a release namespace other than global.istioNamespace).
+ */
+export function helmLint(chart: string, values?: Record<string, unknown>, namespace = 'istio-system'): HelmResult {
+  return withValues(['lint', '--strict', '--namespace', namespace, path.join(CHARTS_DIR, chart)], values);
 }
 
 /** The one rendered object of a kind (and name, when given); throws naming what is missing. */

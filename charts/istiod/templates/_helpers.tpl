@@ -179,6 +179,12 @@ schema has already checked types; these are the combinations and values it canno
 {{- end -}}
 {{- $volumeNames = append $volumeNames .name -}}
 {{- end -}}
+{{- if and $v.autoscaleEnabled (gt (int $v.autoscaleMin) (int $v.autoscaleMax)) -}}
+{{- fail (printf "autoscaleMin=%d is above autoscaleMax=%d: the API server refuses such a HorizontalPodAutoscaler; raise autoscaleMax or lower autoscaleMin" (int $v.autoscaleMin) (int $v.autoscaleMax)) -}}
+{{- end -}}
+{{- if ne $v.global.istioNamespace .Release.Namespace -}}
+{{- fail (printf "global.istioNamespace=%s differs from the release namespace %s: the webhook and the mesh root would point at Service istiod in %s, which this release does not create; install into %s or set global.istioNamespace=%s" $v.global.istioNamespace .Release.Namespace $v.global.istioNamespace $v.global.istioNamespace .Release.Namespace) -}}
+{{- end -}}
 {{- $tags := list -}}
 {{- range $v.revisionTags -}}
 {{- if has . $tags -}}

@@ -30,11 +30,11 @@ const render = (values: Record<string, unknown> = {}, opts: { isUpgrade?: boolea
 const rendered: Record<string, Rendered[]> = Object.fromEntries(Object.entries(SCENARIOS).map(([name, values]) => [name, render(values)]));
 const defaults = rendered['default']!;
 
-function meshOf(objects: readonly Rendered[], revision = '') {
+function meshOf(objects: readonly Rendered[], revision = '', namespace = NS) {
   const cm = findObject(objects, 'ConfigMap', meshConfigMapName(revision));
   const store = new MemoryStore();
   store.upsert('ConfigMap', [cm]);
-  const layer = new ConfigMapLayer(store, NS, meshConfigMapName(revision));
+  const layer = new ConfigMapLayer(store, namespace, meshConfigMapName(revision));
   return { text: (cm['data'] as Record<string, string>)[MESH_CONFIG_KEY]!, build: buildMeshConfig([layer.read()]) };
 }
 
@@ -223,10 +223,12 @@ describe('charts/istiod mesh ConfigMap', () => {
   });
 
   test('rootNamespace follows global.istioNamespace; discoveryAddress follows the revision', () => {
-    const { build } = meshOf(render({ revision: 'canary', global: { istioNamespace: 'mesh-root' } }), 'canary');
+    // global.istioNamespace must be the release namespace (the checks refuse any other).
+    const objects = helmTemplate('istiod', { namespace: 'mesh-root', values: { revision: 'canary', global: { istioNamespace: 'mesh-root' } } });
+    const { build } = meshOf(objects, 'canary', 'mesh-root');
     if (!build.ok) throw build.error;
     expect(build.mesh.rootNamespace).toBe('mesh-root');
-    expect(build.mesh.defaultConfig.discoveryAddress).toBe(`istiod-canary.${NS}.svc:15012`);
+    expect(build.mesh.defaultConfig.discoveryAddress).toBe('istiod-canary.mesh-root.svc:15012');
   });
 
   test('meshConfig is deep-merged over the defaults', () => {
