@@ -207,6 +207,27 @@ export function helmTemplateRaw(chart: string, opts: TemplateOptions = {}): Helm
 }
 
 /**
+ * The NOTES helm prints after `helm install` of charts/<chart>, from a client-side dry run (no
+ * cluster is contacted); throws with helm's stderr when rendering fails.
+ */
+export function helmInstallNotes(chart: string, opts: TemplateOptions = {}): string {
+  const args = [
+    'install',
+    opts.release ?? chart,
+    path.join(CHARTS_DIR, chart),
+    '--dry-run=client',
+    '--namespace',
+    opts.namespace ?? 'istio-system',
+    ...(opts.valuesFiles ?? []).flatMap((file) => ['-f', file]),
+  ];
+  const r = withValues(args, opts.values, (opts.set ?? []).flatMap((kv) => ['--set', kv]));
+  if (r.status !== 0) throw new Error(`helm install --dry-run ${chart} failed (${r.status}): ${r.stderr}`);
+  const at = r.stdout.indexOf('\nNOTES:\n');
+  if (at < 0) throw new Error(`helm install --dry-run ${chart} printed no NOTES`);
+  return r.stdout.slice(at + '\nNOTES:\n'.length);
+}
+
+/**
  * Parsed documents by their text, so a render that repeats a document (charts/base's CRDs, about
  * 1 MB of YAML that takes over a second to parse) parses it once per test file. Bounded: when
  * full it is emptied, which costs only a re-parse.

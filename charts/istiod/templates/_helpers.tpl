@@ -65,13 +65,26 @@ istio.io/rev: {{ include "istiod.revLabel" . | quote }}
 {{- end -}}
 {{- end -}}
 
-{{/* The container image. */}}
+{{/*
+The image's hub and tag: this chart's own `hub` and `tag` (or `pilot.`), never global.hub and
+global.tag. A values file shared with Istio's ztunnel and istio-cni charts sets those to Istio's
+registry, which has no istiod-ts image; NOTES.txt says so when they are set.
+*/}}
+{{- define "istiod.hub" -}}
+{{- (include "istiod.values" . | fromYaml).hub | default "istiod-ts" -}}
+{{- end -}}
+
+{{- define "istiod.tag" -}}
+{{- (include "istiod.values" . | fromYaml).tag | default .Chart.AppVersion -}}
+{{- end -}}
+
+{{/* The container image: <hub>/<image>:<tag>, or `image` as it is when it holds a "/". */}}
 {{- define "istiod.image" -}}
 {{- $v := include "istiod.values" . | fromYaml -}}
 {{- if contains "/" $v.image -}}
 {{ $v.image }}
 {{- else -}}
-{{ $v.hub | default $v.global.hub }}/{{ $v.image }}:{{ $v.tag | default $v.global.tag | default .Chart.AppVersion }}
+{{ include "istiod.hub" . }}/{{ $v.image }}:{{ include "istiod.tag" . }}
 {{- end -}}
 {{- end -}}
 
