@@ -143,6 +143,26 @@ true
 {{- end -}}
 {{- end -}}
 
+{{/*
+Names of the objects istiod-ts writes, for the RBAC rules' resourceNames. Each follows the
+variable the server reads it from (src/config/options.ts), so `env` overrides reach them too.
+*/}}
+{{- define "istiod.rootCertConfigMap" -}}
+{{- $v := include "istiod.values" . | fromYaml -}}
+{{- ($v.env | default dict).PILOT_CA_CERT_CONFIGMAP | default $v.global.trustBundleName | default "istio-ca-root-cert" -}}
+{{- end -}}
+
+{{- define "istiod.crlConfigMap" -}}
+{{- $v := include "istiod.values" . | fromYaml -}}
+{{- ($v.env | default dict).PILOT_CRL_CONFIGMAP | default $v.crlConfigMapName | default "istio-ca-crl" -}}
+{{- end -}}
+
+{{/* The validator this release renders (validatingwebhookconfiguration.yaml). */}}
+{{- define "istiod.validatorName" -}}
+{{- $v := include "istiod.values" . | fromYaml -}}
+istio-validator{{ include "istiod.revSuffix" . }}-{{ $v.global.istioNamespace }}
+{{- end -}}
+
 {{/* The chart's own volume names; a `volumes` entry must not reuse one. */}}
 {{- define "istiod.chartVolumes" -}}
 {{ list "istio-token" "cacerts" "istio-csr-dns-cert" "istio-csr-ca-configmap" "tmp" | toJson }}
