@@ -10,6 +10,8 @@ import { ISTIOD_TLS_CA_DIR, ISTIOD_TLS_DIR } from '../../../src/config/serving-c
 import { MemoryStore } from '../../../src/store/memory-store';
 import { findObject, helmLint, helmTemplate, helmTemplateRaw, type Rendered } from '../../support/helm';
 import { deploymentOf, resolvedEnv, serviceSelector, servicePorts } from './istiod-objects';
+import { LIVE_PATH } from '../../../src/server/http';
+import { LIVENESS_MAX_LAG_MS } from '../../../src/server/liveness';
 import { kubeSchemaProblems } from './kube-schema';
 
 const NS = 'istio-system';
@@ -114,6 +116,14 @@ describe('charts/istiod Deployment', () => {
   test('is ready when GET /ready on 8080 says so, the port of --httpAddr', () => {
     expect(d.container.readinessProbe.httpGet).toEqual({ path: '/ready', port: 8080 });
     expect(SERVE_FLAGS.httpAddr.default).toBe(':8080');
+  });
+
+  test('is restarted only when GET /live on the same port fails for a minute: six failures in a row, each a 10 s timeout or a loop stuck for LIVENESS_MAX_LAG_MS', () => {
+    const probe = d.container.livenessProbe;
+    expect(probe.httpGet).toEqual({ path: LIVE_PATH, port: d.container.readinessProbe.httpGet.port });
+    expect(probe).toMatchObject({ initialDelaySeconds: 30, periodSeconds: 10, timeoutSeconds: 10, failureThreshold: 6 });
+    // Six failures span twice the server's own threshold: one stall, even one past it, is no restart.
+    expect(probe.failureThreshold * probe.periodSeconds * 1000).toBeGreaterThanOrEqual(2 * LIVENESS_MAX_LAG_MS);
   });
 
   test('exposes the ports the listeners bind by default', () => {
