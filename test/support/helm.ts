@@ -220,7 +220,11 @@ export function helmInstallNotes(chart: string, opts: TemplateOptions = {}): str
     opts.namespace ?? 'istio-system',
     ...(opts.valuesFiles ?? []).flatMap((file) => ['-f', file]),
   ];
-  const r = withValues(args, opts.values, (opts.set ?? []).flatMap((kv) => ['--set', kv]));
+  const r = withValues(
+    args,
+    opts.values,
+    (opts.set ?? []).flatMap((kv) => ['--set', kv]),
+  );
   if (r.status !== 0) throw new Error(`helm install --dry-run ${chart} failed (${r.status}): ${r.stderr}`);
   const at = r.stdout.indexOf('\nNOTES:\n');
   if (at < 0) throw new Error(`helm install --dry-run ${chart} printed no NOTES`);

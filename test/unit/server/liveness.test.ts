@@ -58,7 +58,9 @@ describe('EventLoopLiveness', () => {
   });
 
   test('refuses a threshold not above the sampling period', () => {
-    expect(() => new EventLoopLiveness({ sampleMs: 100, maxLagMs: 100 })).toThrow('maxLagMs (100) must exceed sampleMs (100) > 0');
+    expect(() => new EventLoopLiveness({ sampleMs: 100, maxLagMs: 100 })).toThrow(
+      'maxLagMs (100) must exceed sampleMs (100) > 0',
+    );
   });
 });
 
@@ -73,7 +75,9 @@ describe(`GET ${LIVE_PATH} on a real event loop`, () => {
   beforeAll(async () => {
     liveness = new EventLoopLiveness({ sampleMs: SAMPLE_MS, maxLagMs: MAX_LAG_MS });
     liveness.start();
-    server = http.createServer(httpHandler({ readiness: new ReadinessTracker(), liveness, debug: undefined, allowRemoteDebug: false }));
+    server = http.createServer(
+      httpHandler({ readiness: new ReadinessTracker(), liveness, debug: undefined, allowRemoteDebug: false }),
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
