@@ -1,4 +1,4 @@
-// The plain HTTP listeners' handlers: httpAddr (/ready, /debug/) and monitoringAddr (/metrics,
+// The plain HTTP listeners' handlers: httpAddr (/ready, /live, /debug/) and monitoringAddr (/metrics,
 // /version). Their deadlines, connection cap and close are in net/http-listener.ts.
 
 import type * as http from 'node:http';
@@ -7,6 +7,7 @@ import type { Registry } from 'prom-client';
 import type { DebugRequest } from '../contract/host';
 import { errorMessage } from '../log/error-message';
 import type { DebugRouter } from './debug';
+import type { LivenessStatus } from './liveness';
 import type { ReadinessTracker } from './readiness';
 import { versionInfo } from './version';
 
@@ -53,8 +54,13 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<string> {
   });
 }
 
+/** The liveness probe's path (the chart's livenessProbe asks it). */
+export const LIVE_PATH = '/live';
+
 export interface HttpHandlers {
   readiness: ReadinessTracker;
+  /** Answers /live: 200 while the event loop turns, 503 once it has been stuck (liveness.ts). */
+  liveness: { status(): LivenessStatus };
   /** Absent when ENABLE_DEBUG_ON_HTTP is false: /debug/ is then not found here. */
   debug: DebugRouter | undefined;
   allowRemoteDebug: boolean;
@@ -76,10 +82,16 @@ function serveDebug(debug: DebugRouter, req: http.IncomingMessage, res: http.Ser
     .catch((err: unknown) => send(res, 400, { error: errorMessage(err) }));
 }
 
-/** /ready and /debug/ on httpAddr. */
+/** /ready, /live and /debug/ on httpAddr. */
 export function httpHandler(h: HttpHandlers): http.RequestListener {
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname === LIVE_PATH) {
+      const { live, lagMs } = h.liveness.status();
+      if (live) send(res, 200, 'live\n');
+      else send(res, 503, `not live: the event loop has not turned for ${Math.round(lagMs)} ms\n`);
+      return;
+    }
     if (url.pathname === '/ready') {
       const missing = h.readiness.describeNotReady();
       if (missing.length === 0) send(res, 200, 'ready\n');
@@ -97,7 +109,7 @@ export function httpHandler(h: HttpHandlers): http.RequestListener {
       serveDebug(h.debug, req, res, url);
       return;
     }
-    send(res, 404, 'not found; try /ready or /debug/\n');
+    send(res, 404, 'not found; try /ready, /live or /debug/\n');
   };
 }
 

@@ -21,6 +21,7 @@ import { registerDebugUi } from './debug-ui';
 import { GrpcServers } from './grpc';
 import { BoundListener, httpHandler, listen, monitoringHandler } from './http';
 import { createMetricsRegistry } from './metrics';
+import { EventLoopLiveness } from './liveness';
 import { ReadinessTracker } from './readiness';
 import { ServingCertHolder } from './serving-cert';
 import { grpcServerOptions } from './grpc-options';
@@ -143,8 +144,16 @@ export async function startServer(options: ServeOptions, seams: ServerSeams = {}
   // The HTTP listeners come up first so /ready can say what is still missing while we sync.
   const storeReady = readiness.register('store', () => store.unsyncedParts());
   if (flags.httpAddr) {
+    const liveness = new EventLoopLiveness();
+    liveness.start();
+    shutdownHooks.push(() => liveness.stop());
     const server = http.createServer(
-      httpHandler({ readiness, debug: debugOnHttp ? debug : undefined, allowRemoteDebug: flags.debugAllowRemote }),
+      httpHandler({
+        readiness,
+        liveness,
+        debug: debugOnHttp ? debug : undefined,
+        allowRemoteDebug: flags.debugAllowRemote,
+      }),
     );
     listeners.set('http', await listen('http', server, flags.httpAddr, { metrics }));
   }

@@ -19,6 +19,7 @@ import {
   UI_OPEN_NODES,
 } from '../../src/server/debug-ui-script';
 import { httpHandler } from '../../src/server/http';
+import { EventLoopLiveness } from '../../src/server/liveness';
 import { ReadinessTracker } from '../../src/server/readiness';
 import { launchChromium, watchProblems, type PageProblems } from '../support/chromium';
 
@@ -78,7 +79,14 @@ beforeAll(async () => {
   );
   debug.add('syncz', 'stub sync status', () => ({ body: [] }));
   debug.add('ambient/workloads', 'stub workloads', workloadPage);
-  server = http.createServer(httpHandler({ readiness: new ReadinessTracker(), debug, allowRemoteDebug: false }));
+  server = http.createServer(
+    httpHandler({
+      readiness: new ReadinessTracker(),
+      liveness: new EventLoopLiveness(),
+      debug,
+      allowRemoteDebug: false,
+    }),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   browser = await launchChromium();

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEMO, localServeArgs, LOOPBACK_LISTENER_ARGS, runCli, ServerProcess, waitForStatus } from '../support/cli';
+import { LIVE_PATH } from '../../src/server/http';
 
 describe('istiod-ts command line', () => {
   it('--help lists flags and env vars and exits 0', () => {
@@ -55,6 +56,9 @@ describe('istiod-ts command line', () => {
       expect(String(warning['err'])).toContain('--configDir');
       const ready = await waitForStatus(`http://127.0.0.1:${await server.port('http')}/ready`, 503);
       expect(await ready.text()).toContain('kubernetes API server');
+      // Not ready is not stuck: the liveness probe passes, so the kubelet does not restart a slow start.
+      const live = await fetch(`http://127.0.0.1:${await server.port('http')}${LIVE_PATH}`);
+      expect({ status: live.status, body: await live.text() }).toEqual({ status: 200, body: 'live\n' });
       expect(server.child.exitCode).toBeNull();
     } finally {
       await server.stop();

@@ -165,6 +165,8 @@ export interface TemplateOptions {
   valuesFiles?: string[];
   /** Written to a values file, so types survive (no --set string parsing). */
   values?: Record<string, unknown>;
+  /** `--set` arguments (key=value), typed by helm's own parsing as a user's command line is; after `values`. */
+  set?: string[];
   isUpgrade?: boolean;
 }
 
@@ -177,13 +179,13 @@ export interface Rendered {
 }
 
 /** Runs helm with `values` in a values file (types survive, unlike --set), then removes the file. */
-function withValues(args: string[], values: Record<string, unknown> | undefined): HelmResult {
-  if (!values) return runHelm(args);
+function withValues(args: string[], values: Record<string, unknown> | undefined, after: string[] = []): HelmResult {
+  if (!values) return runHelm([...args, ...after]);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'istiod-ts-helm-values-'));
   try {
     const file = path.join(dir, 'values.json');
     fs.writeFileSync(file, JSON.stringify(values));
-    return runHelm([...args, '-f', file]);
+    return runHelm([...args, '-f', file, ...after]);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -200,7 +202,33 @@ export function helmTemplateRaw(chart: string, opts: TemplateOptions = {}): Helm
     ...(opts.isUpgrade ? ['--is-upgrade'] : []),
     ...(opts.valuesFiles ?? []).flatMap((file) => ['-f', file]),
   ];
-  return withValues(args, opts.values);
+  const set = (opts.set ?? []).flatMap((kv) => ['--set', kv]);
+  return withValues(args, opts.values, set);
+}
+
+/**
+ * The NOTES helm prints after `helm install` of charts/<chart>, from a client-side dry run (no
+ * cluster is contacted); throws with helm's stderr when rendering fails.
+ */
+export function helmInstallNotes(chart: string, opts: TemplateOptions = {}): string {
+  const args = [
+    'install',
+    opts.release ?? chart,
+    path.join(CHARTS_DIR, chart),
+    '--dry-run=client',
+    '--namespace',
+    opts.namespace ?? 'istio-system',
+    ...(opts.valuesFiles ?? []).flatMap((file) => ['-f', file]),
+  ];
+  const r = withValues(
+    args,
+    opts.values,
+    (opts.set ?? []).flatMap((kv) => ['--set', kv]),
+  );
+  if (r.status !== 0) throw new Error(`helm install --dry-run ${chart} failed (${r.status}): ${r.stderr}`);
+  const at = r.stdout.indexOf('\nNOTES:\n');
+  if (at < 0) throw new Error(`helm install --dry-run ${chart} printed no NOTES`);
+  return r.stdout.slice(at + '\nNOTES:\n'.length);
 }
 
 /**
@@ -240,9 +268,12 @@ export function helmTemplate(chart: string, opts: TemplateOptions = {}): Rendere
   return objects;
 }
 
-/** `helm lint --strict` of charts/<chart> with the given values. */
-export function helmLint(chart: string, values?: Record<string, unknown>): HelmResult {
-  return withValues(['lint', '--strict', path.join(CHARTS_DIR, chart)], values);
+/**
+ * `helm lint --strict` of charts/<chart> with the given values, in `namespace` as an install
+ * would be (charts/istiod refuses a release namespace other than global.istioNamespace).
+ */
+export function helmLint(chart: string, values?: Record<string, unknown>, namespace = 'istio-system'): HelmResult {
+  return withValues(['lint', '--strict', '--namespace', namespace, path.join(CHARTS_DIR, chart)], values);
 }
 
 /** The one rendered object of a kind (and name, when given); throws naming what is missing. */

@@ -38,8 +38,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
 {{/*
-Pod selector. The default revision selects on istio=pilot so a revisioned canary in the same
-namespace is not picked up by the default Service.
+The Service's and PodDisruptionBudget's pod selector, as Istio's chart writes them. The default
+revision selects on istio=pilot so a revisioned canary in the same namespace is not picked up by
+the default Service.
 */}}
 {{- define "istiod.selector" -}}
 app: istiod
@@ -50,13 +51,40 @@ istio.io/rev: {{ include "istiod.revLabel" . | quote }}
 {{- end }}
 {{- end -}}
 
-{{/* The container image. */}}
+{{/*
+The Deployment's selector: Istio's chart's, field for field. A Deployment's selector cannot
+change, so any other selector makes `helm upgrade` over an installed istiod release fail
+(test/integration/charts/istiod-upgrade-in-place.test.ts).
+*/}}
+{{- define "istiod.deploymentSelector" -}}
+{{- if eq (include "istiod.revSuffix" .) "" -}}
+istio: pilot
+{{- else -}}
+app: istiod
+istio.io/rev: {{ include "istiod.revLabel" . | quote }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The image's hub and tag: this chart's own `hub` and `tag` (or `pilot.`), never global.hub and
+global.tag. A values file shared with Istio's ztunnel and istio-cni charts sets those to Istio's
+registry, which has no istiod-ts image; NOTES.txt says so when they are set.
+*/}}
+{{- define "istiod.hub" -}}
+{{- (include "istiod.values" . | fromYaml).hub | default "istiod-ts" -}}
+{{- end -}}
+
+{{- define "istiod.tag" -}}
+{{- (include "istiod.values" . | fromYaml).tag | default .Chart.AppVersion -}}
+{{- end -}}
+
+{{/* The container image: <hub>/<image>:<tag>, or `image` as it is when it holds a "/". */}}
 {{- define "istiod.image" -}}
 {{- $v := include "istiod.values" . | fromYaml -}}
 {{- if contains "/" $v.image -}}
 {{ $v.image }}
 {{- else -}}
-{{ $v.hub | default $v.global.hub }}/{{ $v.image }}:{{ $v.tag | default $v.global.tag | default .Chart.AppVersion }}
+{{ include "istiod.hub" . }}/{{ $v.image }}:{{ include "istiod.tag" . }}
 {{- end -}}
 {{- end -}}
 
@@ -115,6 +143,26 @@ true
 {{- end -}}
 {{- end -}}
 
+{{/*
+Names of the objects istiod-ts writes, for the RBAC rules' resourceNames. Each follows the
+variable the server reads it from (src/config/options.ts), so `env` overrides reach them too.
+*/}}
+{{- define "istiod.rootCertConfigMap" -}}
+{{- $v := include "istiod.values" . | fromYaml -}}
+{{- ($v.env | default dict).PILOT_CA_CERT_CONFIGMAP | default $v.global.trustBundleName | default "istio-ca-root-cert" -}}
+{{- end -}}
+
+{{- define "istiod.crlConfigMap" -}}
+{{- $v := include "istiod.values" . | fromYaml -}}
+{{- ($v.env | default dict).PILOT_CRL_CONFIGMAP | default $v.crlConfigMapName | default "istio-ca-crl" -}}
+{{- end -}}
+
+{{/* The validator this release renders (validatingwebhookconfiguration.yaml). */}}
+{{- define "istiod.validatorName" -}}
+{{- $v := include "istiod.values" . | fromYaml -}}
+istio-validator{{ include "istiod.revSuffix" . }}-{{ $v.global.istioNamespace }}
+{{- end -}}
+
 {{/* The chart's own volume names; a `volumes` entry must not reuse one. */}}
 {{- define "istiod.chartVolumes" -}}
 {{ list "istio-token" "cacerts" "istio-csr-dns-cert" "istio-csr-ca-configmap" "tmp" | toJson }}
@@ -163,6 +211,12 @@ schema has already checked types; these are the combinations and values it canno
 {{- fail (printf "volumes: %s is already a volume of the chart (or given twice); choose another name" .name) -}}
 {{- end -}}
 {{- $volumeNames = append $volumeNames .name -}}
+{{- end -}}
+{{- if and $v.autoscaleEnabled (gt (int $v.autoscaleMin) (int $v.autoscaleMax)) -}}
+{{- fail (printf "autoscaleMin=%d is above autoscaleMax=%d: the API server refuses such a HorizontalPodAutoscaler; raise autoscaleMax or lower autoscaleMin" (int $v.autoscaleMin) (int $v.autoscaleMax)) -}}
+{{- end -}}
+{{- if ne $v.global.istioNamespace .Release.Namespace -}}
+{{- fail (printf "global.istioNamespace=%s differs from the release namespace %s: the webhook and the mesh root would point at Service istiod in %s, which this release does not create; install into %s or set global.istioNamespace=%s" $v.global.istioNamespace .Release.Namespace $v.global.istioNamespace $v.global.istioNamespace .Release.Namespace) -}}
 {{- end -}}
 {{- $tags := list -}}
 {{- range $v.revisionTags -}}

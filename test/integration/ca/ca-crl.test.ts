@@ -3,7 +3,6 @@
 // by `openssl ca -gencrl` from the plugged-in intermediate.
 
 import * as crypto from 'node:crypto';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -21,46 +20,11 @@ import { logs } from '../../../src/log/logger';
 import { TestApiServer, eventually } from '../../support/apiserver';
 import { namespace, FAST_WATCH_TIMING } from '../../support/apiserver/fixtures';
 import { tempDir } from '../../support/ca/fixtures';
-import { OpensslCa, opensslCaPair } from '../../support/ca/openssl-ca';
+import { opensslCaPair } from '../../support/ca/openssl-ca';
+import { chainCrl, opensslCrl, pluggedInCaDir } from '../../support/ca/openssl-crl';
 import { Harness, startHarness } from '../../support/ca/harness';
 
 type Line = Record<string, unknown>;
-
-/** A CRL signed by `ca`, from openssl's own CA tool; each call in one `dir` gets the next CRL number. */
-function opensslCrl(ca: OpensslCa, dir: string): string {
-  fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, 'ca.pem'), ca.certPem);
-  fs.writeFileSync(path.join(dir, 'ca-key.pem'), ca.keyPem);
-  if (!fs.existsSync(path.join(dir, 'index.txt'))) {
-    fs.writeFileSync(path.join(dir, 'index.txt'), '');
-    fs.writeFileSync(path.join(dir, 'crlnumber'), '01\n');
-    fs.writeFileSync(
-      path.join(dir, 'openssl.cnf'),
-      '[ca]\ndefault_ca = crl\n[crl]\ndatabase = index.txt\ncrlnumber = crlnumber\ndefault_md = sha256\ndefault_crl_days = 30\n',
-    );
-  }
-  const args = ['ca', '-gencrl', '-config', 'openssl.cnf', '-keyfile', 'ca-key.pem', '-cert', 'ca.pem'];
-  return execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
-}
-
-/**
- * CRLs for every CA of the test chain's cert-chain.pem (the intermediate and the root), as istiod
- * requires once a CRL is given at all; each CA keeps its CRL numbers in its own folder under `dir`.
- */
-function chainCrl(intermediate: OpensslCa, root: OpensslCa, dir: string): string {
-  return opensslCrl(intermediate, dir) + opensslCrl(root, path.join(dir, 'root'));
-}
-
-/** A plugged-in CA folder in istiod's layout, from an openssl-made root and intermediate. */
-function pluggedInCaDir(): { dir: string; intermediate: OpensslCa; root: OpensslCa } {
-  const { root, intermediate } = opensslCaPair();
-  const dir = tempDir();
-  fs.writeFileSync(path.join(dir, 'ca-cert.pem'), intermediate.certPem);
-  fs.writeFileSync(path.join(dir, 'ca-key.pem'), intermediate.keyPem);
-  fs.writeFileSync(path.join(dir, 'root-cert.pem'), root.certPem);
-  fs.writeFileSync(path.join(dir, 'cert-chain.pem'), intermediate.certPem + root.certPem);
-  return { dir, intermediate, root };
-}
 
 function captureLogs(): Line[] {
   const lines: Line[] = [];

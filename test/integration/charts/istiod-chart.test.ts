@@ -10,6 +10,8 @@ import { ISTIOD_TLS_CA_DIR, ISTIOD_TLS_DIR } from '../../../src/config/serving-c
 import { MemoryStore } from '../../../src/store/memory-store';
 import { findObject, helmLint, helmTemplate, helmTemplateRaw, type Rendered } from '../../support/helm';
 import { deploymentOf, resolvedEnv, serviceSelector, servicePorts } from './istiod-objects';
+import { LIVE_PATH } from '../../../src/server/http';
+import { LIVENESS_MAX_LAG_MS } from '../../../src/server/liveness';
 import { kubeSchemaProblems } from './kube-schema';
 
 const NS = 'istio-system';
@@ -30,11 +32,11 @@ const render = (values: Record<string, unknown> = {}, opts: { isUpgrade?: boolea
 const rendered: Record<string, Rendered[]> = Object.fromEntries(Object.entries(SCENARIOS).map(([name, values]) => [name, render(values)]));
 const defaults = rendered['default']!;
 
-function meshOf(objects: readonly Rendered[], revision = '') {
+function meshOf(objects: readonly Rendered[], revision = '', namespace = NS) {
   const cm = findObject(objects, 'ConfigMap', meshConfigMapName(revision));
   const store = new MemoryStore();
   store.upsert('ConfigMap', [cm]);
-  const layer = new ConfigMapLayer(store, NS, meshConfigMapName(revision));
+  const layer = new ConfigMapLayer(store, namespace, meshConfigMapName(revision));
   return { text: (cm['data'] as Record<string, string>)[MESH_CONFIG_KEY]!, build: buildMeshConfig([layer.read()]) };
 }
 
@@ -114,6 +116,14 @@ describe('charts/istiod Deployment', () => {
   test('is ready when GET /ready on 8080 says so, the port of --httpAddr', () => {
     expect(d.container.readinessProbe.httpGet).toEqual({ path: '/ready', port: 8080 });
     expect(SERVE_FLAGS.httpAddr.default).toBe(':8080');
+  });
+
+  test('is restarted only when GET /live on the same port fails for a minute: six failures in a row, each a 10 s timeout or a loop stuck for LIVENESS_MAX_LAG_MS', () => {
+    const probe = d.container.livenessProbe;
+    expect(probe.httpGet).toEqual({ path: LIVE_PATH, port: d.container.readinessProbe.httpGet.port });
+    expect(probe).toMatchObject({ initialDelaySeconds: 30, periodSeconds: 10, timeoutSeconds: 10, failureThreshold: 6 });
+    // Six failures span twice the server's own threshold: one stall, even one past it, is no restart.
+    expect(probe.failureThreshold * probe.periodSeconds * 1000).toBeGreaterThanOrEqual(2 * LIVENESS_MAX_LAG_MS);
   });
 
   test('exposes the ports the listeners bind by default', () => {
@@ -223,10 +233,12 @@ describe('charts/istiod mesh ConfigMap', () => {
   });
 
   test('rootNamespace follows global.istioNamespace; discoveryAddress follows the revision', () => {
-    const { build } = meshOf(render({ revision: 'canary', global: { istioNamespace: 'mesh-root' } }), 'canary');
+    // global.istioNamespace must be the release namespace (the checks refuse any other).
+    const objects = helmTemplate('istiod', { namespace: 'mesh-root', values: { revision: 'canary', global: { istioNamespace: 'mesh-root' } } });
+    const { build } = meshOf(objects, 'canary', 'mesh-root');
     if (!build.ok) throw build.error;
     expect(build.mesh.rootNamespace).toBe('mesh-root');
-    expect(build.mesh.defaultConfig.discoveryAddress).toBe(`istiod-canary.${NS}.svc:15012`);
+    expect(build.mesh.defaultConfig.discoveryAddress).toBe('istiod-canary.mesh-root.svc:15012');
   });
 
   test('meshConfig is deep-merged over the defaults', () => {
@@ -300,7 +312,7 @@ describe('charts/istiod scaling', () => {
     expect(objects.filter((o) => o.kind === 'HorizontalPodAutoscaler')).toEqual([]);
     expect(deploymentOf(objects).replicas).toBe(3);
     const pdb = findObject(objects, 'PodDisruptionBudget');
-    expect(pdb['spec']).toEqual({ minAvailable: 1, selector: { matchLabels: deploymentOf(objects).selector } });
+    expect(pdb['spec']).toEqual({ minAvailable: 1, selector: { matchLabels: serviceSelector(objects) } });
   });
 
   test('autoscaling with a minimum above one also gets a PDB', () => {

@@ -15,6 +15,7 @@ export interface Container {
   env: EnvVar[];
   ports: { name: string; containerPort: number; protocol: string }[];
   readinessProbe: { httpGet: { path: string; port: number } };
+  livenessProbe: { httpGet: { path: string; port: number }; initialDelaySeconds: number; periodSeconds: number; timeoutSeconds: number; failureThreshold: number };
   securityContext: { readOnlyRootFilesystem: boolean; runAsNonRoot: boolean; allowPrivilegeEscalation: boolean; capabilities: { drop: string[] } };
   volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[];
 }

@@ -113,7 +113,7 @@ describe('charts/istiod with a values file written for Istio’s chart', () => {
   });
 
   test('pdb.maxUnavailable and pdb.unhealthyPodEvictionPolicy shape the PodDisruptionBudget of an autoscaled istiod with at least two replicas', () => {
-    expect(findObject(features, 'PodDisruptionBudget')['spec']).toEqual({ maxUnavailable: 1, unhealthyPodEvictionPolicy: 'AlwaysAllow', selector: { matchLabels: d.selector } });
+    expect(findObject(features, 'PodDisruptionBudget')['spec']).toEqual({ maxUnavailable: 1, unhealthyPodEvictionPolicy: 'AlwaysAllow', selector: { matchLabels: serviceSelector(features, 'istiod') } });
     expect(ofKind(defaults, 'PodDisruptionBudget')).toEqual([]);
   });
 

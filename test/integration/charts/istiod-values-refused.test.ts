@@ -98,10 +98,23 @@ describe('charts/istiod refuses values istiod-ts cannot honour, saying why', () 
     ['env.ENABLE_CLUSTER_TRUST_BUNDLE_API, which istiod-ts does not publish', { env: { ENABLE_CLUSTER_TRUST_BUNDLE_API: true } }, /ClusterTrustBundles/],
     ['pilot. nested in pilot.', { pilot: { pilot: { replicaCount: 2 } } }, /pilot.pilot: the pilot. prefix applies once/],
     ['a revision tag listed twice', { revisionTags: ['prod', 'prod'] }, /revisionTags: prod is listed twice/],
+    ['autoscaleMin above autoscaleMax, an HPA the API server refuses', { pilot: { autoscaleMin: 3 }, autoscaleMax: 2 }, /autoscaleMin=3 is above autoscaleMax=2: the API server refuses such a HorizontalPodAutoscaler/],
+    ['a global.istioNamespace other than the release namespace, where no istiod Service would be', { global: { istioNamespace: 'mesh' } }, /global.istioNamespace=mesh differs from the release namespace istio-system: the webhook .* Service istiod in mesh/],
   ];
   test.each(cannot)('%s', (_name, values, message) => {
     const r = refuse(values);
     expect(r.failed).toBe(true);
     expect(r.stderr).toMatch(message);
+  });
+});
+
+describe('charts/istiod accepts the neighbours of what it refuses', () => {
+  test.each([
+    ['autoscaleMin equal to autoscaleMax', { autoscaleMin: 2, autoscaleMax: 2 }, 'istio-system'],
+    ['autoscaleMin above autoscaleMax with autoscaling off (no HPA is rendered)', { autoscaleEnabled: false, autoscaleMin: 3, autoscaleMax: 2 }, 'istio-system'],
+    ['global.istioNamespace equal to another release namespace', { global: { istioNamespace: 'mesh' } }, 'mesh'],
+  ] as const)('%s', (_name, values, namespace) => {
+    const r = helmTemplateRaw('istiod', { namespace, values });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
   });
 });

@@ -14,6 +14,8 @@ import * as path from 'node:path';
 import { ROOT_CERT_KEY } from '../../../src/ca/root-cert-publisher';
 import { CA_SECRET_NAME } from '../../../src/ca/kube-ca-secret-store';
 import { LEASE_NAMES } from '../../../src/store/kube/leader';
+import { DEFAULT_TAG_WEBHOOK } from '../../../src/store/kube/leader-default-revision';
+import { CA_CRL_CONFIGMAP, CA_CRL_FILE } from '../../../src/ca/ca-crl';
 import { KubeApiError, KubeClient, type KubeRequest } from '../../../src/store/kube/client';
 import { loadKubeConfig } from '../../../src/store/kube/config';
 import { WebhookConfigController } from '../../../src/webhook/config-controller';
@@ -24,24 +26,56 @@ import { namespace } from '../../support/apiserver/fixtures';
 import { ServerProcess, waitForStatus } from '../../support/cli';
 import { findObject, helmTemplate } from '../../support/helm';
 import { makeCsr } from '../../support/ca/fixtures';
+import { chainCrl, pluggedInCaDir } from '../../support/ca/openssl-crl';
 import { ZtunnelLikeClient } from '../../support/ca/harness';
 import { deploymentOf, resolvedEnv, rulesOf, type PolicyRule } from './istiod-objects';
 
 const NS = 'istio-system';
+/** The base chart's validator, which the default revision's istiod-ts patches beside its own. */
+const DEFAULT_VALIDATOR = 'istiod-default-validator';
+/**
+ * Names granted whose code path the first run does not take: the CRL ConfigMap is written only
+ * beside a plugged-in CA with ca-crl.pem, and that run uses the self-signed CA. The plugged-in
+ * run at the end of this file writes it.
+ */
+const NOT_EXERCISED_HERE = new Set([CA_CRL_CONFIGMAP]);
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 const ROOT_CONFIGMAP = 'istio-ca-root-cert';
 
-function grants(rules: readonly PolicyRule[], r: { verb: string; group: string; resource: string; subresource?: string }): boolean {
+/**
+ * Verbs a rule's resourceNames can authorize: the request names one object. The API server
+ * authorizes a create before the object's name is known and a list or watch as a collection, so
+ * a rule with resourceNames never grants those here (a list or watch with a metadata.name field
+ * selector can match one on a real cluster; the code's lists by name get a rule without names).
+ */
+const NAMED_VERBS = new Set(['get', 'update', 'patch', 'delete']);
+
+type Call = { verb: string; group: string; resource: string; subresource?: string; name?: string };
+
+/** Whether `rules` grant the call, as Kubernetes RBAC does, resourceNames included. */
+function grants(rules: readonly PolicyRule[], r: Call): boolean {
   const resource = r.subresource ? `${r.resource}/${r.subresource}` : r.resource;
   return rules.some(
     (rule) =>
       (rule.apiGroups.includes(r.group) || rule.apiGroups.includes('*')) &&
       (rule.resources.includes(resource) || rule.resources.includes('*')) &&
-      (rule.verbs.includes(r.verb) || rule.verbs.includes('*')),
+      (rule.verbs.includes(r.verb) || rule.verbs.includes('*')) &&
+      (!rule.resourceNames?.length || (NAMED_VERBS.has(r.verb) && r.name !== undefined && rule.resourceNames.includes(r.name))),
   );
 }
 
-const describeRequest = (r: RecordedRequest) => `${r.verb} ${r.group || 'core'}/${r.resource}${r.subresource ? `/${r.subresource}` : ''}${r.namespace ? ` in ${r.namespace}` : ' (cluster-wide)'}`;
+/** Every (verb, group, resource, name) a rule grants; name undefined for a rule without resourceNames. */
+function grantsOf(rules: readonly PolicyRule[]): { verb: string; group: string; resource: string; name: string | undefined }[] {
+  return rules.flatMap((rule) =>
+    rule.apiGroups.flatMap((group) =>
+      rule.resources.flatMap((resource) =>
+        rule.verbs.flatMap((verb) => (rule.resourceNames?.length ? rule.resourceNames : [undefined]).map((name) => ({ verb, group, resource, name }))),
+      ),
+    ),
+  );
+}
+
+const describeRequest = (r: RecordedRequest) => `${r.verb} ${r.group || 'core'}/${r.resource}${r.subresource ? `/${r.subresource}` : ''}${r.name ? ` ${r.name}` : ''}${r.namespace ? ` in ${r.namespace}` : ' (cluster-wide)'}`;
 
 /**
  * The webhook's readiness probe dry-run creates an Istio Gateway. The test API server does not
@@ -81,8 +115,10 @@ describe('chart RBAC against the calls the code makes', () => {
     for (const [ns, name, sa] of [[NS, 'ztunnel-a', 'ztunnel'], ['default', 'sleep-1', 'sleep']] as const) {
       api.put({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns }, spec: { serviceAccountName: sa, nodeName: 'node-a', containers: [{ name: 'c', image: 'x' }] }, status: { phase: 'Running', podIP: '10.0.0.1' } });
     }
-    // The chart's validator exists, as after `helm install`, for istiod-ts to patch.
+    // The chart's validator and the base chart's default validator exist, as after `helm install`
+    // of both, for istiod-ts to patch.
     api.put(findObject(objects, 'ValidatingWebhookConfiguration'));
+    api.put(findObject(helmTemplate('base', { namespace: NS }), 'ValidatingWebhookConfiguration', DEFAULT_VALIDATOR));
     // A drifted root ConfigMap, so root distribution both creates and updates.
     api.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ROOT_CONFIGMAP, namespace: 'default' }, data: { [ROOT_CERT_KEY]: 'stale' } });
     // A ServiceEntry without addresses, for the IP auto-allocation controller to give VIPs.
@@ -133,9 +169,9 @@ describe('chart RBAC against the calls the code makes', () => {
       const controller = new WebhookConfigController({ client: new KubeClient(loadKubeConfig(kubeconfig)), revision: 'default', namespace: NS, certs, backoff: { initialMs: 20, maxMs: 200 } });
       controller.start();
       try {
-        const vwcName = findObject(objects, 'ValidatingWebhookConfiguration').metadata.name;
-        const patched = () => ((api.get('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', undefined, vwcName)?.['webhooks'] ?? []) as { clientConfig: { caBundle?: string } }[]);
-        await eventually('the validator carries the mesh root', () => patched().every((w) => w.clientConfig.caBundle === Buffer.from(rootsPem).toString('base64')));
+        const patched = (name: string) => ((api.get('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', undefined, name)?.['webhooks'] ?? []) as { clientConfig: { caBundle?: string } }[]);
+        const carriesRoot = (name: string) => patched(name).length > 0 && patched(name).every((w) => w.clientConfig.caBundle === Buffer.from(rootsPem).toString('base64'));
+        await eventually('both validators carry the mesh root', () => carriesRoot(findObject(objects, 'ValidatingWebhookConfiguration').metadata.name) && carriesRoot(DEFAULT_VALIDATOR));
       } finally {
         await controller.stop();
       }
@@ -174,22 +210,33 @@ describe('chart RBAC against the calls the code makes', () => {
     expect(denied.map(describeRequest)).toEqual([]);
   });
 
-  test('every permission the chart grants is one the code used', () => {
+  test('every permission the chart grants, each resourceName included, is one the code used', () => {
     const unused: string[] = [];
     for (const [scope, rules] of [['ClusterRole', clusterRules], ['Role', roleRules]] as const) {
-      for (const rule of rules) {
-        for (const group of rule.apiGroups) {
-          for (const resource of rule.resources) {
-            for (const verb of rule.verbs) {
-              // A rule names a subresource as "<resource>/<subresource>" (services/status).
-              const used = requests.some((r) => r.group === group && (r.subresource ? `${r.resource}/${r.subresource}` : r.resource) === resource && r.verb === verb && (scope === 'ClusterRole' || r.namespace === NS));
-              if (!used) unused.push(`${scope}: ${verb} ${group || 'core'}/${resource}`);
-            }
-          }
-        }
+      for (const g of grantsOf(rules)) {
+        if (g.name !== undefined && NOT_EXERCISED_HERE.has(g.name)) continue;
+        // A rule names a subresource as "<resource>/<subresource>" (services/status).
+        const used = requests.some((r) => r.group === g.group && (r.subresource ? `${r.resource}/${r.subresource}` : r.resource) === g.resource && r.verb === g.verb && (g.name === undefined || r.name === g.name) && (scope === 'ClusterRole' || r.namespace === NS));
+        if (!used) unused.push(`${scope}: ${g.verb} ${g.group || 'core'}/${g.resource}${g.name ? ` ${g.name}` : ''}`);
       }
     }
     expect(unused).toEqual([]);
+  });
+
+  test('updates reach only the objects istiod-ts writes: by name for ConfigMaps, Secrets, Leases and webhook configurations', () => {
+    const byName = (rules: readonly PolicyRule[], group: string, resource: string, verb: string) => grants(rules, { verb, group, resource, name: 'some-other-object' });
+    for (const [group, resource] of [['', 'configmaps'], ['admissionregistration.k8s.io', 'validatingwebhookconfigurations'], ['admissionregistration.k8s.io', 'mutatingwebhookconfigurations']] as const)
+      for (const verb of ['get', 'update', 'patch', 'delete']) expect({ resource, verb, cluster: byName(clusterRules, group, resource, verb) }).toEqual({ resource, verb, cluster: false });
+    for (const [group, resource] of [['', 'secrets'], ['', 'configmaps'], ['coordination.k8s.io', 'leases'], ['', 'services']] as const)
+      for (const verb of ['get', 'update', 'patch', 'delete']) expect({ resource, verb, role: byName(roleRules, group, resource, verb) }).toEqual({ resource, verb, role: false });
+    // The names granted are the code's own.
+    const names = (rules: readonly PolicyRule[], resource: string, verb: string) => [...new Set(grantsOf(rules).filter((g) => g.resource === resource && g.verb === verb).map((g) => g.name))].sort();
+    expect(names(clusterRules, 'configmaps', 'update')).toEqual([CA_CRL_CONFIGMAP, ROOT_CONFIGMAP].sort());
+    expect(names(roleRules, 'secrets', 'update')).toEqual([CA_SECRET_NAME]);
+    expect(names(roleRules, 'leases', 'update')).toEqual([LEASE_NAMES.status]);
+    expect(names(roleRules, 'configmaps', 'update')).toEqual([LEASE_NAMES.namespaceController, LEASE_NAMES.validationController, LEASE_NAMES.ipAutoallocate].sort());
+    expect(names(clusterRules, 'validatingwebhookconfigurations', 'update')).toEqual([DEFAULT_VALIDATOR, findObject(objects, 'ValidatingWebhookConfiguration').metadata.name].sort());
+    expect(names(clusterRules, 'mutatingwebhookconfigurations', 'get')).toEqual([DEFAULT_TAG_WEBHOOK]);
   });
 
   test('writes stay where the chart scopes them: Secrets and Leases only in the istiod namespace', () => {
@@ -270,5 +317,65 @@ describe('chart RBAC with taint.enabled against the node untaint controller', ()
           for (const verb of rule.verbs)
             if (!requests.some((r) => r.group === group && r.resource === resource && r.verb === verb)) unused.push(`${verb} ${group || 'core'}/${resource}`);
     expect(unused).toEqual([]);
+  });
+});
+
+describe('chart RBAC with a plugged-in CA and its CRL', () => {
+  const objects = helmTemplate('istiod', { namespace: NS });
+  const clusterRules = rulesOf(objects, 'ClusterRole');
+  const roleRules = rulesOf(objects, 'Role');
+
+  let api: TestApiServer;
+  let requests: RecordedRequest[];
+  let exitCode: number | null;
+  let crl: string;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'istiod-ts-rbac-crl-'));
+
+  beforeAll(async () => {
+    api = await TestApiServer.start();
+    for (const ns of [NS, 'default']) api.put(namespace(ns));
+    // A drifted copy in one namespace, so distribution both creates and replaces.
+    api.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: CA_CRL_CONFIGMAP, namespace: 'default' }, data: { [CA_CRL_FILE]: 'stale' } });
+    const ca = pluggedInCaDir();
+    crl = chainCrl(ca.intermediate, ca.root, path.join(dir, 'crl'));
+    fs.writeFileSync(path.join(ca.dir, CA_CRL_FILE), crl);
+
+    const { container } = deploymentOf(objects);
+    const [command, ...chartFlags] = container.args;
+    const server = ServerProcess.start(
+      [
+        command!,
+        ...chartFlags,
+        '--kubeconfig', api.writeKubeconfig(),
+        '--meshConfig', path.join(dir, 'no-mesh-file'),
+        ...['grpcAddr', 'secureGRPCAddr', 'httpsAddr', 'monitoringAddr', 'httpAddr'].flatMap((f) => [`--${f}`, '127.0.0.1:0']),
+      ],
+      { ...resolvedEnv(container, NS, 'istiod-0'), ROOT_CA_DIR: ca.dir },
+    );
+    try {
+      await waitForStatus(`http://127.0.0.1:${await server.port('http')}/ready`, 200, 30_000);
+      const crlIn = (ns: string) => (api.get('v1', 'ConfigMap', ns, CA_CRL_CONFIGMAP)?.['data'] as Record<string, string> | undefined)?.[CA_CRL_FILE];
+      await eventually('the CRL reaches every namespace', () => [NS, 'default'].every((ns) => crlIn(ns) === crl), 20_000);
+    } finally {
+      exitCode = (await server.stop()).code;
+    }
+    requests = [...api.requests];
+  }, 60_000);
+
+  afterAll(async () => {
+    await (api as TestApiServer | undefined)?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('istiod-ts created and replaced the CRL ConfigMap by its name, and stopped cleanly', () => {
+    expect(exitCode).toBe(0);
+    const writes = requests.filter((r) => r.resource === 'configmaps' && (r.name ?? r.createdName) === CA_CRL_CONFIGMAP);
+    expect(writes.some((r) => r.verb === 'create')).toBe(true);
+    expect(writes.some((r) => r.verb === 'update' && r.namespace === 'default')).toBe(true);
+  });
+
+  test('every request the code made is granted by the ClusterRole, or by the Role in its own namespace', () => {
+    const denied = requests.filter((r) => !(grants(clusterRules, r) || (r.namespace === NS && grants(roleRules, r))));
+    expect(denied.map(describeRequest)).toEqual([]);
   });
 });

@@ -17,6 +17,7 @@ import {
   listen,
   METRIC_CONNECTIONS_REJECTED,
 } from '../../../src/net/http-listener';
+import { EventLoopLiveness } from '../../../src/server/liveness';
 import { ReadinessTracker } from '../../../src/server/readiness';
 
 const realProcess = runInThisContext('process') as NodeJS.Process;
@@ -81,7 +82,7 @@ async function startListeners(limits: Partial<HttpLimits>): Promise<Listeners> {
     'answers when the test says so',
     () => new Promise((r) => releases.push(() => r({ body: 'slow answer\n' }))),
   );
-  const handler = httpHandler({ readiness, debug, allowRemoteDebug: false });
+  const handler = httpHandler({ readiness, liveness: new EventLoopLiveness(), debug, allowRemoteDebug: false });
   return {
     registry,
     release: () => (releases.forEach((r) => r()), (releases = [])),
