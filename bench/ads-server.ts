@@ -3,7 +3,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { CallAuthenticator, CallerIdentity } from '../src/security/identity';
 import type { XdsServer } from '../src/xds/server';
-import { adsServiceDefinition } from '../src/xds/proto';
+import { adsServiceDefinition } from '../src/xds/grpc/proto';
 import type { TestPki } from '../test/support/tls';
 
 export async function serveAds(

@@ -2,9 +2,9 @@
 // signing worker runs and a leaf TBSCertificate for the root's key to sign.
 
 import * as crypto from 'node:crypto';
-import type { ParsedCsr } from '../src/ca/csr';
-import { LeafSigner } from '../src/ca/leaf-signer';
-import type { CaKeyMaterial } from '../src/ca/key-material';
+import type { ParsedCsr } from '../src/ca/signing/csr';
+import { LeafSigner } from '../src/ca/signing/leaf-signer';
+import type { CaKeyMaterial } from '../src/ca/signing/key-material';
 
 /**
  * Imports the CSR's public key from the JWK the parser builds and verifies its signature, as the

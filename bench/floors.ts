@@ -6,7 +6,7 @@
 import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import * as tls from 'node:tls';
-import { CONNECTION_RECEIVE_WINDOW_BYTES, STREAM_RECEIVE_WINDOW_BYTES } from '../src/xds/transport';
+import { CONNECTION_RECEIVE_WINDOW_BYTES, STREAM_RECEIVE_WINDOW_BYTES } from '../src/xds/grpc/transport';
 import type { TestPki } from '../test/support/tls';
 
 const DELTA_WINDOWS: ReceiveWindows = {
@@ -116,7 +116,7 @@ async function http2Floor(
  * is decoded or copied: what Node's HTTP/2 layer costs to receive a request of that size on one
  * stream, under any gRPC library. `onChunk`, if given, also sees every DATA chunk first (a floor
  * that must read the bytes too). Its receive windows are those the xDS server gives a Delta
- * stream's connection (src/xds/transport.ts), so the client sends it the request as it sends ours.
+ * stream's connection (src/xds/grpc/transport.ts), so the client sends it the request as it sends ours.
  */
 export async function http2ReceiveFloor(
   pki: TestPki,

@@ -10,7 +10,7 @@ import * as http2 from 'node:http2';
 import * as tls from 'node:tls';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../src/contract/xds-resources';
 import { ztunnelNodeId } from '../src/cli/ads-client';
-import { ADS_SERVICE, DELTA_METHOD, loadProtos } from '../src/xds/proto';
+import { ADS_SERVICE, DELTA_METHOD, loadProtos } from '../src/xds/grpc/proto';
 
 export interface WorkerConfig {
   port: number;

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as http2 from 'node:http2';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../src/contract/xds-resources';
 import { ztunnelNodeId } from '../src/cli/ads-client';
-import { ADS_SERVICE, DELTA_METHOD, loadProtos } from '../src/xds/proto';
+import { ADS_SERVICE, DELTA_METHOD, loadProtos } from '../src/xds/grpc/proto';
 import type { WorkerMessage } from './xds-client-worker';
 
 export interface SilentWorkerConfig {

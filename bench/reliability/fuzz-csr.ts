@@ -1,5 +1,5 @@
 // CSRs as ztunnel and istio-agent make them (ECDSA P-256 and P-384, RSA 2048), mutated by TLV and
-// fed to the CA's strict reader (src/ca/csr.ts): DER directly, or wrapped in PEM (sometimes
+// fed to the CA's strict reader (src/ca/signing/csr.ts): DER directly, or wrapped in PEM (sometimes
 // broken PEM). A CsrError is a clean refusal; anything else thrown is a crash. Every 16th CSR the
 // reader accepts also goes through signature verification on the CA's worker pool.
 
@@ -7,7 +7,7 @@ import 'reflect-metadata';
 import * as crypto from 'node:crypto';
 import type { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
-import { CsrError, parseCsr, parseCsrDer, verifyCsrSignature } from '../../src/ca/csr';
+import { CsrError, parseCsr, parseCsrDer, verifyCsrSignature } from '../../src/ca/signing/csr';
 import { mutateDer } from './mutate-der';
 import { mutateText } from './mutate-json';
 import type { Rng } from './prng';
@@ -50,7 +50,7 @@ export async function csrTarget(): Promise<FuzzTarget> {
   return {
     name: 'csr',
     describe:
-      'CSR DER (ECDSA P-256/P-384, RSA 2048) mutated by TLV into parseCsrDer()/parseCsr() (src/ca/csr.ts), every 16th accepted one verified',
+      'CSR DER (ECDSA P-256/P-384, RSA 2048) mutated by TLV into parseCsrDer()/parseCsr() (src/ca/signing/csr.ts), every 16th accepted one verified',
     tally,
     async run(rng: Rng, record: CaseRecord): Promise<Verdict> {
       const der = rng.chance(0.97) ? mutateDer(rng, rng.pick(seeds)) : rng.pick(seeds);

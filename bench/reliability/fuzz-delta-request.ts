@@ -1,6 +1,6 @@
 // DeltaDiscoveryRequest bytes as ztunnel sends them (first request with its node, on-demand
 // subscriptions, a reconnect listing held versions, ACKs and NACKs), mutated field by field and
-// fed through the server's own decoder (src/xds/request-wire.ts) into a real DeltaStream of the
+// fed through the server's own decoder (src/xds/wire/request-wire.ts) into a real DeltaStream of the
 // XdsServer over the demo mesh, on an in-memory call. Decoding errors and gRPC refusals
 // (INVALID_ARGUMENT, RESOURCE_EXHAUSTED, ...) are clean; an INTERNAL status (the stream's catch-all
 // for an exception) or an exception escaping the server is a failure, as is a stack overflow.
@@ -12,12 +12,12 @@ import * as protobuf from 'protobufjs';
 import { Registry } from 'prom-client';
 import type { CallAuthenticator } from '../../src/server/context';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../../src/contract/xds-resources';
-import type { DeltaCall } from '../../src/xds/delta-stream';
-import { XdsMetrics } from '../../src/xds/metrics';
-import { DELTA_METHOD, protoDir } from '../../src/xds/proto';
-import { decodeDeltaRequest } from '../../src/xds/request-wire';
+import type { DeltaCall } from '../../src/xds/protocol/delta-stream';
+import { XdsMetrics } from '../../src/xds/protocol/metrics';
+import { DELTA_METHOD, protoDir } from '../../src/xds/grpc/proto';
+import { decodeDeltaRequest } from '../../src/xds/wire/request-wire';
 import { XdsServer } from '../../src/xds/server';
-import { OutgoingResponse, serializeOutgoing } from '../../src/xds/wire';
+import { OutgoingResponse, serializeOutgoing } from '../../src/xds/wire/wire';
 import { buildFolderIndex, DEMO_DIR, FolderIndex } from './folder-index';
 import { mutateProto } from './mutate-proto';
 import type { Rng } from './prng';
@@ -114,7 +114,7 @@ export async function deltaRequestTarget(): Promise<FuzzTarget> {
   return {
     name: 'delta-request',
     describe:
-      'DeltaDiscoveryRequest bytes through decodeDeltaRequest() (src/xds/request-wire.ts) into a DeltaStream of XdsServer over the demo mesh',
+      'DeltaDiscoveryRequest bytes through decodeDeltaRequest() (src/xds/wire/request-wire.ts) into a DeltaStream of XdsServer over the demo mesh',
     tally,
     run(rng: Rng, record: CaseRecord): Verdict {
       const call = new FakeCall();

@@ -21,8 +21,8 @@ import { latencySummary, LoadResult, median, Measurement, Scenario } from '../sc
 import { certificateServiceDefinition } from '../../src/ca/proto';
 import { ask, CA_CLIENT_SETUP, caRequestFrames } from '../worker';
 import { logs } from '../../src/log/logger';
-import { signatureAlgorithmFor } from '../../src/ca/leaf-signer';
-import { parseCsr } from '../../src/ca/csr';
+import { signatureAlgorithmFor } from '../../src/ca/signing/leaf-signer';
+import { parseCsr } from '../../src/ca/signing/csr';
 import { checkCsr, sampleLeafTbs } from '../ca-work';
 import { loadOrCreateTokenKey, signLocalToken } from '../../src/security/local-jwt';
 import { makeCsr } from '../../test/support/ca/fixtures';

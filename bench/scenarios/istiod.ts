@@ -23,7 +23,7 @@ import { LocalSource } from '../../src/store/local/local-source';
 import { MemoryStore } from '../../src/store/memory-store';
 import type { KubeObject } from '../../src/store/types';
 import { logs } from '../../src/log/logger';
-import { XdsMetrics } from '../../src/xds/metrics';
+import { XdsMetrics } from '../../src/xds/protocol/metrics';
 import { XdsServer } from '../../src/xds/server';
 import { generateMesh } from '../../interop/mesh/generate';
 import { writeMesh } from '../../interop/mesh/write';

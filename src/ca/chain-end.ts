@@ -1,8 +1,8 @@
 // The moment the CA can no longer issue: the end of its signing chain. Watched so /ready and
 // /debug/ca say so when it comes, not only the CreateCertificate calls that are refused from then.
 
-import type { CertificateAuthority } from './authority';
-import { MAX_TIMER_MS } from './serving-cert-issuer';
+import type { CertificateAuthority } from './signing/authority';
+import { MAX_TIMER_MS } from './serving-cert/serving-cert-issuer';
 
 /** Why the CA cannot issue now, or undefined while it can. */
 export function chainEndReason(authority: CertificateAuthority, now = Date.now()): string | undefined {

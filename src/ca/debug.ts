@@ -4,8 +4,8 @@
 import * as crypto from 'node:crypto';
 import type { DebugRegistry, DebugResponse } from '../contract/host';
 import type { ServingCertSource } from '../contract/serving-cert';
-import type { CertificateAuthority } from './authority';
-import type { NodeFairQueue } from './fair-queue';
+import type { CertificateAuthority } from './signing/authority';
+import type { NodeFairQueue } from './signing/fair-queue';
 import { chainEndReason } from './chain-end';
 
 /** Nodes listed by /debug/ca: the busiest, which is what an operator looks for at 5,000 nodes. */

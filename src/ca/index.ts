@@ -11,24 +11,24 @@ import { NodeAuthorizer } from '../security/node-authorizer';
 import type { CaHostDeps } from './host-deps';
 import type { MeshConfig } from '../mesh/types';
 import { LEASE_NAMES } from '../contract/leader';
-import { CertificateAuthority } from './authority';
-import { CaSecretStore, LocalCaSecretStore } from './ca-secret-store';
-import { KubeCaSecretStore } from './kube-ca-secret-store';
+import { CertificateAuthority } from './signing/authority';
+import { CaSecretStore, LocalCaSecretStore } from './roots/ca-secret-store';
+import { KubeCaSecretStore } from './roots/kube-ca-secret-store';
 import { registerCaMetrics } from './metrics';
 import { watchChainEnd } from './chain-end';
-import { watchPluggedInCa } from './plugged-in';
+import { watchPluggedInCa } from './roots/plugged-in';
 import {
   KubeRootConfigMapApi,
   NamespaceConfigMapPublisher,
   RootCertPublisher,
   RootConfigMapApi,
   writeRootCertFile,
-} from './root-cert-publisher';
-import { CA_CRL_FILE, CaCrlSource, writeCaCrlFile } from './ca-crl';
+} from './roots/root-cert-publisher';
+import { CA_CRL_FILE, CaCrlSource, writeCaCrlFile } from './roots/ca-crl';
 import { loadKeyMaterial, selfSignedView } from './root-rotation-setup';
-import { meshTrustAnchorsNotice } from './mesh-trust-anchors';
-import { ServingCertRotator, servingSans } from './serving-cert-issuer';
-import { ServingCertFiles } from './serving-cert-files';
+import { meshTrustAnchorsNotice } from './roots/mesh-trust-anchors';
+import { ServingCertRotator, servingSans } from './serving-cert/serving-cert-issuer';
+import { ServingCertFiles } from './serving-cert/serving-cert-files';
 import { servingCertFiles } from '../config/serving-cert-source';
 import { createCertificateService } from './service';
 import { registerCaDebug } from './debug';

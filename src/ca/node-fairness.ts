@@ -3,7 +3,7 @@
 // never one line or one metric series per call or per node.
 
 import { scopedLogger } from '../log/logger';
-import { FairnessDenial, FairnessDenialReason, NodeFairQueue, SLOTS_PER_WORKER } from './fair-queue';
+import { FairnessDenial, FairnessDenialReason, NodeFairQueue, SLOTS_PER_WORKER } from './signing/fair-queue';
 import type { CaMetrics } from './metrics';
 
 const log = scopedLogger('ca');

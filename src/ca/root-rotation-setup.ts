@@ -4,12 +4,12 @@
 
 import { scopedLogger } from '../log/logger';
 import type { CaHostDeps } from './host-deps';
-import type { CaSecretStore } from './ca-secret-store';
-import type { CaKeyMaterial } from './key-material';
-import { loadPluggedInCa } from './plugged-in';
-import { ensureSelfSignedRoot, generateRoot, selfSignedMaterial, SelfSignedOptions } from './self-signed';
-import { RootRotator, toRootState } from './root-rotation-driver';
-import { RootState, trustedRoots } from './root-rotation';
+import type { CaSecretStore } from './roots/ca-secret-store';
+import type { CaKeyMaterial } from './signing/key-material';
+import { loadPluggedInCa } from './roots/plugged-in';
+import { ensureSelfSignedRoot, generateRoot, selfSignedMaterial, SelfSignedOptions } from './roots/self-signed';
+import { RootRotator, toRootState } from './roots/root-rotation-driver';
+import { RootState, trustedRoots } from './roots/root-rotation';
 
 const log = scopedLogger('ca');
 

@@ -9,10 +9,10 @@ import type { ObjectStore } from '../store/types';
 import { AuthError } from '../security/auth-error';
 import type { Authenticated } from '../security/authenticator';
 import type { NodeAuthorizer } from '../security/node-authorizer';
-import type { CertificateAuthority } from './authority';
-import { CsrError, ParsedCsr, parseCsr } from './csr';
-import { FairnessDenial, NodeFairQueue } from './fair-queue';
-import { IssuerValidityError } from './leaf-signer';
+import type { CertificateAuthority } from './signing/authority';
+import { CsrError, ParsedCsr, parseCsr } from './signing/csr';
+import { FairnessDenial, NodeFairQueue } from './signing/fair-queue';
+import { IssuerValidityError } from './signing/leaf-signer';
 import type { CaMetrics } from './metrics';
 import { IstioCertificateRequest, IstioCertificateResponse, certificateServiceDefinition } from './proto';
 

@@ -4,7 +4,7 @@
 
 import * as grpc from '@grpc/grpc-js';
 import * as tls from 'node:tls';
-import { ADS_SERVICE, DELTA_METHOD, loadProtos } from '../xds/proto';
+import { ADS_SERVICE, DELTA_METHOD, loadProtos } from '../xds/grpc/proto';
 
 /** ztunnel's xDS decode limit. */
 export const CLIENT_MAX_RECEIVE_BYTES = 200 * 1024 * 1024;

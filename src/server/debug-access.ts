@@ -12,7 +12,7 @@ import { scopedLogger } from '../log/logger';
 import { AuthError } from '../security/auth-error';
 import { AUTHORIZATION_HEADER, CLUSTER_ID_HEADER } from '../security/authenticator';
 import type { CallAuthenticator } from '../security/identity';
-import { clientText } from '../xds/client-limits';
+import { clientText } from '../xds/wire/client-limits';
 import { isLoopback, type DebugAccess } from './http';
 
 const log = scopedLogger('debug');

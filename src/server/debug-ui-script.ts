@@ -47,7 +47,7 @@ ${DEBUG_UI_DOM}
     return i >= 0 ? String(url).slice(i + 1) : String(url);
   }
   // Sync state per proxy and type as the server computes it for istiod's /debug/syncz (one rule,
-  // xds/sync-status.ts); a stream that connected between the two fetches is UNKNOWN until the next.
+  // xds/protocol/sync-status.ts); a stream that connected between the two fetches is UNKNOWN until the next.
   var statuses = new Map();
   // /debug/syncz names a proxy as istiod does, pod.namespace: the third part of the node id.
   function proxyIdOf(nodeId) {

@@ -1,10 +1,10 @@
 // istiod's xDS debug pages for what ambient has: /debug/connections (its AdsClients JSON) and
-// /debug/push_status (the last pushes and current rejections, xds/push-status.ts).
+// /debug/push_status (the last pushes and current rejections, xds/debug/push-status.ts).
 
 import type { DebugRegistry, DebugResponse } from '../contract/host';
 import { byKey, pageError, pageResponse, parsePageRequest, takePage } from '../contract/debug-page';
-import type { DeltaStream } from '../xds/delta-stream';
-import { connectionId, type PushStatus } from '../xds/push-status';
+import type { DeltaStream } from '../xds/protocol/delta-stream';
+import { connectionId, type PushStatus } from '../xds/debug/push-status';
 
 /** One connected client, as istiod's /debug/connections shows it (plus the node metadata ztunnel sends). */
 export interface ConnectionEntry {

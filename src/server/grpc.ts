@@ -10,7 +10,7 @@ import { bindErrorCode, ListenError } from '../net/listen-error';
 import type { GrpcPorts, GrpcRegistrar } from '../contract/host';
 import type { ServingCertSink } from '../contract/serving-cert';
 import type { BoundListener } from './http';
-import { servingCertCredentials } from '../ca/grpc-credentials';
+import { servingCertCredentials } from '../ca/serving-cert/grpc-credentials';
 
 const log = scopedLogger('server');
 

@@ -6,7 +6,7 @@ import * as http from 'node:http';
 import type { ServeOptions } from '../config/options';
 import { Tightened, tightenStateDir } from '../config/state-dir';
 import { lockStateDir } from '../config/state-lock';
-import { CA_KEY_FILE } from '../ca/ca-secret-store';
+import { CA_KEY_FILE } from '../ca/roots/ca-secret-store';
 import { TOKEN_KEY_FILE } from '../security/local-jwt';
 import { errorMessage } from '../log/error-message';
 import { logs, scopedLogger } from '../log/logger';

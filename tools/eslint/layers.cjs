@@ -64,6 +64,24 @@ const ALLOWED = {
   main: ['cli', 'config', 'log', 'net', 'server'],
 };
 
+/**
+ * The folders inside a module, bottom first: a folder may import the folders before it in its list,
+ * never one after it nor the module's top-level files, which compose them (and may import all).
+ * xds/: the bytes of a message, the grpc-js call underneath, the Delta protocol, istioctl's debug
+ * queries. ca/: signing, istiod's serving certificate, the roots (rotation, plugged-in, CRL).
+ */
+const INNER = {
+  xds: ['wire', 'grpc', 'protocol', 'debug'],
+  ca: ['signing', 'serving-cert', 'roots'],
+};
+
+/** The inner folder of a file of `module` ('' for its top-level files), if the module has a list. */
+function innerOf(srcDir, module, file) {
+  if (!INNER[module]) return undefined;
+  const parts = path.relative(path.join(srcDir, module), file).split(path.sep);
+  return parts.length > 1 ? parts[0] : '';
+}
+
 /** The module of a path under src/: its first folder, or the file's own name for files at the top. */
 function moduleOf(srcDir, file) {
   const rel = path.relative(srcDir, file);
@@ -86,6 +104,10 @@ const oneWay = {
     schema: [],
     messages: {
       upward: "{{from}}/ may not import {{to}}/ ('{{spec}}'): {{from}} may import only [{{allowed}}]",
+      inner:
+        "{{module}}/{{from}}/ may not import {{to}} ('{{spec}}'): in {{module}}/ a folder imports only the folders below it [{{below}}]",
+      innerUnknown:
+        '{{module}}/{{from}}/ is not in the inner layer table (tools/eslint/layers.cjs): add it to INNER.{{module}}',
       unknown: '{{from}}/ is not in the layer table (tools/eslint/layers.cjs): add it with the modules it may import',
       outside: "src/ may not import from outside src/ ('{{spec}}')",
     },
@@ -96,12 +118,29 @@ const oneWay = {
     if (!srcDir) return {};
     const from = moduleOf(srcDir, file);
     if (!from) return {};
+    /** Inside a module with an INNER list: a folder reaches only folders below it. */
+    const checkInner = (node, spec, target) => {
+      const order = INNER[from];
+      const inFrom = innerOf(srcDir, from, file);
+      const inTo = innerOf(srcDir, from, target);
+      if (!order || inFrom === '' || inFrom === inTo) return;
+      const at = order.indexOf(inFrom);
+      const data = { module: from, from: inFrom, spec };
+      if (at < 0) return context.report({ node, messageId: 'innerUnknown', data });
+      const below = order.slice(0, at);
+      if (!below.includes(inTo))
+        context.report({
+          node,
+          messageId: 'inner',
+          data: { ...data, to: inTo === '' ? 'its top-level files' : `${inTo}/`, below: below.join(', ') },
+        });
+    };
     const check = (node, spec) => {
       if (typeof spec !== 'string' || !spec.startsWith('.')) return;
       const target = path.resolve(path.dirname(file), spec);
       const to = moduleOf(srcDir, target);
       if (to === undefined) return context.report({ node, messageId: 'outside', data: { spec } });
-      if (to === from) return;
+      if (to === from) return checkInner(node, spec, target);
       const allowed = ALLOWED[from];
       if (!allowed) return context.report({ node, messageId: 'unknown', data: { from } });
       if (!allowed.includes(to))
@@ -118,4 +157,4 @@ const oneWay = {
   },
 };
 
-module.exports = { ALLOWED, plugin: { meta: { name: 'istiod-ts-layers' }, rules: { 'one-way': oneWay } } };
+module.exports = { ALLOWED, INNER, plugin: { meta: { name: 'istiod-ts-layers' }, rules: { 'one-way': oneWay } } };

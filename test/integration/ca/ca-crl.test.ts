@@ -13,7 +13,7 @@ import {
   MAX_CA_CRL_BLOCKS,
   MAX_CA_CRL_BYTES,
   validateCaCrlPem,
-} from '../../../src/ca/ca-crl';
+} from '../../../src/ca/roots/ca-crl';
 import { loadKubeConfig } from '../../../src/store/kube/config';
 import { syncedKubeStore } from '../../support/apiserver/synced-store';
 import { logs } from '../../../src/log/logger';

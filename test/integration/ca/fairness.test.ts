@@ -4,9 +4,9 @@
 
 import * as grpc from '@grpc/grpc-js';
 import { Registry } from 'prom-client';
-import { CertificateAuthority } from '../../../src/ca/authority';
-import { CsrVerifierPool, SignJob, VerifyJob, VerifyOutcome } from '../../../src/ca/csr-verifier-pool';
-import { servingCertCredentials } from '../../../src/ca/grpc-credentials';
+import { CertificateAuthority } from '../../../src/ca/signing/authority';
+import { CsrVerifierPool, SignJob, VerifyJob, VerifyOutcome } from '../../../src/ca/signing/csr-verifier-pool';
+import { servingCertCredentials } from '../../../src/ca/serving-cert/grpc-credentials';
 import { registerCaMetrics } from '../../../src/ca/metrics';
 import { createNodeFairness, NodeFairness } from '../../../src/ca/node-fairness';
 import { createCertificateService } from '../../../src/ca/service';

@@ -11,7 +11,7 @@ import { MemoryStore } from '../../../src/store/memory-store';
 import { TestApiServer, eventually, serviceAccountIdentity } from '../../support/apiserver';
 import { namespace, FAST_WATCH_TIMING, scheduledPod as pod } from '../../support/apiserver/fixtures';
 import { makeCsr } from '../../support/ca/fixtures';
-import { NOT_BEFORE_BACKDATE_MS } from '../../../src/ca/authority';
+import { NOT_BEFORE_BACKDATE_MS } from '../../../src/ca/signing/authority';
 import { Harness, ZtunnelLikeClient, startHarness } from '../../support/ca/harness';
 
 const id = (ns: string, sa: string) => `spiffe://cluster.local/ns/${ns}/sa/${sa}`;

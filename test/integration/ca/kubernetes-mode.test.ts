@@ -4,8 +4,8 @@
 
 import * as grpc from '@grpc/grpc-js';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { KubeCaSecretStore, CA_SECRET_NAME, CA_SECRET_TYPE } from '../../../src/ca/kube-ca-secret-store';
-import { ensureSelfSignedCa } from '../../../src/ca/self-signed';
+import { KubeCaSecretStore, CA_SECRET_NAME, CA_SECRET_TYPE } from '../../../src/ca/roots/kube-ca-secret-store';
+import { ensureSelfSignedCa } from '../../../src/ca/roots/self-signed';
 import { KubeClient } from '../../../src/store/kube/client';
 import { KubeWriter } from '../../../src/store/kube/writes';
 import { loadKubeConfig } from '../../../src/store/kube/config';

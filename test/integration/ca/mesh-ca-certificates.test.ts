@@ -3,7 +3,7 @@
 // carry the CA's own roots, with or without ISTIO_MULTIROOT_MESH.
 
 import { loadOrCreateTokenKey, signLocalToken } from '../../../src/security/local-jwt';
-import { splitPemCertificates } from '../../../src/ca/key-material';
+import { splitPemCertificates } from '../../../src/ca/signing/key-material';
 import type { MeshConfig, MeshConfigSource } from '../../../src/mesh/types';
 import { makeCsr } from '../../support/ca/fixtures';
 import { opensslCaPair } from '../../support/ca/openssl-ca';

@@ -6,10 +6,10 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CertificateAuthority } from '../../../src/ca/authority';
-import { parseCsr } from '../../../src/ca/csr';
-import { IssuerValidityError } from '../../../src/ca/leaf-signer';
-import { loadPluggedInCa, watchPluggedInCa, PLUGGED_IN_DEBOUNCE_MS } from '../../../src/ca/plugged-in';
+import { CertificateAuthority } from '../../../src/ca/signing/authority';
+import { parseCsr } from '../../../src/ca/signing/csr';
+import { IssuerValidityError } from '../../../src/ca/signing/leaf-signer';
+import { loadPluggedInCa, watchPluggedInCa, PLUGGED_IN_DEBOUNCE_MS } from '../../../src/ca/roots/plugged-in';
 import { opensslCsr, opensslVerify, tempDir } from '../../support/ca/fixtures';
 import { opensslCaPair, opensslChain, writeCacerts, type OpensslChain } from '../../support/ca/openssl-ca';
 

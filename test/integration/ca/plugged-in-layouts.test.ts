@@ -5,9 +5,9 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CertificateAuthority } from '../../../src/ca/authority';
-import type { CaKeyMaterial } from '../../../src/ca/key-material';
-import { PLUGGED_IN_DEBOUNCE_MS, loadPluggedInCa, watchPluggedInCa } from '../../../src/ca/plugged-in';
+import { CertificateAuthority } from '../../../src/ca/signing/authority';
+import type { CaKeyMaterial } from '../../../src/ca/signing/key-material';
+import { PLUGGED_IN_DEBOUNCE_MS, loadPluggedInCa, watchPluggedInCa } from '../../../src/ca/roots/plugged-in';
 import { opensslVerify, tempDir } from '../../support/ca/fixtures';
 import { OpensslCaPair, opensslCaPair } from '../../support/ca/openssl-ca';
 

@@ -6,9 +6,9 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { generateCaCertificate, GeneratedCa } from '../../../src/ca/ca-cert-generator';
-import { splitPemCertificates } from '../../../src/ca/key-material';
-import { PLUGGED_IN_DEBOUNCE_MS } from '../../../src/ca/plugged-in';
+import { generateCaCertificate, GeneratedCa } from '../../../src/ca/signing/ca-cert-generator';
+import { splitPemCertificates } from '../../../src/ca/signing/key-material';
+import { PLUGGED_IN_DEBOUNCE_MS } from '../../../src/ca/roots/plugged-in';
 import { loadOrCreateTokenKey, signLocalToken } from '../../../src/security/local-jwt';
 import { eventually } from '../../support/apiserver';
 import { makeCsr, opensslVerify, tempDir } from '../../support/ca/fixtures';

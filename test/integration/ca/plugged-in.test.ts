@@ -1,9 +1,9 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CertificateAuthority } from '../../../src/ca/authority';
-import { generateCaCertificate, GeneratedCa } from '../../../src/ca/ca-cert-generator';
-import { loadPluggedInCa } from '../../../src/ca/plugged-in';
+import { CertificateAuthority } from '../../../src/ca/signing/authority';
+import { generateCaCertificate, GeneratedCa } from '../../../src/ca/signing/ca-cert-generator';
+import { loadPluggedInCa } from '../../../src/ca/roots/plugged-in';
 import { loadOrCreateTokenKey, signLocalToken } from '../../../src/security/local-jwt';
 import { eventually } from '../../support/apiserver';
 import { makeCsr, opensslVerify, peculiarSan, tempDir } from '../../support/ca/fixtures';

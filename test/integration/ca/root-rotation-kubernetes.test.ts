@@ -3,11 +3,11 @@
 // and replicas stepping at the same moment agree on one new root.
 
 import type { KubeConfig } from '@kubernetes/client-node';
-import { generateCaCertificate } from '../../../src/ca/ca-cert-generator';
-import { splitPemCertificates } from '../../../src/ca/key-material';
-import { CA_SECRET_NAME, CA_SECRET_ROTATION_KEY, KubeCaSecretStore } from '../../../src/ca/kube-ca-secret-store';
-import type { RootPair } from '../../../src/ca/root-rotation';
-import { RootRotator } from '../../../src/ca/root-rotation-driver';
+import { generateCaCertificate } from '../../../src/ca/signing/ca-cert-generator';
+import { splitPemCertificates } from '../../../src/ca/signing/key-material';
+import { CA_SECRET_NAME, CA_SECRET_ROTATION_KEY, KubeCaSecretStore } from '../../../src/ca/roots/kube-ca-secret-store';
+import type { RootPair } from '../../../src/ca/roots/root-rotation';
+import { RootRotator } from '../../../src/ca/roots/root-rotation-driver';
 import { KubeClient } from '../../../src/store/kube/client';
 import { loadKubeConfig } from '../../../src/store/kube/config';
 import { syncedKubeStore } from '../../support/apiserver/synced-store';

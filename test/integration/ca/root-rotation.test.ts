@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadOrCreateTokenKey, signLocalToken, TokenSubject } from '../../../src/security/local-jwt';
-import { splitPemCertificates } from '../../../src/ca/key-material';
+import { splitPemCertificates } from '../../../src/ca/signing/key-material';
 import { makeCsr, tempDir } from '../../support/ca/fixtures';
 import { Harness, ZtunnelLikeClient, readRoot, startHarness } from '../../support/ca/harness';
 import { captureLogs } from '../../support/logs';

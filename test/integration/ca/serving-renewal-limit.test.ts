@@ -3,9 +3,9 @@
 // again at once (a busy loop that made a key and a log line per round, about 110 a second).
 
 import * as fs from 'node:fs';
-import { CertificateAuthority } from '../../../src/ca/authority';
-import { loadPluggedInCa } from '../../../src/ca/plugged-in';
-import { MIN_RENEW_INTERVAL_MS, ServingCertRotator } from '../../../src/ca/serving-cert-issuer';
+import { CertificateAuthority } from '../../../src/ca/signing/authority';
+import { loadPluggedInCa } from '../../../src/ca/roots/plugged-in';
+import { MIN_RENEW_INTERVAL_MS, ServingCertRotator } from '../../../src/ca/serving-cert/serving-cert-issuer';
 import type { ServingCertificate } from '../../../src/contract/serving-cert';
 import { tempDir } from '../../support/ca/fixtures';
 import { opensslChain, writeCacerts } from '../../support/ca/openssl-ca';

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { parseServeOptions, SERVE_ENV, SERVE_FLAGS } from '../../../src/config/options';
 import { buildMeshConfig } from '../../../src/mesh/build';
 import { ConfigMapLayer, MESH_CONFIG_KEY, meshConfigMapName } from '../../../src/mesh/layers';
-import { servingSans } from '../../../src/ca/serving-cert-issuer';
+import { servingSans } from '../../../src/ca/serving-cert/serving-cert-issuer';
 import { ISTIOD_TLS_CA_DIR, ISTIOD_TLS_DIR } from '../../../src/config/serving-cert-source';
 import { MemoryStore } from '../../../src/store/memory-store';
 import { findObject, helmLint, helmTemplate, helmTemplateRaw, type Rendered } from '../../support/helm';

@@ -11,11 +11,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ROOT_CERT_KEY } from '../../../src/ca/root-cert-publisher';
-import { CA_SECRET_NAME } from '../../../src/ca/kube-ca-secret-store';
+import { ROOT_CERT_KEY } from '../../../src/ca/roots/root-cert-publisher';
+import { CA_SECRET_NAME } from '../../../src/ca/roots/kube-ca-secret-store';
 import { LEASE_NAMES } from '../../../src/store/kube/leader';
 import { DEFAULT_TAG_WEBHOOK } from '../../../src/store/kube/leader-default-revision';
-import { CA_CRL_CONFIGMAP, CA_CRL_FILE } from '../../../src/ca/ca-crl';
+import { CA_CRL_CONFIGMAP, CA_CRL_FILE } from '../../../src/ca/roots/ca-crl';
 import { KubeApiError, KubeClient, type KubeRequest } from '../../../src/store/kube/client';
 import { loadKubeConfig } from '../../../src/store/kube/config';
 import { WebhookConfigController } from '../../../src/webhook/config-controller';

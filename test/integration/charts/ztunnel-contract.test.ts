@@ -4,8 +4,8 @@
 // manifests/charts/istio-cni; our side is read from the rendered chart and from src.
 
 import { parseServeOptions, SERVE_ENV } from '../../../src/config/options';
-import { servingSans } from '../../../src/ca/serving-cert-issuer';
-import { EXCLUDED_NAMESPACES, ROOT_CERT_KEY } from '../../../src/ca/root-cert-publisher';
+import { servingSans } from '../../../src/ca/serving-cert/serving-cert-issuer';
+import { EXCLUDED_NAMESPACES, ROOT_CERT_KEY } from '../../../src/ca/roots/root-cert-publisher';
 import { findObject, helmTemplate, type Rendered } from '../../support/helm';
 import { deploymentOf, resolvedEnv, servicePorts } from './istiod-objects';
 

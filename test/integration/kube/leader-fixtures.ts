@@ -7,7 +7,7 @@ import { loadKubeConfig } from '../../../src/store/kube/config';
 import { KubeLeaderElector, type LeaderTiming } from '../../../src/store/kube/leader';
 import { LEADER_RECORD_ANNOTATION, LEASE_HOLDER_KEY_ANNOTATION } from '../../../src/store/kube/leader-record';
 import { KubeWriter } from '../../../src/store/kube/writes';
-import { KubeRootConfigMapApi, RootCertPublisher } from '../../../src/ca/root-cert-publisher';
+import { KubeRootConfigMapApi, RootCertPublisher } from '../../../src/ca/roots/root-cert-publisher';
 import { MemoryStore } from '../../../src/store/memory-store';
 import type { TestApiServer } from '../../support/apiserver';
 import { namespace } from '../../support/apiserver/fixtures';

@@ -18,7 +18,7 @@ import {
   type Replica,
 } from './leader-fixtures';
 import { LEASE_NAMES } from '../../../src/store/kube/leader';
-import { ROOT_CERT_KEY } from '../../../src/ca/root-cert-publisher';
+import { ROOT_CERT_KEY } from '../../../src/ca/roots/root-cert-publisher';
 import type { MemoryStore } from '../../../src/store/memory-store';
 
 const LOCK = LEASE_NAMES.namespaceController;

@@ -4,7 +4,7 @@
 // that keep failing are warnings (once per distinct error), not debug lines.
 
 import { logs } from '../../../src/log/logger';
-import { ROOT_CERT_KEY } from '../../../src/ca/root-cert-publisher';
+import { ROOT_CERT_KEY } from '../../../src/ca/roots/root-cert-publisher';
 import { LEASE_NAMES, type LeaderTiming } from '../../../src/store/kube/leader';
 import { lockCallTimeoutMs } from '../../../src/store/kube/leader-election';
 import { eventually, type TestApiServer } from '../../support/apiserver';

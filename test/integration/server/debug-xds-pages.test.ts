@@ -4,7 +4,7 @@ import { DEBUG_CONTINUE_HEADER } from '../../../src/contract/debug-page';
 import type { DebugResponse } from '../../../src/contract/host';
 import { DebugRouter } from '../../../src/server/debug';
 import { registerXdsDebug, type ConnectionsPage } from '../../../src/server/debug-xds';
-import { PUSH_STATUS_HISTORY, REJECTS_KEY, type PushStatus } from '../../../src/xds/push-status';
+import { PUSH_STATUS_HISTORY, REJECTS_KEY, type PushStatus } from '../../../src/xds/debug/push-status';
 import { demoCache, FakeCache } from '../../support/xds/fake-cache';
 import { Harness, startHarness } from '../xds/fixtures/harness';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, ofType, TestZtunnel } from '../xds/fixtures/test-client';

@@ -7,8 +7,8 @@
 // every lock it held to the other within the lease duration, and tries no write after; the
 // survivor alone does the work that arrives, without rewriting what the other wrote.
 
-import { ensureSelfSignedCa } from '../../../src/ca/self-signed';
-import { KubeCaSecretStore } from '../../../src/ca/kube-ca-secret-store';
+import { ensureSelfSignedCa } from '../../../src/ca/roots/self-signed';
+import { KubeCaSecretStore } from '../../../src/ca/roots/kube-ca-secret-store';
 import { KubeClient } from '../../../src/store/kube/client';
 import { loadKubeConfig } from '../../../src/store/kube/config';
 import { ACQUIRE_JITTER, LEASE_NAMES } from '../../../src/store/kube/leader';

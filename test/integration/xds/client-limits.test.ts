@@ -4,7 +4,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { Writable } from 'node:stream';
 import { logs } from '../../../src/log/logger';
-import { CLIENT_TEXT_LOG_CHARS, MAX_ERROR_DETAIL_BYTES, MAX_NODE_ID_BYTES } from '../../../src/xds/client-limits';
+import { CLIENT_TEXT_LOG_CHARS, MAX_ERROR_DETAIL_BYTES, MAX_NODE_ID_BYTES } from '../../../src/xds/wire/client-limits';
 import { demoCache } from '../../support/xds/fake-cache';
 import { Harness, startHarness } from './fixtures/harness';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, TestZtunnel, ofType } from './fixtures/test-client';

@@ -2,7 +2,7 @@
 
 import * as grpc from '@grpc/grpc-js';
 import { BaseServerInterceptingCall } from '@grpc/grpc-js/build/src/server-interceptors';
-import { DeltaRequestFramer, STREAMED_REQUEST_MIN_BYTES } from '../../../src/xds/request-stream';
+import { DeltaRequestFramer, STREAMED_REQUEST_MIN_BYTES } from '../../../src/xds/wire/request-stream';
 import { FakeCache, demoCache } from '../../support/xds/fake-cache';
 import { Harness, startHarness } from './fixtures/harness';
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, TestZtunnel, ofType } from './fixtures/test-client';

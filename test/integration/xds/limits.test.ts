@@ -3,8 +3,12 @@
 import * as grpc from '@grpc/grpc-js';
 import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call';
 import type { CallAuthenticator, CallerIdentity } from '../../../src/server/context';
-import { MAX_REQUESTS_BEFORE_AUTH, MAX_TYPES_PER_STREAM, MAX_WATCHED_NAMES } from '../../../src/xds/delta-stream';
-import { SYNCZ_MAX_NAMES } from '../../../src/xds/syncz';
+import {
+  MAX_REQUESTS_BEFORE_AUTH,
+  MAX_TYPES_PER_STREAM,
+  MAX_WATCHED_NAMES,
+} from '../../../src/xds/protocol/delta-stream';
+import { SYNCZ_MAX_NAMES } from '../../../src/xds/debug/syncz';
 import { demoCache } from '../../support/xds/fake-cache';
 import { FakeAuthenticator } from '../../support/xds/fake-authenticator';
 import { Harness, startHarness } from './fixtures/harness';

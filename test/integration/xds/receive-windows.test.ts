@@ -7,8 +7,8 @@ import {
   CONNECTION_RECEIVE_WINDOW_BYTES,
   STREAM_RECEIVE_WINDOW_BYTES,
   widenReceiveWindows,
-} from '../../../src/xds/transport';
-import { ADS_SERVICE, DELTA_METHOD } from '../../../src/xds/proto';
+} from '../../../src/xds/grpc/transport';
+import { ADS_SERVICE, DELTA_METHOD } from '../../../src/xds/grpc/proto';
 import { eventually } from '../../support/apiserver';
 import { demoCache } from '../../support/xds/fake-cache';
 import { SERVER_NAME } from '../../support/tls';

@@ -11,7 +11,7 @@ import {
   GATED_FULL_SYNC_BYTES,
   MAX_CONCURRENT_FULL_SYNCS,
   MAX_STALLED_FULL_SYNCS,
-} from '../../../src/xds/push';
+} from '../../../src/xds/protocol/push';
 import { FakeCache } from '../../support/xds/fake-cache';
 import { Harness, startHarness } from './fixtures/harness';
 import { RawAdsStream } from './fixtures/raw-stream';

@@ -4,7 +4,7 @@
 // bytes have drained (silent-clients.test.ts covers clients that never drain).
 
 import { ADDRESS_TYPE_URL } from '../../../src/contract/xds-resources';
-import { GATED_FULL_SYNC_BYTES, MAX_CONCURRENT_FULL_SYNCS } from '../../../src/xds/push';
+import { GATED_FULL_SYNC_BYTES, MAX_CONCURRENT_FULL_SYNCS } from '../../../src/xds/protocol/push';
 import { FakeCache } from '../../support/xds/fake-cache';
 import { Harness, startHarness } from './fixtures/harness';
 import { RawAdsStream } from './fixtures/raw-stream';

@@ -15,7 +15,7 @@ import type { DebugRequest, DebugResponse, LeaderElector, ServerContext } from '
 import type { MeshConfig, MeshConfigSource } from '../../../src/mesh/types';
 import { CaDeps, CaHandle, startCertificateAuthority } from '../../../src/ca';
 import { callAuthenticatorFactory } from '../../../src/server/authenticator';
-import { servingCertCredentials } from '../../../src/ca/grpc-credentials';
+import { servingCertCredentials } from '../../../src/ca/serving-cert/grpc-credentials';
 import { certificateServiceClient, IstioCertificateResponse } from '../../../src/ca/proto';
 import { tempDir } from './fixtures';
 

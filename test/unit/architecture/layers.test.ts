@@ -10,6 +10,7 @@ import tseslint from 'typescript-eslint';
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the rule is CommonJS so eslint.config.mjs and jest both load it
 const layers = require('../../../tools/eslint/layers.cjs') as {
   ALLOWED: Record<string, string[]>;
+  INNER: Record<string, string[]>;
   plugin: NonNullable<Linter.Config['plugins']>[string];
 };
 
@@ -108,5 +109,56 @@ describe('layer rule', () => {
     expect(Object.keys(layers.ALLOWED).filter((m) => reaches(m, m))).toEqual([]);
     for (const targets of Object.values(layers.ALLOWED))
       for (const t of targets) expect(Object.keys(layers.ALLOWED)).toContain(t);
+  });
+});
+
+/** Files at the top of a module a reader meets before its seams: more than this and it needs folders. */
+const MAX_TOP_LEVEL_FILES = 10;
+
+describe('inner layers (xds/, ca/)', () => {
+  it('fails a folder importing one above it, naming the folders it may import', () => {
+    const messages = lint('xds/wire/scratch.ts', "import { DeltaStream } from '../protocol/delta-stream';\n");
+    expect(messages.map((m) => m.message)).toEqual([
+      "xds/wire/ may not import protocol/ ('../protocol/delta-stream'): in xds/ a folder imports only the folders below it []",
+    ]);
+  });
+
+  it("fails a folder importing its module's top-level files, which compose the folders", () => {
+    const messages = lint('ca/signing/scratch.ts', "import { startCertificateAuthority } from '../index';\n");
+    expect(messages[0]?.message).toBe(
+      "ca/signing/ may not import its top-level files ('../index'): in ca/ a folder imports only the folders below it []",
+    );
+  });
+
+  it('passes a folder importing one below it, the top importing any folder, and other modules as the table allows', () => {
+    expect(
+      lint('xds/debug/scratch.ts', "import { x } from '../protocol/push';\nimport { y } from '../wire/wire';\n"),
+    ).toEqual([]);
+    expect(
+      lint('ca/roots/scratch.ts', "import { x } from '../signing/authority';\nimport { y } from '../../log/logger';\n"),
+    ).toEqual([]);
+    expect(lint('xds/server.ts', "import { x } from './debug/syncz';\n")).toEqual([]);
+  });
+
+  it('fails a folder missing from the inner table', () => {
+    const messages = lint('ca/newfolder/scratch.ts', "import { x } from '../signing/authority';\n");
+    expect(messages[0]?.message).toContain('ca/newfolder/ is not in the inner layer table');
+  });
+
+  it(`lists exactly the folders there are, and leaves at most ${MAX_TOP_LEVEL_FILES} files at each module's top`, () => {
+    for (const [module, folders] of Object.entries(layers.INNER)) {
+      const entries = fs.readdirSync(path.join(SRC, module), { withFileTypes: true });
+      expect({
+        module,
+        folders: entries
+          .filter((e) => e.isDirectory())
+          .map((e) => e.name)
+          .sort(),
+      }).toEqual({
+        module,
+        folders: [...folders].sort(),
+      });
+      expect(entries.filter((e) => e.isFile()).length).toBeLessThanOrEqual(MAX_TOP_LEVEL_FILES);
+    }
   });
 });

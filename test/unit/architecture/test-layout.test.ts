@@ -54,7 +54,7 @@ describe('imports under test/ and bench/', () => {
     // Guards the reader itself: if these edges vanished, the rules below would pass vacuously.
     const targetsOf = (from: string) => edges.filter((e) => e.from === from).map((e) => e.to);
     expect(targetsOf('test/unit/xds/push.test.ts')).toEqual(
-      expect.arrayContaining(['src/xds/push', 'test/support/xds/fake-cache']),
+      expect.arrayContaining(['src/xds/protocol/push', 'test/support/xds/fake-cache']),
     );
     expect(targetsOf('bench/scenarios/ca.ts')).toEqual(
       expect.arrayContaining(['test/support/ca/harness', 'test/support/ca/fixtures']),

@@ -2,7 +2,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CA_CERT_FILE, CA_KEY_FILE, CA_ROTATION_FILE, LocalCaSecretStore } from '../../../src/ca/ca-secret-store';
+import { CA_CERT_FILE, CA_KEY_FILE, CA_ROTATION_FILE, LocalCaSecretStore } from '../../../src/ca/roots/ca-secret-store';
 import { PRIVATE_FILE_MODE, PUBLIC_FILE_MODE } from '../../../src/config/atomic-file';
 import { tempDir } from '../../support/ca/fixtures';
 

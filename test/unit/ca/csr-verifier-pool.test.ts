@@ -5,8 +5,8 @@ import {
   INLINE_MIN_QUEUED_PER_WORKER,
   INLINE_SHARE,
   RESULT_FLUSH_MS,
-} from '../../../src/ca/csr-verifier-pool';
-import { parseCsr, verifyJob } from '../../../src/ca/csr';
+} from '../../../src/ca/signing/csr-verifier-pool';
+import { parseCsr, verifyJob } from '../../../src/ca/signing/csr';
 import { makeCsr } from '../../support/ca/fixtures';
 
 describe('CSR verifier pool', () => {

@@ -6,9 +6,17 @@ import {
   csrDerFromPem,
   parseCsrDer,
   readCsr,
-} from '../../../src/ca/csr';
-import { MAX_DER_DEPTH, MAX_DER_ELEMENTS, TAG, checkWellFormed, encodeOid, readTlv, tlv } from '../../../src/ca/der';
-import { toPem } from '../../../src/ca/leaf-signer';
+} from '../../../src/ca/signing/csr';
+import {
+  MAX_DER_DEPTH,
+  MAX_DER_ELEMENTS,
+  TAG,
+  checkWellFormed,
+  encodeOid,
+  readTlv,
+  tlv,
+} from '../../../src/ca/signing/der';
+import { toPem } from '../../../src/ca/signing/leaf-signer';
 import { makeCsr, opensslCsr } from '../../support/ca/fixtures';
 
 async function reason(pem: string): Promise<string> {

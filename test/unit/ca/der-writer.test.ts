@@ -1,5 +1,5 @@
-import { TAG, encodeLength, encodeTime, readTlv, tlv } from '../../../src/ca/der';
-import { toPem } from '../../../src/ca/leaf-signer';
+import { TAG, encodeLength, encodeTime, readTlv, tlv } from '../../../src/ca/signing/der';
+import { toPem } from '../../../src/ca/signing/leaf-signer';
 
 describe('DER writer', () => {
   it('writes every length form, the header before the concatenated parts', () => {

@@ -4,7 +4,7 @@ import {
   NODE_RATE_MIN_BURST,
   NODE_RATE_WINDOW_MS,
   NodeFairQueue,
-} from '../../../src/ca/fair-queue';
+} from '../../../src/ca/signing/fair-queue';
 
 /** Tasks that finish only when the test says so; `started` records which node ran, in order. */
 function gatedTasks() {

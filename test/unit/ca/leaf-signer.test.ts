@@ -1,9 +1,9 @@
 import 'reflect-metadata';
 import * as crypto from 'node:crypto';
 import * as x509 from '@peculiar/x509';
-import { generateCaCertificate } from '../../../src/ca/ca-cert-generator';
-import { readCsr } from '../../../src/ca/csr';
-import { LeafSigner, SERIAL_BYTES, SERIAL_RANDOM_POOL_BYTES, SanEntry } from '../../../src/ca/leaf-signer';
+import { generateCaCertificate } from '../../../src/ca/signing/ca-cert-generator';
+import { readCsr } from '../../../src/ca/signing/csr';
+import { LeafSigner, SERIAL_BYTES, SERIAL_RANDOM_POOL_BYTES, SanEntry } from '../../../src/ca/signing/leaf-signer';
 import { makeCsr, opensslText, opensslVerify, peculiarSan } from '../../support/ca/fixtures';
 
 const DAY = 24 * 3600 * 1000;

@@ -2,10 +2,14 @@
 // serves (root ConfigMaps and the end of every issued chain), as in istiod.
 
 import * as crypto from 'node:crypto';
-import { CertificateAuthority } from '../../../src/ca/authority';
-import { generateCaCertificate } from '../../../src/ca/ca-cert-generator';
-import { buildKeyMaterial, splitPemCertificates } from '../../../src/ca/key-material';
-import { MAX_MESH_CA_CERTIFICATES, meshTrustAnchors, meshTrustAnchorsNotice } from '../../../src/ca/mesh-trust-anchors';
+import { CertificateAuthority } from '../../../src/ca/signing/authority';
+import { generateCaCertificate } from '../../../src/ca/signing/ca-cert-generator';
+import { buildKeyMaterial, splitPemCertificates } from '../../../src/ca/signing/key-material';
+import {
+  MAX_MESH_CA_CERTIFICATES,
+  meshTrustAnchors,
+  meshTrustAnchorsNotice,
+} from '../../../src/ca/roots/mesh-trust-anchors';
 import { opensslCaPair } from '../../support/ca/openssl-ca';
 
 const DAY = 24 * 3_600_000;

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { PUBLIC_FILE_MODE } from '../../../src/config/atomic-file';
-import { ROOT_CERT_KEY, writeRootCertFile } from '../../../src/ca/root-cert-publisher';
+import { ROOT_CERT_KEY, writeRootCertFile } from '../../../src/ca/roots/root-cert-publisher';
 
 test('the local root-cert file is replaced whole, mode 0644, with no temporary file left beside it', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'istiod-ts-root-'));

@@ -4,8 +4,8 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CA_BACKDATE_MS, generateCaCertificate } from '../../../src/ca/ca-cert-generator';
-import { CA_CERT_FILE, CA_KEY_FILE, CA_ROTATION_FILE, LocalCaSecretStore } from '../../../src/ca/ca-secret-store';
+import { CA_BACKDATE_MS, generateCaCertificate } from '../../../src/ca/signing/ca-cert-generator';
+import { CA_CERT_FILE, CA_KEY_FILE, CA_ROTATION_FILE, LocalCaSecretStore } from '../../../src/ca/roots/ca-secret-store';
 import {
   beginRotation,
   graceStartsAt,
@@ -17,8 +17,8 @@ import {
   steadyState,
   switchSigning,
   trustedRoots,
-} from '../../../src/ca/root-rotation';
-import { RootRotator } from '../../../src/ca/root-rotation-driver';
+} from '../../../src/ca/roots/root-rotation';
+import { RootRotator } from '../../../src/ca/roots/root-rotation-driver';
 import { PRIVATE_FILE_MODE } from '../../../src/config/atomic-file';
 import { parseServeOptions } from '../../../src/config/options';
 import { tempDir } from '../../support/ca/fixtures';

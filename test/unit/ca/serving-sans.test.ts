@@ -1,4 +1,4 @@
-import { servingSans } from '../../../src/ca/serving-cert-issuer';
+import { servingSans } from '../../../src/ca/serving-cert/serving-cert-issuer';
 
 const base = {
   namespace: 'istio-system',

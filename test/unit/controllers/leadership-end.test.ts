@@ -7,7 +7,7 @@ import { NodeUntaintController } from '../../../src/controllers/untaint/controll
 import { CNI_PODS_BY_NODE, podNodeName } from '../../../src/controllers/untaint/cni-pods';
 import { IpAutoallocateController } from '../../../src/controllers/ipallocate';
 import { AmbientStatusController } from '../../../src/controllers/status';
-import { RootCertPublisher } from '../../../src/ca/root-cert-publisher';
+import { RootCertPublisher } from '../../../src/ca/roots/root-cert-publisher';
 import { MemoryStore } from '../../../src/store/memory-store';
 import type { KubeObject } from '../../../src/store/types';
 import { logs } from '../../../src/log/logger';

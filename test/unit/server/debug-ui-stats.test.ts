@@ -4,7 +4,7 @@
 
 import { Registry } from 'prom-client';
 import { registerCaMetrics } from '../../../src/ca/metrics';
-import { XdsMetrics } from '../../../src/xds/metrics';
+import { XdsMetrics } from '../../../src/xds/protocol/metrics';
 import {
   MinuteSeries,
   UI_STATS_SAMPLE_MS,

@@ -17,9 +17,9 @@ import {
   MAX_RESOURCE_VERSION_BYTES,
   MAX_TYPE_URL_BYTES,
   clientText,
-} from '../../../src/xds/client-limits';
-import { ADS_SERVICE, DELTA_METHOD, loadProtos } from '../../../src/xds/proto';
-import { decodeDeltaRequest } from '../../../src/xds/request-wire';
+} from '../../../src/xds/wire/client-limits';
+import { ADS_SERVICE, DELTA_METHOD, loadProtos } from '../../../src/xds/grpc/proto';
+import { decodeDeltaRequest } from '../../../src/xds/wire/request-wire';
 
 const method = (loadProtos(['xds.proto'])[ADS_SERVICE] as grpc.ServiceDefinition)[DELTA_METHOD]!;
 const encode = (req: Record<string, unknown>) => method.requestSerialize(req);

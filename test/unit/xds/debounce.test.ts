@@ -1,5 +1,5 @@
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, XdsTypeUrl } from '../../../src/contract/xds-resources';
-import { Clock, PushDebouncer, PushRequest } from '../../../src/xds/debounce';
+import { Clock, PushDebouncer, PushRequest } from '../../../src/xds/protocol/debounce';
 
 /** A clock the test advances by hand; timers fire in due order. */
 class ManualClock implements Clock {

@@ -1,6 +1,6 @@
 // The DrainMonitor cuts a response the client stopped taking, and only such a response.
 
-import type { Clock } from '../../../src/xds/debounce';
+import type { Clock } from '../../../src/xds/protocol/debounce';
 import {
   CutReason,
   DEFAULT_FLOW_CONTROL,
@@ -8,8 +8,8 @@ import {
   RESPONSE_DRAIN_DEADLINE_MS,
   RESPONSE_STALL_TIMEOUT_MS,
   SLOT_STALL_RELEASE_MS,
-} from '../../../src/xds/drain';
-import type { CallTransport } from '../../../src/xds/transport';
+} from '../../../src/xds/protocol/drain';
+import type { CallTransport } from '../../../src/xds/grpc/transport';
 
 /** A clock the test advances by hand; timers fire in due order. */
 class ManualClock implements Clock {

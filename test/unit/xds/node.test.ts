@@ -1,5 +1,5 @@
-import { NodeError, parseNode } from '../../../src/xds/node';
-import type { NodeMessage } from '../../../src/xds/proto';
+import { NodeError, parseNode } from '../../../src/xds/protocol/node';
+import type { NodeMessage } from '../../../src/xds/grpc/proto';
 
 const node = (id: string, metadata: Record<string, string> = {}): NodeMessage => ({
   id,

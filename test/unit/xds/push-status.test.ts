@@ -1,7 +1,7 @@
 // The rejections /debug/push_status lists: current NACKs only, one per client and type, bounded.
 
-import type { DeltaStream } from '../../../src/xds/delta-stream';
-import { MAX_PUSH_STATUS_ERRORS, PushStatusRecorder, REJECTS_KEY } from '../../../src/xds/push-status';
+import type { DeltaStream } from '../../../src/xds/protocol/delta-stream';
+import { MAX_PUSH_STATUS_ERRORS, PushStatusRecorder, REJECTS_KEY } from '../../../src/xds/debug/push-status';
 
 const ADDRESS = 'type.googleapis.com/istio.workload.Address';
 

@@ -1,5 +1,5 @@
 import { ADDRESS_TYPE_URL } from '../../../src/contract/xds-resources';
-import { heldVersions } from '../../../src/xds/proto';
+import { heldVersions } from '../../../src/xds/grpc/proto';
 import {
   FULL_SYNC_SLOT_TIMEOUT_MS,
   FullSyncGate,
@@ -8,9 +8,9 @@ import {
   MAX_STALLED_FULL_SYNCS,
   PushBatch,
   SnapshotCache,
-} from '../../../src/xds/push';
+} from '../../../src/xds/protocol/push';
 import { FakeCache } from '../../support/xds/fake-cache';
-import { TypeSubscription } from '../../../src/xds/subscription';
+import { TypeSubscription } from '../../../src/xds/protocol/subscription';
 import { demoCache } from '../../support/xds/fake-cache';
 
 const A = 'Kubernetes//Pod/default/a';

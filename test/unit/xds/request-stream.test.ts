@@ -4,12 +4,12 @@
 
 import type * as grpc from '@grpc/grpc-js';
 import { ADDRESS_TYPE_URL } from '../../../src/contract/xds-resources';
-import { MAX_RESOURCE_NAME_BYTES } from '../../../src/xds/client-limits';
-import { ADS_SERVICE, DELTA_METHOD, loadProtos } from '../../../src/xds/proto';
-import { DeltaRequestFramer, STREAMED_REQUEST_MIN_BYTES } from '../../../src/xds/request-stream';
-import { decodeDeltaRequest } from '../../../src/xds/request-wire';
-import type { DeltaDiscoveryRequest } from '../../../src/xds/messages';
-import { digestMap, digestStrings } from '../../../src/xds/version-digest';
+import { MAX_RESOURCE_NAME_BYTES } from '../../../src/xds/wire/client-limits';
+import { ADS_SERVICE, DELTA_METHOD, loadProtos } from '../../../src/xds/grpc/proto';
+import { DeltaRequestFramer, STREAMED_REQUEST_MIN_BYTES } from '../../../src/xds/wire/request-stream';
+import { decodeDeltaRequest } from '../../../src/xds/wire/request-wire';
+import type { DeltaDiscoveryRequest } from '../../../src/xds/wire/messages';
+import { digestMap, digestStrings } from '../../../src/xds/wire/version-digest';
 
 function varint(n: number): number[] {
   const out: number[] = [];

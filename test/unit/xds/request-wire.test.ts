@@ -1,8 +1,8 @@
 import type * as grpc from '@grpc/grpc-js';
 import { ADDRESS_TYPE_URL } from '../../../src/contract/xds-resources';
-import { ADS_SERVICE, DELTA_METHOD, adsServiceDefinition, loadProtos } from '../../../src/xds/proto';
-import { decodeDeltaRequest } from '../../../src/xds/request-wire';
-import { digestMap, sameDigest } from '../../../src/xds/version-digest';
+import { ADS_SERVICE, DELTA_METHOD, adsServiceDefinition, loadProtos } from '../../../src/xds/grpc/proto';
+import { decodeDeltaRequest } from '../../../src/xds/wire/request-wire';
+import { digestMap, sameDigest } from '../../../src/xds/wire/version-digest';
 import { ack } from '../../../bench/xds-client-worker';
 
 const method = (loadProtos(['xds.proto'])[ADS_SERVICE] as grpc.ServiceDefinition)[DELTA_METHOD]!;

@@ -8,9 +8,9 @@ import pino from 'pino';
 import * as protobuf from 'protobufjs';
 import { protoDir } from '../../../src/proto-files';
 import type { CallerIdentity } from '../../../src/security/identity';
-import { SOTW_WRITE_TIMEOUT_MS, SotwCall, SotwOutcome } from '../../../src/xds/sotw-stream';
-import { SotwServer } from '../../../src/xds/sotw';
-import type { SotwRequest } from '../../../src/xds/sotw-wire';
+import { SOTW_WRITE_TIMEOUT_MS, SotwCall, SotwOutcome } from '../../../src/xds/debug/sotw-stream';
+import { SotwServer } from '../../../src/xds/debug/sotw';
+import type { SotwRequest } from '../../../src/xds/wire/sotw-wire';
 
 /** A grpc-js server call over TLS as far as the stream looks at it; writes complete only when told. */
 class FakeCall extends EventEmitter {

@@ -1,16 +1,16 @@
 // Building istio.io/debug/syncz's ClientConfigs from the connected streams.
 
-import type { DeltaStream } from '../../../src/xds/delta-stream';
-import { parseNode } from '../../../src/xds/node';
+import type { DeltaStream } from '../../../src/xds/protocol/delta-stream';
+import { parseNode } from '../../../src/xds/protocol/node';
 import {
   MAX_SYNCZ_CLIENT_CONFIGS,
   clientConfig,
   controlPlaneIdentifier,
   synczClientConfigs,
   visibleTo,
-} from '../../../src/xds/sotw-syncz';
-import { TypeSubscription } from '../../../src/xds/subscription';
-import type { ProtoStruct } from '../../../src/xds/proto';
+} from '../../../src/xds/debug/sotw-syncz';
+import { TypeSubscription } from '../../../src/xds/protocol/subscription';
+import type { ProtoStruct } from '../../../src/xds/grpc/proto';
 
 const ADDRESS = 'type.googleapis.com/istio.workload.Address';
 const AUTHZ = 'type.googleapis.com/istio.security.Authorization';

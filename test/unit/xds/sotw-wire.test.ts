@@ -3,8 +3,8 @@
 import * as path from 'node:path';
 import * as protobuf from 'protobufjs';
 import { protoDir } from '../../../src/proto-files';
-import { MAX_SOTW_REQUEST_BYTES, MAX_SOTW_RESOURCE_NAMES, decodeSotwRequest } from '../../../src/xds/sotw-wire';
-import { MAX_TYPE_URL_BYTES } from '../../../src/xds/client-limits';
+import { MAX_SOTW_REQUEST_BYTES, MAX_SOTW_RESOURCE_NAMES, decodeSotwRequest } from '../../../src/xds/wire/sotw-wire';
+import { MAX_TYPE_URL_BYTES } from '../../../src/xds/wire/client-limits';
 
 const root = new protobuf.Root();
 root.loadSync(path.join(protoDir(), 'xds.proto'), { keepCase: true });

@@ -6,7 +6,7 @@ import { Registry } from 'prom-client';
 import { parseServeOptions } from '../../../src/config/options';
 import type { MeshConfig, MeshConfigSource } from '../../../src/mesh/types';
 import type { DebugResponse, GrpcPorts, ServerContext } from '../../../src/server/context';
-import { ADS_SERVICE, DELTA_METHOD, SOTW_METHOD } from '../../../src/xds/proto';
+import { ADS_SERVICE, DELTA_METHOD, SOTW_METHOD } from '../../../src/xds/grpc/proto';
 import { XdsServer, startXdsServer } from '../../../src/xds/server';
 import { demoCache } from '../../support/xds/fake-cache';
 import { FakeAuthenticator } from '../../support/xds/fake-authenticator';

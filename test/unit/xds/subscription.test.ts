@@ -1,8 +1,8 @@
 import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../../../src/contract/xds-resources';
-import { DeltaDiscoveryRequest, HeldVersions, heldVersions } from '../../../src/xds/proto';
-import { CacheDigests } from '../../../src/xds/version-digest';
-import { PushBatch } from '../../../src/xds/push';
-import { LARGE_DELTA_NAMES, TypeSubscription } from '../../../src/xds/subscription';
+import { DeltaDiscoveryRequest, HeldVersions, heldVersions } from '../../../src/xds/grpc/proto';
+import { CacheDigests } from '../../../src/xds/wire/version-digest';
+import { PushBatch } from '../../../src/xds/protocol/push';
+import { LARGE_DELTA_NAMES, TypeSubscription } from '../../../src/xds/protocol/subscription';
 import { FakeCache, demoCache } from '../../support/xds/fake-cache';
 
 const A = 'Kubernetes//Pod/default/a';

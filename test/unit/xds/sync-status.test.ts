@@ -1,6 +1,6 @@
 // The sync status rule shared by the gRPC and HTTP syncz views.
 
-import { currentError, syncStatus } from '../../../src/xds/sync-status';
+import { currentError, syncStatus } from '../../../src/xds/protocol/sync-status';
 
 const t0 = new Date('2026-12-03T10:00:00.000Z');
 const t1 = new Date('2026-12-03T10:00:01.000Z');

@@ -11,7 +11,7 @@ import {
   digestStrings,
   emptyDigest,
   sameDigest,
-} from '../../../src/xds/version-digest';
+} from '../../../src/xds/wire/version-digest';
 import { FakeCache } from '../../support/xds/fake-cache';
 
 const map = (entries: Record<string, string>) => new Map(Object.entries(entries));

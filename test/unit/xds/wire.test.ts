@@ -1,13 +1,13 @@
 import type * as grpc from '@grpc/grpc-js';
 import { ADDRESS_TYPE_URL, XdsResource } from '../../../src/contract/xds-resources';
-import { ADS_SERVICE, DELTA_METHOD, adsServiceDefinition, loadProtos } from '../../../src/xds/proto';
+import { ADS_SERVICE, DELTA_METHOD, adsServiceDefinition, loadProtos } from '../../../src/xds/grpc/proto';
 import {
   NONCE_SLACK,
   encodeResourceFrame,
   encodeResponseBody,
   resourceFrame,
   serializeOutgoing,
-} from '../../../src/xds/wire';
+} from '../../../src/xds/wire/wire';
 
 const method = (loadProtos(['xds.proto'])[ADS_SERVICE] as grpc.ServiceDefinition)[DELTA_METHOD]!;
 const decode = (b: Buffer) =>
