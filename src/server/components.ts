@@ -79,6 +79,7 @@ export async function startComponents(
     env: ctx.options.env,
     store: ctx.store,
     leader: ctx.leader,
+    metrics: ctx.metrics,
     ...(kube
       ? { kubeWriter: new KubeWriter(kube) }
       : ctx.store instanceof MemoryStore

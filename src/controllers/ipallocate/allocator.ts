@@ -9,9 +9,18 @@
 //   oldest entry (creationTimestamp, then namespace/name) keeps it. The loser's host gets a fresh
 //   address of that family in place of the lost one (istiod renews every host of the loser; only
 //   the lost address changes here, so the loser's other VIPs and their connections stay).
-// - An address is freed when its entry is deleted, when a write that drops it lands (a host left
-//   spec.hosts, the entry gained spec.addresses, was opted out or set resolution NONE), or when a
-//   write that took it fails. A freed address below the cursor is the next one handed out.
+// - Addresses belong to what the API server holds. One is freed only when its entry is gone from
+//   the API server (not merely from the filtered store), when a write that drops it lands (a host
+//   left spec.hosts, the entry gained spec.addresses, was opted out or set resolution NONE), or
+//   when the entry's status, as read (back), has every host addressed without it. An address that
+//   left the status otherwise (a failed write, a status cleared by hand, a local file edited) stays
+//   held for its host and is given back to it. A freed address goes into the pool's quarantine
+//   (prefix-pool.ts) before anyone can have it again.
+// - Each new host takes one address of each family. A host that could not get one (its range
+//   exhausted) is waiting for it; the controller plans its entry again when an address can be
+//   reused. Only a host known to wait takes a missing family later: a status that holds one
+//   family only for another reason (written so, or before a leader change) is left as it is, as
+//   istiod leaves it.
 
 import { scopedLogger } from '../../log/logger';
 import type { KubeObject } from '../../store/types';
@@ -27,7 +36,16 @@ import {
   type EntryAge,
   type ServiceEntryAddress,
 } from './entries';
-import { PrefixExhaustedError, PrefixPool, ipKey, ipText, readIp, type Family, type Ip } from './prefix-pool';
+import {
+  PrefixExhaustedError,
+  PrefixPool,
+  ipKey,
+  ipText,
+  readIp,
+  type Family,
+  type Ip,
+  type PrefixPoolOptions,
+} from './prefix-pool';
 
 /** Each new host takes one address of each family, IPv4 first, as istiod allocates. */
 const FAMILIES: readonly Family[] = [4, 6];
@@ -62,6 +80,12 @@ interface Owner {
   user: Map<string, Ip>;
   /** Auto-allocated addresses it holds: seen in its status, or taken for a write under way. */
   held: Map<string, Ip>;
+  /**
+   * The host each held address was given to or read for. An address that left the entry's status
+   * without a write of ours (a file edit in local mode, a status cleared by hand, a write that
+   * failed) stays held and goes back to its host at the next plan: it never served anyone else.
+   */
+  hostOf: Map<string, string>;
   /** Taken for a write under way (a subset of held). */
   pending: Map<string, Ip>;
 }
@@ -69,9 +93,38 @@ interface Owner {
 export class ServiceEntryAllocator {
   private readonly pools: Record<Family, PrefixPool>;
   private readonly owners = new Map<string, Owner>();
+  /** Per entry, its hosts that lack an address of a family whose range was exhausted, and those families. */
+  private readonly waiting = new Map<string, Map<string, Set<Family>>>();
 
-  constructor(prefixes: AllocatorPrefixes) {
-    this.pools = { 4: new PrefixPool(prefixes.ipv4), 6: new PrefixPool(prefixes.ipv6) };
+  constructor(prefixes: AllocatorPrefixes, pool: PrefixPoolOptions = {}) {
+    this.pools = { 4: new PrefixPool(prefixes.ipv4, pool), 6: new PrefixPool(prefixes.ipv6, pool) };
+  }
+
+  /** Hosts waiting for an address, over every entry. */
+  waitingHosts(): number {
+    let n = 0;
+    for (const hosts of this.waiting.values()) n += hosts.size;
+    return n;
+  }
+
+  /** Entries with waiting hosts. */
+  waitingEntries(): string[] {
+    return [...this.waiting.keys()];
+  }
+
+  /**
+   * When a waiting host could next get an address: the earliest end of quarantine in a range some
+   * host waits on (not after now: one is reusable already), or undefined when nothing there is freed.
+   */
+  nextReuseAt(): number | undefined {
+    const families = new Set<Family>();
+    for (const hosts of this.waiting.values()) for (const fs of hosts.values()) for (const f of fs) families.add(f);
+    let at: number | undefined;
+    for (const f of families) {
+      const t = this.pools[f].nextReuseAt();
+      if (t !== undefined && (at === undefined || t < at)) at = t;
+    }
+    return at;
   }
 
   /** Addresses in use per family, for the debug page and tests. */
@@ -92,8 +145,9 @@ export class ServiceEntryAllocator {
     return sorted.map(entryKey);
   }
 
-  /** The entry is gone: everything it held is free. */
+  /** The entry is gone from the API server: everything it held is freed. */
   release(key: string): void {
+    this.waiting.delete(key);
     const owner = this.owners.get(key);
     if (!owner) return;
     for (const ip of [...owner.user.values(), ...owner.held.values()]) this.pools[ip.family].free(ip, key);
@@ -109,8 +163,38 @@ export class ServiceEntryAllocator {
     for (const ip of plan.drop) this.freeHeld(plan.key, owner, ip);
   }
 
-  /** The write of `plan` failed: what it took is free again. */
-  abandon(plan: Plan): void {
+  /**
+   * A write of `plan` failed or its outcome is unknown, and `truth` is the entry as the API server
+   * holds it now (read back), or undefined when it is gone. What it carries stays held, whether
+   * the write landed or not; what it took for the write and does not carry stays held for its
+   * host, for the next plan to give back or free. Returns the entries that lost an address to it.
+   */
+  settle(plan: Plan, truth: KubeObject | undefined): string[] {
+    if (!truth) {
+      this.release(plan.key);
+      return [];
+    }
+    const owner = this.owners.get(plan.key);
+    if (plan.kind === 'write' && owner) for (const ip of plan.fresh) owner.pending.delete(ipKey(ip));
+    const reassign: string[] = [];
+    this.observe(truth, reassign);
+    return reassign;
+  }
+
+  /**
+   * Holds what `se` carries without planning a write for it: an entry the API server holds that
+   * the store does not show (outside discoverySelectors). Returns the entries that lost an address to it.
+   */
+  hold(se: KubeObject): string[] {
+    // Not planned, so not waiting: nothing would be written for it.
+    this.waiting.delete(entryKey(se));
+    const reassign: string[] = [];
+    this.observe(se, reassign);
+    return reassign;
+  }
+
+  /** Nothing was taken for `plan` after all (no write was made): what it took is free again. */
+  private abandon(plan: Plan): void {
     if (plan.kind !== 'write') return;
     const owner = this.owners.get(plan.key);
     for (const ip of plan.fresh) {
@@ -129,6 +213,7 @@ export class ServiceEntryAllocator {
     const current = statusAddressesRaw(se);
     const owner = this.ownerFor(se);
     if (!wantsAutoallocation(se)) {
+      this.waiting.delete(key);
       if (!Array.isArray(current) || current.length === 0) return { kind: 'none', key, reassign };
       return { kind: 'write', key, addresses: [], fresh: [], drop: [...owner.held.values()], reassign };
     }
@@ -139,23 +224,48 @@ export class ServiceEntryAllocator {
         'ServiceEntry has more hosts than MAX_AUTOALLOCATED_HOSTS_PER_ENTRY; the rest get no address',
       );
     const existing = statusAddresses(se);
-    const sameHosts = hosts.length === existing.size && hosts.every((h) => existing.has(h));
-    if (sameHosts && lost.size === 0) return { kind: 'none', key, reassign };
+    const waited = this.waiting.get(key);
+    const sameHosts = hosts.length === existing.size && hosts.every((h) => existing.has(h) && !waited?.has(h));
+    const listed = new Set([...existing.values()].flat().map(ipKey));
+    if (sameHosts && lost.size === 0) {
+      this.waiting.delete(key);
+      // Held for a host but in no status, and not needed: nobody else ever had it, it can go.
+      for (const [k, ip] of owner.held) if (!listed.has(k) && !owner.pending.has(k)) this.freeHeld(key, owner, ip);
+      return { kind: 'none', key, reassign };
+    }
 
     const fresh: Ip[] = [];
     const addresses: ServiceEntryAddress[] = [];
     const kept = new Set<string>();
+    const taken = { fresh, listed, kept };
+    const waits = new Map<string, Set<Family>>();
     for (const host of hosts) {
-      const had = existing.get(host);
-      const ips = had
-        ? had.map((ip) => (lost.has(ipKey(ip)) ? this.take(key, owner, ip.family, fresh) : ip))
-        : FAMILIES.map((f) => this.take(key, owner, f, fresh));
-      for (const ip of ips) {
-        if (!ip) continue;
+      const had = existing.get(host) ?? [];
+      const wanted: { family: Family; ip: Ip | undefined }[] = [];
+      for (const ip of had) {
+        const ipNow = lost.has(ipKey(ip)) ? this.give(key, owner, host, ip.family, taken) : ip;
+        if (ipNow) kept.add(ipKey(ipNow));
+        wanted.push({ family: ip.family, ip: ipNow });
+      }
+      // A new host takes every family; a host with addresses only the families it waits for.
+      const missing = had.length === 0 ? FAMILIES : [...(waited?.get(host) ?? [])];
+      for (const family of missing)
+        if (!had.some((ip) => ip.family === family)) {
+          const ip = this.give(key, owner, host, family, taken);
+          if (ip) kept.add(ipKey(ip));
+          wanted.push({ family, ip });
+        }
+      for (const { family, ip } of wanted) {
+        if (!ip) {
+          waits.set(host, (waits.get(host) ?? new Set<Family>()).add(family));
+          continue;
+        }
         kept.add(ipKey(ip));
         addresses.push({ value: ipText(ip), host });
       }
     }
+    if (waits.size > 0) this.waiting.set(key, waits);
+    else this.waiting.delete(key);
     const drop = [...owner.held.values()].filter((ip) => !kept.has(ipKey(ip)));
     if (JSON.stringify(addresses) === JSON.stringify(current ?? [])) {
       // Nothing new could be taken (a range is exhausted) and nothing else changed: no write.
@@ -165,11 +275,29 @@ export class ServiceEntryAllocator {
     return { kind: 'write', key, addresses, fresh, drop, reassign };
   }
 
+  /**
+   * An address for `host`: one the entry still holds for it that no status lists (`listed`) and
+   * this plan has not used (`kept`), else a fresh one, else undefined (logged) when the range is
+   * exhausted.
+   */
+  private give(
+    key: string,
+    owner: Owner,
+    host: string,
+    family: Family,
+    taken: { fresh: Ip[]; listed: Set<string>; kept: Set<string> },
+  ): Ip | undefined {
+    for (const [k, ip] of owner.held)
+      if (ip.family === family && owner.hostOf.get(k) === host && !taken.listed.has(k) && !taken.kept.has(k)) return ip;
+    return this.take(key, owner, host, family, taken.fresh);
+  }
+
   /** A fresh address of `family` for `key`, or undefined (logged) when its range is exhausted. */
-  private take(key: string, owner: Owner, family: Family, fresh: Ip[]): Ip | undefined {
+  private take(key: string, owner: Owner, host: string, family: Family, fresh: Ip[]): Ip | undefined {
     try {
       const ip = this.pools[family].allocate(key);
       owner.held.set(ipKey(ip), ip);
+      owner.hostOf.set(ipKey(ip), host);
       owner.pending.set(ipKey(ip), ip);
       fresh.push(ip);
       return ip;
@@ -184,7 +312,7 @@ export class ServiceEntryAllocator {
     const key = entryKey(se);
     let owner = this.owners.get(key);
     if (!owner) {
-      owner = { age: ageOf(se), user: new Map(), held: new Map(), pending: new Map() };
+      owner = { age: ageOf(se), user: new Map(), held: new Map(), hostOf: new Map(), pending: new Map() };
       this.owners.set(key, owner);
     }
     owner.age = ageOf(se);
@@ -194,6 +322,7 @@ export class ServiceEntryAllocator {
   private freeHeld(key: string, owner: Owner, ip: Ip): void {
     if (owner.pending.has(ipKey(ip))) return;
     owner.held.delete(ipKey(ip));
+    owner.hostOf.delete(ipKey(ip));
     this.pools[ip.family].free(ip, key);
   }
 
@@ -224,6 +353,7 @@ export class ServiceEntryAllocator {
         if (other?.user.has(k)) continue; // two users chose one address: theirs to sort out
         pool.transfer(ip, key);
         other?.held.delete(k);
+        other?.hostOf.delete(k);
         other?.pending.delete(k);
         reassign.push(holder);
       }
@@ -232,7 +362,7 @@ export class ServiceEntryAllocator {
 
     // status.addresses: claimed, or lost to an older entry or a user.
     const seen = new Set<string>();
-    for (const ips of statusAddresses(se).values()) {
+    for (const [host, ips] of statusAddresses(se)) {
       for (const ip of ips) {
         const k = ipKey(ip);
         seen.add(k);
@@ -241,6 +371,7 @@ export class ServiceEntryAllocator {
         const holder = pool.claim(ip, key);
         if (holder === undefined) {
           owner.held.set(k, ip);
+          owner.hostOf.set(k, host);
           continue;
         }
         const other = this.owners.get(holder);
@@ -250,13 +381,14 @@ export class ServiceEntryAllocator {
         }
         pool.transfer(ip, key);
         other.held.delete(k);
+        other.hostOf.delete(k);
         other.pending.delete(k);
         owner.held.set(k, ip);
+        owner.hostOf.set(k, host);
         reassign.push(holder);
       }
     }
-    // Held but no longer in status (and not part of a write under way): someone removed it.
-    for (const [k, ip] of owner.held) if (!seen.has(k) && !owner.pending.has(k)) this.freeHeld(key, owner, ip);
+    // Held but no longer in status stays held: the plan gives it back to its host or drops it.
     if (lost.size > 0)
       log.warn({ serviceEntry: key, lost: lost.size }, 'ServiceEntry lost auto-allocated addresses to a conflict');
     return lost;

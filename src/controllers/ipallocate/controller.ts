@@ -1,9 +1,13 @@
 // Keeps ServiceEntry status.addresses allocated (istiod's IP autoallocate controller), on the
-// leader of `istio-ip-autoallocate` only. Once the store has synced, every address already in
-// status or spec is claimed (so a new leader writes nothing for entries that have theirs), then
-// each entry is decided oldest first and on every store event for it, one at a time. A write
-// whose `test` guard fails, or that the API server refuses, is retried from the store's fresh copy
-// with backoff, at most IP_ALLOCATE_MAX_ATTEMPTS times per change of the entry.
+// leader of `istio-ip-autoallocate` only. Once the store has synced, every entry the API server
+// holds is listed (the store shows only those inside meshConfig discoverySelectors, and an entry
+// outside them still carries its addresses), every address already in status or spec is claimed
+// (so a new leader writes nothing for entries that have theirs), then each entry the store shows
+// is decided oldest first and on every store event for it, one at a time. Nothing is allocated
+// before that list has come back. A write whose `test` guard fails, that the API server refuses,
+// or whose answer never came, is retried with backoff, at most IP_ALLOCATE_MAX_ATTEMPTS times per
+// change of the entry; each retry first reads the entry back, and only what it does not carry is
+// freed. An entry the store stops showing is read back too: freed only if it is gone.
 
 import { scopedLogger } from '../../log/logger';
 import { backoffDelay, type BackoffPolicy } from '../../store/kube/backoff';
@@ -26,6 +30,10 @@ export interface IpAutoallocateOptions {
   prefixes: AllocatorPrefixes;
   backoff?: BackoffPolicy;
   maxAttempts?: number;
+  /** How long a freed address stays out of use; default IP_ALLOCATE_QUARANTINE_MS. */
+  quarantineMs?: number;
+  /** The quarantine's clock in ms; default Date.now. */
+  now?: () => number;
 }
 
 interface Written {
@@ -41,9 +49,19 @@ export class IpAutoallocateController {
   private readonly attempts = new Map<string, number>();
   private readonly retryTimers = new Map<string, NodeJS.Timeout>();
   private readonly written = new Map<string, Written>();
+  /** Writes that failed or never answered: the entry is read back before anything they took is freed. */
+  private readonly unsettled = new Map<string, Plan>();
+  /** Entries whose attempts ran out: left alone, even when an address comes free, until they change. */
+  private readonly givenUp = new Set<string>();
+  /** Set once every entry the API server holds has been claimed: nothing is decided before. */
+  private ready = false;
   private running: Promise<void> | undefined;
   private unsubscribe: (() => void) | undefined;
+  private listTimer: NodeJS.Timeout | undefined;
+  /** Plans the waiting entries again when the next freed address leaves quarantine. */
+  private wakeTimer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private readonly now: () => number;
   /**
    * Aborted on stop: a write still retrying when the leadership ends is cancelled, so no write
    * starts after the lock may have passed to another replica.
@@ -53,18 +71,20 @@ export class IpAutoallocateController {
   writes = 0;
 
   constructor(private readonly opts: IpAutoallocateOptions) {
-    this.allocator = new ServiceEntryAllocator(opts.prefixes);
+    this.now = opts.now ?? Date.now;
+    this.allocator = new ServiceEntryAllocator(opts.prefixes, {
+      ...(opts.quarantineMs !== undefined ? { quarantineMs: opts.quarantineMs } : {}),
+      now: this.now,
+    });
   }
 
   /** Starts after the store has synced; returns the stop function (for LeaderElector.runWhileLeader). */
   start(): () => Promise<void> {
     void this.opts.store.whenSynced().then(() => {
       if (this.stopped) return;
-      // One synchronous block: no store event can fall between the list and the subscription.
-      const keys = this.allocator.warm(this.opts.store.list('ServiceEntry'));
+      // Events from here on queue their entries; they are decided once the list below is in.
       this.unsubscribe = this.opts.store.subscribe((events) => this.onEvents(events));
-      log.info({ entries: keys.length, ...this.allocator.inUse() }, 'IP auto-allocation started');
-      for (const key of keys) this.enqueue(key);
+      this.listAll(1);
     });
     return () => this.stop();
   }
@@ -73,6 +93,8 @@ export class IpAutoallocateController {
     this.stopped = true;
     this.cancel.abort();
     this.unsubscribe?.();
+    clearTimeout(this.listTimer);
+    clearTimeout(this.wakeTimer);
     for (const t of this.retryTimers.values()) clearTimeout(t);
     this.retryTimers.clear();
     this.queue.clear();
@@ -81,9 +103,48 @@ export class IpAutoallocateController {
 
   /** Resolves when nothing is queued, running or waiting for a retry (tests). */
   async idle(): Promise<void> {
-    while (this.running || this.queue.size > 0 || this.retryTimers.size > 0) {
+    while (this.running || this.queue.size > 0 || this.retryTimers.size > 0 || !this.ready) {
       await (this.running ?? new Promise((resolve) => setTimeout(resolve, 10)));
     }
+  }
+
+  /** Hosts without an address because their range is exhausted (a metric). */
+  waitingHosts(): number {
+    return this.allocator.waitingHosts();
+  }
+
+  /** Lists every entry the API server holds, retried with backoff until it succeeds or leadership ends. */
+  private listAll(attempt: number): void {
+    this.opts.writer.list(this.cancel.signal).then(
+      (all) => {
+        if (!this.stopped) this.warm(all);
+      },
+      (err: unknown) => {
+        if (this.stopped) return;
+        const delay = backoffDelay(attempt, this.opts.backoff ?? IP_ALLOCATE_BACKOFF);
+        log.warn(
+          { attempt, delay, err: (err as Error).message },
+          'listing ServiceEntries failed; no address is allocated until every address in use is known',
+        );
+        this.listTimer = setTimeout(() => this.listAll(attempt + 1), delay);
+        this.listTimer.unref();
+      },
+    );
+  }
+
+  /** Claims what every entry carries, the store's copy where it has one; then decides the store's entries. */
+  private warm(all: readonly KubeObject[]): void {
+    const visible = this.opts.store.list('ServiceEntry');
+    const shown = new Set(visible.map(entryKey));
+    const hidden = all.filter((se) => !shown.has(entryKey(se)));
+    const keys = this.allocator.warm([...visible, ...hidden]);
+    this.ready = true;
+    log.info(
+      { entries: visible.length, outsideDiscoverySelectors: hidden.length, ...this.allocator.inUse() },
+      'IP auto-allocation started',
+    );
+    for (const key of keys) if (shown.has(key)) this.queue.add(key);
+    if (this.queue.size > 0) this.running ??= this.drain();
   }
 
   private onEvents(events: readonly StoreEvent[]): void {
@@ -91,10 +152,8 @@ export class IpAutoallocateController {
       if (e.kind !== 'ServiceEntry') continue;
       const key = entryKey(e.object);
       this.attempts.delete(key);
-      if (e.type === 'delete') {
-        this.written.delete(key);
-        this.allocator.release(key);
-      }
+      this.givenUp.delete(key);
+      if (e.type === 'delete') this.written.delete(key);
       this.enqueue(key);
     }
   }
@@ -102,7 +161,7 @@ export class IpAutoallocateController {
   private enqueue(key: string): void {
     if (this.stopped) return;
     this.queue.add(key);
-    this.running ??= this.drain();
+    if (this.ready) this.running ??= this.drain();
   }
 
   private async drain(): Promise<void> {
@@ -115,7 +174,32 @@ export class IpAutoallocateController {
       }
     } finally {
       this.running = undefined;
+      this.scheduleWake();
     }
+  }
+
+  /**
+   * Entries with hosts that wait for an address are planned again when one can be reused: now if
+   * one already can, else when the next freed address of a range they wait on leaves quarantine.
+   * Nothing is scheduled while nothing is freed; the release that frees one ends a drain, which
+   * comes back here.
+   */
+  private scheduleWake(): void {
+    clearTimeout(this.wakeTimer);
+    this.wakeTimer = undefined;
+    if (this.stopped) return;
+    const waiting = () => this.allocator.waitingEntries().filter((k) => !this.givenUp.has(k));
+    if (waiting().length === 0) return;
+    const at = this.allocator.nextReuseAt();
+    if (at === undefined) return;
+    this.wakeTimer = setTimeout(
+      () => {
+        this.wakeTimer = undefined;
+        for (const key of waiting()) if (!this.retryTimers.has(key)) this.enqueue(key);
+      },
+      Math.max(0, at - this.now()),
+    );
+    this.wakeTimer.unref();
   }
 
   /** The freshest view of an entry: the store's, or the answer to our last write while the watch has not caught up. */
@@ -130,10 +214,37 @@ export class IpAutoallocateController {
   }
 
   private async reconcile(key: string): Promise<void> {
-    const se = this.current(key);
-    if (!se) {
-      this.allocator.release(key);
-      return;
+    let se = this.current(key);
+    const unsettled = this.unsettled.get(key);
+    if (unsettled || !se) {
+      // After a write of unknown outcome, or when the store stops showing the entry, the API
+      // server's copy decides what the entry holds: nothing it carries is freed.
+      const slash = key.indexOf('/');
+      let truth: KubeObject | undefined;
+      try {
+        truth = await this.opts.writer.read(key.slice(0, slash), key.slice(slash + 1), this.cancel.signal);
+      } catch (err) {
+        this.retry(key, err);
+        return;
+      }
+      if (this.stopped) return;
+      if (unsettled) {
+        this.unsettled.delete(key);
+        for (const other of this.allocator.settle(unsettled, truth)) this.enqueue(other);
+      }
+      if (!truth) {
+        this.written.delete(key);
+        this.allocator.release(key);
+        return;
+      }
+      if (!se) {
+        for (const other of this.allocator.hold(truth)) this.enqueue(other);
+        log.debug({ serviceEntry: key }, 'ServiceEntry is outside discoverySelectors; its addresses stay held');
+        return;
+      }
+      if (truth.metadata.resourceVersion !== se.metadata.resourceVersion)
+        this.written.set(key, { from: se.metadata.resourceVersion, object: truth });
+      se = truth;
     }
     const plan = this.allocator.plan(se);
     for (const other of plan.reassign) this.enqueue(other);
@@ -142,7 +253,7 @@ export class IpAutoallocateController {
       this.writes++;
       const written = await this.opts.writer.write(se, plan.addresses, this.cancel.signal);
       if (!written) {
-        this.allocator.abandon(plan);
+        this.allocator.settle(plan, undefined);
         return;
       }
       this.allocator.commit(plan);
@@ -150,7 +261,9 @@ export class IpAutoallocateController {
       this.attempts.delete(key);
       log.info({ serviceEntry: key, addresses: plan.addresses.map((a) => a.value) }, describePlan(plan));
     } catch (err) {
-      this.allocator.abandon(plan);
+      // The write may have landed even so (its answer lost or late): what it took stays held
+      // until the entry is read back.
+      this.unsettled.set(key, plan);
       this.retry(key, err);
     }
   }
@@ -162,6 +275,7 @@ export class IpAutoallocateController {
     const stale = err instanceof StaleStatusError;
     if (attempt >= max) {
       this.attempts.delete(key);
+      this.givenUp.add(key);
       log.error(
         { serviceEntry: key, attempts: attempt, err: (err as Error).message },
         'giving up on status.addresses until the ServiceEntry changes again',

@@ -3,6 +3,7 @@
 // Local mode has one replica and no API server: the addresses are kept on the store's copy of each
 // entry (see LocalStatusWriter), so ztunnel sees the same VIPs it would get from istiod.
 
+import { Gauge, type Registry } from 'prom-client';
 import { LEASE_NAMES, type LeaderElector } from '../../contract/leader';
 import { scopedLogger } from '../../log/logger';
 import type { KubeWriter } from '../../store/kube/writes';
@@ -12,6 +13,7 @@ import { KubeAddressStatusWriter, LocalStatusWriter, type AddressStatusWriter } 
 
 export { IpAutoallocateController, IP_ALLOCATE_BACKOFF, IP_ALLOCATE_MAX_ATTEMPTS } from './controller';
 export { ServiceEntryAllocator, type Plan } from './allocator';
+export { IP_ALLOCATE_QUARANTINE_MS } from './prefix-pool';
 export { KubeAddressStatusWriter, LocalStatusWriter, StaleStatusError, addressesPatch } from './status-writer';
 
 const log = scopedLogger('ipallocate');
@@ -26,11 +28,18 @@ export interface IpAutoallocateDeps {
   env: IpAutoallocateEnv;
   store: ObjectStore;
   leader: LeaderElector;
-  /** Kubernetes mode: the one write path. */
-  kubeWriter?: Pick<KubeWriter, 'patch'>;
+  /** Kubernetes mode: the one write path (reads back entries, and lists them past discoverySelectors). */
+  kubeWriter?: Pick<KubeWriter, 'patch' | 'get' | 'list'>;
   /** Local mode: the store's writing side, standing in for the API server. */
   localStore?: Pick<StoreWriter, 'upsert'>;
+  /** Where istiod_ts_ip_autoallocate_waiting_hosts is registered. */
+  metrics?: Registry;
+  /** Tests: a short quarantine instead of IP_ALLOCATE_QUARANTINE_MS. */
+  quarantineMs?: number;
 }
+
+/** The metric of hosts waiting for an address; reads the controller of the current leadership term. */
+export const WAITING_HOSTS_METRIC = 'istiod_ts_ip_autoallocate_waiting_hosts';
 
 /** Starts the controller under its lock; does nothing when PILOT_ENABLE_IP_AUTOALLOCATE is false. */
 export function startIpAutoallocate(deps: IpAutoallocateDeps): void {
@@ -46,7 +55,28 @@ export function startIpAutoallocate(deps: IpAutoallocateDeps): void {
     ipv4: deps.env.PILOT_IP_AUTOALLOCATE_IPV4_PREFIX,
     ipv6: deps.env.PILOT_IP_AUTOALLOCATE_IPV6_PREFIX,
   };
-  deps.leader.runWhileLeader(LEASE_NAMES.ipAutoallocate, () =>
-    new IpAutoallocateController({ store: deps.store, writer, prefixes }).start(),
-  );
+  let current: IpAutoallocateController | undefined;
+  if (deps.metrics)
+    new Gauge({
+      name: WAITING_HOSTS_METRIC,
+      help: 'ServiceEntry hosts without an auto-allocated address because their range is exhausted (0 when not the leader)',
+      registers: [deps.metrics],
+      collect() {
+        this.set(current?.waitingHosts() ?? 0);
+      },
+    });
+  deps.leader.runWhileLeader(LEASE_NAMES.ipAutoallocate, () => {
+    const controller = new IpAutoallocateController({
+      store: deps.store,
+      writer,
+      prefixes,
+      ...(deps.quarantineMs !== undefined ? { quarantineMs: deps.quarantineMs } : {}),
+    });
+    current = controller;
+    const stop = controller.start();
+    return async () => {
+      if (current === controller) current = undefined;
+      await stop();
+    };
+  });
 }

@@ -31,6 +31,13 @@ export interface AddressStatusWriter {
    * leadership it was made under has ended).
    */
   write(current: KubeObject, addresses: ServiceEntryAddress[], signal?: AbortSignal): Promise<KubeObject | undefined>;
+  /**
+   * The entry as the API server holds it now, or undefined when it does not exist: what decides
+   * whether its addresses may be freed (after a failed write, or when the store stops showing it).
+   */
+  read(namespace: string, name: string, signal?: AbortSignal): Promise<KubeObject | undefined>;
+  /** Every entry the API server holds, whatever the store's discoverySelectors show. */
+  list(signal?: AbortSignal): Promise<KubeObject[]>;
 }
 
 /** The JSON patch for `addresses` over the entry as read in `current`. */
@@ -55,7 +62,17 @@ const SERVICE_ENTRIES = {
 
 /** The status subresource through the one write path. */
 export class KubeAddressStatusWriter implements AddressStatusWriter {
-  constructor(private readonly writer: Pick<KubeWriter, 'patch'>) {}
+  constructor(private readonly writer: Pick<KubeWriter, 'patch' | 'get' | 'list'>) {}
+
+  read(namespace: string, name: string, signal?: AbortSignal): Promise<KubeObject | undefined> {
+    return this.writer.get({ ...SERVICE_ENTRIES, namespace, name }, signal ? { signal } : {});
+  }
+
+  /** One unpaged list: ServiceEntries number in the thousands at most, and each is small. */
+  async list(signal?: AbortSignal): Promise<KubeObject[]> {
+    const { items } = await this.writer.list(SERVICE_ENTRIES, {}, signal ? { signal } : {});
+    return items;
+  }
 
   async write(
     current: KubeObject,
@@ -90,6 +107,14 @@ export class LocalStatusWriter implements AddressStatusWriter {
     private readonly store: ObjectStore,
     private readonly storeWriter: Pick<StoreWriter, 'upsert'>,
   ) {}
+
+  read(namespace: string, name: string): Promise<KubeObject | undefined> {
+    return Promise.resolve(this.store.get('ServiceEntry', namespace, name));
+  }
+
+  list(): Promise<KubeObject[]> {
+    return Promise.resolve(this.store.list('ServiceEntry'));
+  }
 
   write(current: KubeObject, addresses: ServiceEntryAddress[]): Promise<KubeObject | undefined> {
     const stored = this.store.get('ServiceEntry', current.metadata.namespace, current.metadata.name);

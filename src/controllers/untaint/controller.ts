@@ -4,8 +4,11 @@
 // worker at a time: the rule is checked on the stores, then the node is read fresh and patched
 // with a JSON patch whose `test` op fails if its taints changed since that read. A failed test
 // (another writer was first), a conflict or any other failure is retried from a fresh read with
-// backoff, for as long as the stores still say the taint should go.
+// backoff, at most UNTAINT_MAX_ATTEMPTS times; then the node is left until it or its istio-cni pod
+// changes. Every failure is logged at warn and counted, so a refusal (RBAC, an admission webhook)
+// shows without costing the API server a request per node every minute forever.
 
+import type { Counter } from 'prom-client';
 import { scopedLogger } from '../../log/logger';
 import { backoffDelay, type BackoffPolicy } from '../../store/kube/backoff';
 import { KubeApiError } from '../../store/kube/client';
@@ -22,6 +25,16 @@ const log = scopedLogger('untaint');
  * is asked at most once a minute per node.
  */
 export const UNTAINT_BACKOFF: BackoffPolicy = { initialMs: 200, maxMs: 60_000 };
+
+/**
+ * Attempts per node before giving up until the node or its istio-cni pod changes (istiod's queue
+ * allows 5). A refusal that lasts is an operator's problem to fix; retrying it forever only costs
+ * the API server, and the change that fixes it (or any change of the node) brings the node back.
+ */
+export const UNTAINT_MAX_ATTEMPTS = 5;
+
+/** The metric of failed attempts, by HTTP status ('error' when the API server gave none). */
+export const UNTAINT_FAILURES_METRIC = 'istiod_ts_node_untaint_failures_total';
 
 /**
  * Nodes handled at once. A cluster that boots many nodes together is untainted in parallel, while
@@ -43,6 +56,9 @@ export interface NodeUntaintControllerOptions {
   rule: UntaintRule;
   backoff?: BackoffPolicy;
   concurrency?: number;
+  maxAttempts?: number;
+  /** Counts each failed attempt by `code` (UNTAINT_FAILURES_METRIC). */
+  failures?: Counter<'code'>;
 }
 
 /** A change the API server refused because the object moved on: retry from a fresh read. */
@@ -54,6 +70,7 @@ function movedOn(err: unknown): boolean {
 export class NodeUntaintController {
   private readonly backoff: BackoffPolicy;
   private readonly concurrency: number;
+  private readonly maxAttempts: number;
   /** Nodes waiting for a worker, in arrival order; a node is queued at most once. */
   private readonly queued = new Set<string>();
   /** Nodes a worker is handling, with the promise that ends when it is done. */
@@ -73,6 +90,7 @@ export class NodeUntaintController {
   constructor(private readonly options: NodeUntaintControllerOptions) {
     this.backoff = options.backoff ?? UNTAINT_BACKOFF;
     this.concurrency = Math.max(1, options.concurrency ?? UNTAINT_CONCURRENCY);
+    this.maxAttempts = Math.max(1, options.maxAttempts ?? UNTAINT_MAX_ATTEMPTS);
   }
 
   start(): void {
@@ -111,6 +129,9 @@ export class NodeUntaintController {
     this.dirty.clear();
     await Promise.all(this.active.values());
   }
+
+  /** Nodes given up on since start (each until it or its istio-cni pod changes). */
+  givenUp = 0;
 
   /** For tests and /debug: nodes queued, being handled, and waiting out a backoff. */
   pending(): { queued: number; active: number; retrying: number } {
@@ -159,9 +180,19 @@ export class NodeUntaintController {
       // Cancelled by stop(): nothing failed, and finish() retries nothing once stopped.
       if (this.stopped) return 'retry';
       const attempt = (this.retries.get(name)?.attempts ?? 0) + 1;
-      log[attempt === 1 ? 'warn' : 'debug'](
-        { node: name, attempt, err: (err as Error).message },
-        `removing taint ${this.options.rule.taintKey} failed; retrying`,
+      const code = err instanceof KubeApiError ? err.status : undefined;
+      this.options.failures?.inc({ code: code === undefined ? 'error' : String(code) });
+      log.warn(
+        {
+          node: name,
+          attempt,
+          maxAttempts: this.maxAttempts,
+          ...(code !== undefined ? { code } : {}),
+          err: (err as Error).message,
+        },
+        attempt < this.maxAttempts
+          ? `removing taint ${this.options.rule.taintKey} failed; retrying`
+          : `removing taint ${this.options.rule.taintKey} failed; giving up until the node or its istio-cni pod changes`,
       );
       return 'retry';
     }
@@ -171,8 +202,9 @@ export class NodeUntaintController {
     this.active.delete(name);
     if (this.stopped) return;
     if (outcome === 'retry') {
-      this.dirty.delete(name);
-      this.retryLater(name);
+      const changed = this.dirty.delete(name);
+      // Given up: a change that came during the last attempt is the change that brings it back.
+      if (!this.retryLater(name) && changed) this.queued.add(name);
     } else {
       this.retries.delete(name);
       if (this.dirty.delete(name)) this.queued.add(name);
@@ -180,9 +212,16 @@ export class NodeUntaintController {
     this.pump();
   }
 
-  private retryLater(name: string): void {
+  /** Schedules the next attempt; false when the attempts are spent and the node is left alone. */
+  private retryLater(name: string): boolean {
     const retry = this.retries.get(name) ?? { attempts: 0 };
     retry.attempts++;
+    if (retry.attempts >= this.maxAttempts) {
+      // Left alone: the next event of the node or its istio-cni pod queues it with a fresh count.
+      this.retries.delete(name);
+      this.givenUp++;
+      return false;
+    }
     const delay = backoffDelay(retry.attempts, this.backoff);
     retry.timer = setTimeout(() => {
       retry.timer = undefined;
@@ -190,6 +229,7 @@ export class NodeUntaintController {
     }, delay);
     retry.timer.unref();
     this.retries.set(name, retry);
+    return true;
   }
 
   /** One look at a node: 'retry' when the taint should go but the write did not land. */
@@ -214,6 +254,9 @@ export class NodeUntaintController {
     } catch (err) {
       if (isNotFound(err)) return 'done';
       if (!movedOn(err)) throw err;
+      // Another writer was first: a normal race, retried from a fresh read, but bounded and counted
+      // like any failure.
+      this.options.failures?.inc({ code: String((err as KubeApiError).status) });
       log.debug(
         { node: name, status: (err as KubeApiError).status },
         'taints changed under us; retrying on a fresh read',

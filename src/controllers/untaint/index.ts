@@ -3,6 +3,7 @@
 // istio-node-untaint, so istiod and istiod-ts replicas never untaint at the same time. The
 // istio-cni pod watch lives as long as the leadership: followers hold none of it.
 
+import { Counter, type Registry } from 'prom-client';
 import { LEASE_NAMES, type LeaderElector } from '../../contract/leader';
 import type { BackoffPolicy } from '../../store/kube/backoff';
 import type { KubeClient } from '../../store/kube/client';
@@ -10,9 +11,15 @@ import type { WatchTiming } from '../../store/kube/kind-watcher';
 import { KubeWriter } from '../../store/kube/writes';
 import type { ObjectStore } from '../../store/types';
 import { CniPodWatch } from './cni-pods';
-import { NodeUntaintController } from './controller';
+import { NodeUntaintController, UNTAINT_FAILURES_METRIC } from './controller';
 
-export { NodeUntaintController, UNTAINT_BACKOFF, UNTAINT_CONCURRENCY } from './controller';
+export {
+  NodeUntaintController,
+  UNTAINT_BACKOFF,
+  UNTAINT_CONCURRENCY,
+  UNTAINT_FAILURES_METRIC,
+  UNTAINT_MAX_ATTEMPTS,
+} from './controller';
 export { CniPodWatch, CNI_PODS_BY_NODE } from './cni-pods';
 export * from './decision';
 
@@ -29,6 +36,8 @@ export interface NodeUntaintHost {
   /** The shared store: Nodes. */
   store: ObjectStore;
   leader: LeaderElector;
+  /** Where istiod_ts_node_untaint_failures_total is registered. */
+  metrics?: Registry;
 }
 
 /** Faster timings for tests. */
@@ -47,6 +56,14 @@ export function startNodeUntaintController(
 ): boolean {
   const { mode, flags, env } = host.options;
   if (mode !== 'kubernetes' || !env.PILOT_ENABLE_NODE_UNTAINT_CONTROLLERS) return false;
+  const failures = host.metrics
+    ? new Counter({
+        name: UNTAINT_FAILURES_METRIC,
+        help: 'Failed attempts to remove the istio-cni readiness taint from a node, by HTTP status (error: none)',
+        labelNames: ['code'],
+        registers: [host.metrics],
+      })
+    : undefined;
   host.leader.runWhileLeader(NODE_UNTAINT_LEASE, () => {
     const pods = new CniPodWatch({
       client,
@@ -59,6 +76,7 @@ export function startNodeUntaintController(
       writer: tuning.writer ?? new KubeWriter(client),
       rule: { taintKey: env.PILOT_NODE_UNTAINT_CONTROLLERS_TAINT_NAME, cniNamespace: flags.cniNamespace },
       ...(tuning.backoff ? { backoff: tuning.backoff } : {}),
+      ...(failures ? { failures } : {}),
     });
     controller.start();
     pods.start();

@@ -151,6 +151,9 @@ describe('chart RBAC against the calls the code makes', () => {
       await eventually('the root reaches every namespace', () => [NS, 'default', 'kube-system'].every((ns) => rootIn(ns)?.includes('BEGIN CERTIFICATE')), 20_000);
       const seAddresses = () => (api.get('networking.istio.io/v1', 'ServiceEntry', 'default', 'external-api')?.['status'] as { addresses?: unknown[] } | undefined)?.addresses ?? [];
       await eventually('the ServiceEntry gets an IPv4 and an IPv6 VIP', () => seAddresses().length === 2, 20_000);
+      // A deleted entry is read back before its addresses are freed.
+      api.delete('networking.istio.io/v1', 'ServiceEntry', 'default', 'external-api');
+      await eventually('the deleted ServiceEntry is read back', () => api.requests.some((r) => r.verb === 'get' && r.resource === 'serviceentries' && r.name === 'external-api'), 20_000);
 
       // A ztunnel, trusting the root it finds in its namespace, asks for a workload certificate.
       const uid = String(api.get('v1', 'Pod', NS, 'ztunnel-a')!.metadata.uid);

@@ -99,7 +99,7 @@ describe('IP auto-allocation in local mode', () => {
     expect(vips('api.example.com')).toEqual(before);
   });
 
-  test('an entry added to the folder later gets the next address; a deleted one frees its own', async () => {
+  test('an entry added to the folder later gets the next address; a deleted one’s are quarantined, not handed to the next', async () => {
     await eventually('api has VIPs', () => vips('api.example.com').length === 2);
     writeFileSync(path.join(dir, 'web.yaml'), entryYaml('web', 'web.example.com'));
     await eventually('web has VIPs', () => vips('web.example.com').length === 2);
@@ -108,6 +108,6 @@ describe('IP auto-allocation in local mode', () => {
     await eventually('api is gone', () => vips('api.example.com').length === 0);
     writeFileSync(path.join(dir, 'db.yaml'), entryYaml('db', 'db.example.com'));
     await eventually('db has VIPs', () => vips('db.example.com').length === 2);
-    expect(vips('db.example.com')).toEqual(['240.240.0.1', '2001:2::1']);
+    expect(vips('db.example.com')).toEqual(['240.240.0.3', '2001:2::3']);
   });
 });

@@ -4,9 +4,11 @@
 // counted: a settled mesh costs one write per entry that needs addresses, and nothing after.
 
 import {
+  IP_ALLOCATE_QUARANTINE_MS,
   IpAutoallocateController,
   KubeAddressStatusWriter,
   startIpAutoallocate,
+  WAITING_HOSTS_METRIC,
 } from '../../../src/controllers/ipallocate';
 import type { LeaderElector } from '../../../src/contract/leader';
 import { LEASE_NAMES } from '../../../src/contract/leader';
@@ -22,6 +24,8 @@ import {
   type WriteOptions,
 } from '../../../src/store/kube/writes';
 import type { KubeSource } from '../../../src/store/kube/source';
+import type { KubeClient } from '../../../src/store/kube/client';
+import { namespace } from '../../support/apiserver/fixtures';
 import type { MemoryStore } from '../../../src/store/memory-store';
 import type { KubeObject } from '../../../src/store/types';
 import { eventually, type TestApiServer } from '../../support/apiserver';
@@ -29,10 +33,13 @@ import { resourceKey } from '../../support/apiserver/resources';
 import { meshSource } from '../../support/ambient/fixtures';
 import { startServer, startSource } from '../kube/helpers';
 import { logs } from '../../../src/log/logger';
+import { Registry } from 'prom-client';
 
 logs.configure('kube:error,ipallocate:error');
 
 const PREFIXES = { ipv4: '240.240.0.0/16', ipv6: '2001:2::/48' };
+/** A quarantine short enough to wait out in a test; the order of events, not its length, is checked. */
+const WAKE_QUARANTINE_MS = 200;
 const API_VERSION = 'networking.istio.io/v1';
 const SE_TABLE = resourceKey('networking.istio.io', 'serviceentries');
 
@@ -40,6 +47,7 @@ interface Rig {
   server: TestApiServer;
   store: MemoryStore;
   source: KubeSource;
+  client: KubeClient;
   writer: KubeWriter;
   /** Every JSON patch the controller sent, with the entry it was for. */
   patches: { name: string; ops: JsonPatchOp[] }[];
@@ -55,7 +63,7 @@ beforeEach(async () => {
   const { store, source } = startSource(client);
   await source.start();
   await store.whenSynced();
-  rig = { server, store, source, writer: new KubeWriter(client), patches: [], controllers: [] };
+  rig = { server, store, source, client, writer: new KubeWriter(client), patches: [], controllers: [] };
 });
 
 afterEach(async () => {
@@ -64,34 +72,48 @@ afterEach(async () => {
   await rig.server.close();
 });
 
-/** KubeWriter.patch, recording each patch and letting a test act just before it is sent. */
-function recordingWriter(): Pick<KubeWriter, 'patch'> {
+/** KubeWriter, recording each patch and letting a test act just before it is sent. */
+function recordingWriter(writer: KubeWriter = rig.writer): Pick<KubeWriter, 'patch' | 'get' | 'list'> {
   return {
     patch: <T>(ref: ObjectRef, patch: Patch, opts?: WriteOptions): Promise<T> => {
       if (patch.type === 'json') rig.patches.push({ name: ref.name, ops: patch.ops });
       rig.beforePatch?.(ref.name);
-      return rig.writer.patch<T>(ref, patch, opts);
+      return writer.patch<T>(ref, patch, opts);
     },
+    get: (ref, opts) => writer.get(ref, opts),
+    list: (ref, query, opts) => writer.list(ref, query, opts),
   };
 }
 
-function startController(): IpAutoallocateController {
+interface ControllerTuning {
+  prefixes?: typeof PREFIXES;
+  quarantineMs?: number;
+  writer?: KubeWriter;
+}
+
+function startController(tuning: ControllerTuning = {}): IpAutoallocateController {
   const c = new IpAutoallocateController({
     store: rig.store,
-    writer: new KubeAddressStatusWriter(recordingWriter()),
-    prefixes: PREFIXES,
+    writer: new KubeAddressStatusWriter(recordingWriter(tuning.writer)),
+    prefixes: tuning.prefixes ?? PREFIXES,
     backoff: { initialMs: 10, maxMs: 50 },
+    ...(tuning.quarantineMs !== undefined ? { quarantineMs: tuning.quarantineMs } : {}),
   });
   c.start();
   rig.controllers.push(c);
   return c;
 }
 
-function serviceEntry(name: string, spec: Record<string, unknown>, status?: unknown): KubeObject {
+function serviceEntry(
+  name: string,
+  spec: Record<string, unknown>,
+  status?: unknown,
+  namespace = 'default',
+): KubeObject {
   return rig.server.put({
     apiVersion: API_VERSION,
     kind: 'ServiceEntry',
-    metadata: { name, namespace: 'default' },
+    metadata: { name, namespace },
     spec: { resolution: 'DNS', ports: [{ number: 443, name: 'https', protocol: 'TLS' }], ...spec },
     ...(status !== undefined ? { status } : {}),
   });
@@ -107,16 +129,16 @@ function backdate(name: string, created: string): void {
   );
 }
 
-function addressesOf(name: string): { value: string; host: string }[] | undefined {
-  const status = rig.server.get(API_VERSION, 'ServiceEntry', 'default', name)?.['status'] as
+function addressesOf(name: string, namespace = 'default'): { value: string; host: string }[] | undefined {
+  const status = rig.server.get(API_VERSION, 'ServiceEntry', namespace, name)?.['status'] as
     { addresses?: { value: string; host: string }[] } | undefined;
   return status?.addresses;
 }
 
 /** status.addresses once it has `count` entries. */
-async function allocated(name: string, count = 2): Promise<{ value: string; host: string }[]> {
-  await eventually(`${name} has ${count} addresses`, () => addressesOf(name)?.length === count);
-  return addressesOf(name)!;
+async function allocated(name: string, count = 2, namespace = 'default'): Promise<{ value: string; host: string }[]> {
+  await eventually(`${name} has ${count} addresses`, () => addressesOf(name, namespace)?.length === count);
+  return addressesOf(name, namespace)!;
 }
 
 const statusPatches = () =>
@@ -214,28 +236,49 @@ test('an address named in another entry’s spec.addresses is taken from the aut
   expect(addressesOf('user')).toBeUndefined();
 });
 
-test('a deleted entry frees its addresses: the next new entry gets them', async () => {
+test(`a deleted entry's addresses are quarantined (IP_ALLOCATE_QUARANTINE_MS, ${IP_ALLOCATE_QUARANTINE_MS} ms): an entry for another host created next gets never-used ones`, async () => {
   serviceEntry('old', { hosts: ['old.example.com'] });
   serviceEntry('keep', { hosts: ['keep.example.com'] });
   const c = startController();
   const freed = await allocated('old');
-  await allocated('keep');
+  const kept = await allocated('keep');
+  await settle(c);
   rig.server.delete(API_VERSION, 'ServiceEntry', 'default', 'old');
   await eventually('the store saw the delete', () => !rig.store.get('ServiceEntry', 'default', 'old'));
+  await settle(c);
+  expect(c.allocator.holderOf(freed[0]!.value)).toBeUndefined();
   serviceEntry('new', { hosts: ['new.example.com'] });
-  expect((await allocated('new')).map((a) => a.value)).toEqual(freed.map((a) => a.value));
+  const fresh = (await allocated('new')).map((a) => a.value);
+  expect(fresh).toEqual(['240.240.0.3', '2001:2::3']);
+  expect(fresh.filter((v) => [...freed, ...kept].some((a) => a.value === v))).toEqual([]);
   await settle(c);
   expect(statusPatches()).toHaveLength(3);
 });
 
-test('an entry deleted and recreated gets addresses again', async () => {
+test('a full range does not hand out a freed address during its quarantine: the new entry waits', async () => {
+  const small = { ipv4: '240.240.0.0/30', ipv6: '2001:2::/126' };
+  for (const n of ['a', 'b', 'c']) serviceEntry(n, { hosts: [`${n}.example.com`] });
+  const c = startController({ prefixes: small });
+  for (const n of ['a', 'b', 'c']) await allocated(n);
+  await settle(c);
+  rig.server.delete(API_VERSION, 'ServiceEntry', 'default', 'b');
+  await eventually('the store saw the delete', () => !rig.store.get('ServiceEntry', 'default', 'b'));
+  serviceEntry('d', { hosts: ['d.example.com'] });
+  await eventually('d is waiting', () => c.waitingHosts() === 1);
+  await settle(c);
+  // The default quarantine is an hour: d waits, and b's address is nobody's.
+  expect(addressesOf('d')).toBeUndefined();
+  expect(c.allocator.holderOf('240.240.0.2')).toBeUndefined();
+});
+
+test('an entry deleted and recreated gets addresses again (never-used ones while there are any)', async () => {
   serviceEntry('again', { hosts: ['again.example.com'] });
   const c = startController();
-  const first = await allocated('again');
+  await allocated('again');
   rig.server.delete(API_VERSION, 'ServiceEntry', 'default', 'again');
   await eventually('the store saw the delete', () => !rig.store.get('ServiceEntry', 'default', 'again'));
   serviceEntry('again', { hosts: ['again.example.com'] });
-  expect(await allocated('again')).toEqual(first);
+  expect((await allocated('again')).map((a) => a.value)).toEqual(['240.240.0.2', '2001:2::2']);
   await settle(c);
   expect(statusPatches()).toHaveLength(2);
 });
@@ -251,8 +294,9 @@ test('an entry that gains spec.addresses has its status.addresses cleared, and i
     { op: 'test', path: '/status/addresses', value: had },
     { op: 'replace', path: '/status/addresses', value: [] },
   ]);
+  expect(had.some((a) => c.allocator.holderOf(a.value) !== undefined)).toBe(false);
   serviceEntry('next', { hosts: ['next.example.com'] });
-  expect((await allocated('next')).map((a) => a.value)).toEqual(had.map((a) => a.value));
+  expect((await allocated('next')).map((a) => a.value)).toEqual(['240.240.0.2', '2001:2::2']);
 });
 
 test('a concurrent writer changes status.addresses between read and patch: the test op fails and the entry is decided again from fresh data', async () => {
@@ -275,9 +319,10 @@ test('a concurrent writer changes status.addresses between read and patch: the t
   // Our patch was refused by its test op (422) and nothing overwrote the other writer.
   expect(rig.patches).toHaveLength(1);
   expect(addressesOf('raced')).toEqual(theirs);
-  // What we had taken for the refused write is free again.
+  // What we had taken for the refused write is freed (the entry, read back, does not carry it).
+  expect(c.allocator.holderOf('240.240.0.1')).toBeUndefined();
   serviceEntry('after', { hosts: ['after.example.com'] });
-  expect((await allocated('after'))[0]!.value).toBe('240.240.0.1');
+  expect((await allocated('after'))[0]!.value).toBe('240.240.0.2');
 });
 
 function fakeLeader(): LeaderElector & { lead(): void; leases: string[] } {
@@ -369,4 +414,135 @@ test('the allocated VIP reaches ztunnel: the ambient index serves the entry’s 
   } finally {
     index.close();
   }
+});
+
+test('hosts left without an address wait for one: re-queued when a freed address leaves quarantine, without a change of their own, and counted', async () => {
+  const small = { ipv4: '240.240.0.0/30', ipv6: '2001:2::/126' };
+  const registry = new Registry();
+  for (const n of ['a', 'b', 'c']) serviceEntry(n, { hosts: [`${n}.example.com`] });
+  const leader = fakeLeader();
+  startIpAutoallocate({
+    env: { ...ENV, PILOT_IP_AUTOALLOCATE_IPV4_PREFIX: small.ipv4, PILOT_IP_AUTOALLOCATE_IPV6_PREFIX: small.ipv6 },
+    store: rig.store,
+    leader,
+    kubeWriter: recordingWriter(),
+    metrics: registry,
+    quarantineMs: WAKE_QUARANTINE_MS,
+  });
+  const waiting = async () => (await registry.getSingleMetric(WAITING_HOSTS_METRIC)?.get())?.values[0]?.value;
+  leader.lead();
+  for (const n of ['a', 'b', 'c']) await allocated(n);
+  serviceEntry('d', { hosts: ['d.example.com', 'd2.example.com'] });
+  await eventually('two hosts of d wait', async () => (await waiting()) === 2);
+  expect(addressesOf('d')).toBeUndefined();
+  const freed = addressesOf('b')!;
+  rig.server.delete(API_VERSION, 'ServiceEntry', 'default', 'b');
+  // d is not edited: the freed address reaches it when its quarantine ends.
+  expect(await allocated('d')).toEqual(freed.map((a) => ({ ...a, host: 'd.example.com' })));
+  await eventually('one host of d still waits', async () => (await waiting()) === 1);
+  rig.server.delete(API_VERSION, 'ServiceEntry', 'default', 'c');
+  await allocated('d', 4);
+  await eventually('no host waits', async () => (await waiting()) === 0);
+});
+
+test('a status write that landed but answered too late, then met 422 on retry, frees nothing the entry holds: the next entry gets other addresses', async () => {
+  serviceEntry('slow', { hosts: ['slow.example.com'] });
+  serviceEntry('next', { hosts: ['next.example.com'] });
+  backdate('slow', '2025-01-01T00:00:00Z');
+  await eventually('the store sees both', () => rig.store.list('ServiceEntry').length === 2);
+  // The first status patch of `slow` is stored at once and answered after the client gave up;
+  // KubeWriter retries it, and the retry's `test` op fails (422): the addresses are already there.
+  rig.server.delays.add({
+    verb: 'patch',
+    resource: 'serviceentries',
+    subresource: 'status',
+    name: 'slow',
+    ms: 60_000,
+    times: 1,
+  });
+  const c = startController({
+    writer: new KubeWriter(rig.client, { timeoutMs: 1_000, backoff: { initialMs: 10, maxMs: 50 } }),
+  });
+  const slow = await allocated('slow');
+  await allocated('next');
+  await settle(c);
+  expect(rig.server.delays.abandoned).toEqual(['patch serviceentries']);
+  const values = (name: string) =>
+    rig.patches
+      .filter((p) => p.name === name)
+      .flatMap((p) => (p.ops.at(-1) as { value: { value: string }[] }).value.map((a) => a.value));
+  // No patch of `next` ever carried an address of `slow`.
+  expect(values('next').filter((v) => slow.some((a) => a.value === v))).toEqual([]);
+  expect(addressesOf('slow')).toEqual(slow);
+  expect(c.allocator.holderOf(slow[0]!.value)).toBe('default/slow');
+});
+
+test('an entry whose namespace leaves discoverySelectors keeps its addresses: no other entry gets them, and it is not moved when it comes back', async () => {
+  await rig.source.stop();
+  const selectors = { discoverySelectors: [{ matchLabels: { mesh: 'on' } }] };
+  rig.server.put(namespace('default', { mesh: 'on' }));
+  rig.server.put(namespace('apps', { mesh: 'on' }));
+  const filtered = startSource(rig.client, { mesh: { current: () => selectors, subscribe: () => () => undefined } });
+  rig.store = filtered.store;
+  rig.source = filtered.source;
+  await rig.source.start();
+  await rig.store.whenSynced();
+  const small = { ipv4: '240.240.0.0/30', ipv6: '2001:2::/126' };
+  serviceEntry('held', { hosts: ['held.example.com'] }, undefined, 'apps');
+  const c = startController({ prefixes: small, quarantineMs: 0 });
+  const held = await allocated('held', 2, 'apps');
+  await settle(c);
+
+  rig.server.put(namespace('apps', { mesh: 'off' }));
+  await eventually('the store no longer shows the entry', () => !rig.store.get('ServiceEntry', 'apps', 'held'));
+  await settle(c);
+  for (const n of ['b', 'c', 'd']) serviceEntry(n, { hosts: [`${n}.example.com`] });
+  await allocated('b');
+  await allocated('c');
+  await settle(c);
+  const everyAddress = ['b', 'c', 'd'].flatMap((n) => addressesOf(n) ?? []).map((a) => a.value);
+  expect(everyAddress.filter((v) => held.some((a) => a.value === v))).toEqual([]);
+  // The range is full with the hidden entry's addresses held: d waits.
+  expect(addressesOf('d')).toBeUndefined();
+  expect(c.waitingHosts()).toBe(1);
+
+  rig.server.put(namespace('apps', { mesh: 'on' }));
+  await eventually(
+    'the store shows the entry again',
+    () => rig.store.get('ServiceEntry', 'apps', 'held') !== undefined,
+  );
+  await settle(c);
+  expect(addressesOf('held', 'apps')).toEqual(held);
+  expect(rig.patches.filter((p) => p.name === 'held')).toHaveLength(1);
+});
+
+test('a new leader claims the addresses of entries outside discoverySelectors before it allocates anything', async () => {
+  serviceEntry(
+    'hidden',
+    { hosts: ['hidden.example.com'] },
+    {
+      addresses: [
+        { value: '240.240.0.1', host: 'hidden.example.com' },
+        { value: '2001:2::1', host: 'hidden.example.com' },
+      ],
+    },
+    'apps',
+  );
+  await rig.source.stop();
+  const selectors = { discoverySelectors: [{ matchLabels: { mesh: 'on' } }] };
+  rig.server.put(namespace('default', { mesh: 'on' }));
+  rig.server.put(namespace('apps', { mesh: 'off' }));
+  const filtered = startSource(rig.client, { mesh: { current: () => selectors, subscribe: () => () => undefined } });
+  rig.store = filtered.store;
+  rig.source = filtered.source;
+  await rig.source.start();
+  await rig.store.whenSynced();
+  serviceEntry('visible', { hosts: ['visible.example.com'] });
+  await eventually(
+    'the store shows the visible entry',
+    () => rig.store.get('ServiceEntry', 'default', 'visible') !== undefined,
+  );
+  const c = startController();
+  expect((await allocated('visible')).map((a) => a.value)).toEqual(['240.240.0.2', '2001:2::2']);
+  expect(c.allocator.holderOf('240.240.0.1')).toBe('apps/hidden');
 });

@@ -6,7 +6,15 @@
 import { eventually, type TestApiServer } from '../../support/apiserver';
 import { namespace } from '../../support/apiserver/fixtures';
 import { FAST_TIMING, startServer, startSource } from './helpers';
-import { startNodeUntaintController, NODE_UNTAINT_LEASE, type Taint } from '../../../src/controllers/untaint';
+import {
+  startNodeUntaintController,
+  NODE_UNTAINT_LEASE,
+  UNTAINT_FAILURES_METRIC,
+  UNTAINT_MAX_ATTEMPTS,
+  type Taint,
+} from '../../../src/controllers/untaint';
+import { Registry } from 'prom-client';
+import { captureLogs } from '../../support/logs';
 import { LEASE_NAMES, type LeaderElector } from '../../../src/contract/leader';
 import type { KubeClient } from '../../../src/store/kube/client';
 import { KubeWriter } from '../../../src/store/kube/writes';
@@ -312,4 +320,55 @@ test(`it runs under istiod's lock ${LEASE_NAMES.nodeUntaint}: no watch and no wr
   await new Promise((resolve) => setTimeout(resolve, 200));
   expect(taintsOn('node-b')).toEqual([OURS]);
   expect(nodeWrites()).toHaveLength(1);
+});
+
+test(`a node patch refused with 403 is tried UNTAINT_MAX_ATTEMPTS (${UNTAINT_MAX_ATTEMPTS}) times, each failure logged at warn and counted, then left until the node or its pod changes`, async () => {
+  server.put(node('node-a', [OURS]));
+  server.put(cniPod('istio-cni-a', 'node-a'));
+  server.injectFault({
+    verb: 'patch',
+    resource: 'nodes',
+    name: 'node-a',
+    status: 403,
+    reason: 'Forbidden',
+    times: 1_000,
+  });
+  await startStore();
+  const metrics = new Registry();
+  const failures = async () =>
+    (await metrics.getSingleMetric(UNTAINT_FAILURES_METRIC)?.get())?.values.find((v) => v.labels['code'] === '403')
+      ?.value ?? 0;
+  logs.configure('untaint:warn');
+  const captured = captureLogs();
+  try {
+    expect(
+      startNodeUntaintController({ ...host(), metrics }, client, { watchTiming: FAST_TIMING, backoff: FAST_BACKOFF }),
+    ).toBe(true);
+    leader.lead();
+    await eventually('every attempt is spent', async () => (await failures()) === UNTAINT_MAX_ATTEMPTS);
+    // Another node is untainted meanwhile, and time well past the longest backoff goes by: no
+    // further attempt on node-a.
+    await controlNodeUntainted();
+    await new Promise((resolve) => setTimeout(resolve, FAST_BACKOFF.maxMs * 3));
+    expect(nodeWrites('node-a')).toHaveLength(UNTAINT_MAX_ATTEMPTS);
+    expect(await failures()).toBe(UNTAINT_MAX_ATTEMPTS);
+    const warnings = captured.lines().filter((l) => l['node'] === 'node-a' && l['level'] === 'warn');
+    expect(warnings.map((l) => l['code'])).toEqual(Array<number>(UNTAINT_MAX_ATTEMPTS).fill(403));
+    expect(String(warnings.at(-1)!['msg'])).toContain('giving up until the node or its istio-cni pod changes');
+  } finally {
+    captured.restore();
+    logs.configure('untaint:error');
+  }
+
+  // A change of the node brings it back for another bounded round.
+  server.put({ ...node('node-a', [OURS]), metadata: { name: 'node-a', labels: { pool: 'b' } } });
+  await eventually('a second round is spent', async () => (await failures()) === 2 * UNTAINT_MAX_ATTEMPTS);
+  // The refusal is fixed; the next change of the istio-cni pod removes the taint.
+  server.clearFaults();
+  server.put({
+    ...cniPod('istio-cni-a', 'node-a'),
+    metadata: { ...cniPod('istio-cni-a', 'node-a').metadata, labels: { 'k8s-app': 'istio-cni-node', rev: '2' } },
+  });
+  await eventually('node-a is untainted', untainted('node-a'));
+  expect(nodeWrites('node-a')).toHaveLength(2 * UNTAINT_MAX_ATTEMPTS + 1);
 });

@@ -1,13 +1,26 @@
-// A slow or hung API server: matching requests are answered only after a delay. The server notes
-// which delayed requests the client gave up on (closed the connection before the answer).
+// A slow or hung API server: matching requests are answered only after a delay. The request has
+// been carried out already (a write is stored and its watch event sent), so a client that gives up
+// first sees a write that landed but never answered. The server notes which delayed requests the
+// client gave up on (closed the connection before the answer).
 
 export interface Delay {
   verb?: string;
   resource?: string;
+  /** Only requests for this subresource (`status`); '' for the main resource only. */
+  subresource?: string;
+  name?: string;
   /** How long the answer is held back; a hang is a delay longer than the test. */
   ms: number;
   /** How many matching requests are delayed; default every one until cleared. */
   times?: number;
+}
+
+/** What a delay is matched on. */
+export interface DelayedRequest {
+  verb: string;
+  resource: string;
+  subresource?: string;
+  name?: string;
 }
 
 export class Delays {
@@ -27,9 +40,14 @@ export class Delays {
   }
 
   /** Waits as long as the first matching delay says (or until cleared), noting a client that left first. */
-  async hold(verb: string, resource: string, onClose: (listener: () => void) => void): Promise<void> {
+  async hold(request: DelayedRequest, onClose: (listener: () => void) => void): Promise<void> {
+    const { verb, resource } = request;
     const i = this.delays.findIndex(
-      (d) => (d.verb === undefined || d.verb === verb) && (d.resource === undefined || d.resource === resource),
+      (d) =>
+        (d.verb === undefined || d.verb === verb) &&
+        (d.resource === undefined || d.resource === resource) &&
+        (d.subresource === undefined || d.subresource === (request.subresource ?? '')) &&
+        (d.name === undefined || d.name === request.name),
     );
     const delay = this.delays[i];
     if (!delay) return;

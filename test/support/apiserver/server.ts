@@ -43,10 +43,18 @@ function nameInBody(rawBody: string): string | undefined {
   }
 }
 
+/**
+ * A refusal of matching requests with an error Status (any code: 403 from RBAC or a webhook, 422,
+ * 429, 5xx), before anything is applied. Unset fields match every request.
+ */
 export interface Fault {
   verb?: string;
   group?: string;
   resource?: string;
+  /** Only requests for this subresource (`status`); '' for the main resource only. */
+  subresource?: string;
+  namespace?: string;
+  name?: string;
   /** Only requests whose User-Agent contains this text. */
   userAgent?: string;
   status: number;
@@ -257,7 +265,9 @@ export class TestApiServer {
       const recorded = this.requests.length;
       const reply = this.route(req, res, url, body);
       const request = this.requests.length > recorded ? this.requests[recorded] : undefined;
-      if (reply && request) await this.delays.hold(request.verb, request.resource, (gone) => res.on('close', gone));
+      // The write is applied already: a delay holds back only its answer, as a server that applied
+      // a write and answered after the client's timeout does.
+      if (reply && request) await this.delays.hold(request, (gone) => res.on('close', gone));
       if (reply && !res.destroyed) send(res, reply.status, reply.body);
     } catch (err) {
       const apiError =
@@ -294,7 +304,7 @@ export class TestApiServer {
     });
     // Recorded first: a call for a CRD that is not installed still needs RBAC on a real cluster.
     if (!this.installed(r)) throw errors.noSuchPath();
-    this.applyFault(verb, r, req.headers['user-agent'] ?? '');
+    this.applyFault(this.requests[this.requests.length - 1]!);
     if (r.createOnly && verb !== 'create') throw errors.methodNotAllowed(req.method ?? '');
     if (
       route.subresource !== undefined &&
@@ -355,13 +365,17 @@ export class TestApiServer {
     }
   }
 
-  private applyFault(verb: string, r: ServedResource, userAgent: string): void {
+  private applyFault(request: RecordedRequest): void {
+    const { verb, resource } = request;
     const i = this.faults.findIndex(
       (f) =>
         (f.verb === undefined || f.verb === verb) &&
-        (f.group === undefined || f.group === r.group) &&
-        (f.resource === undefined || f.resource === r.plural) &&
-        (f.userAgent === undefined || userAgent.includes(f.userAgent)),
+        (f.group === undefined || f.group === request.group) &&
+        (f.resource === undefined || f.resource === resource) &&
+        (f.subresource === undefined || f.subresource === (request.subresource ?? '')) &&
+        (f.namespace === undefined || f.namespace === request.namespace) &&
+        (f.name === undefined || f.name === (request.name ?? request.createdName)) &&
+        (f.userAgent === undefined || request.userAgent.includes(f.userAgent)),
     );
     if (i < 0) return;
     const fault = this.faults[i]!;
@@ -370,7 +384,7 @@ export class TestApiServer {
     const reason =
       fault.reason ?? (fault.status === 429 ? 'TooManyRequests' : fault.status >= 500 ? 'InternalError' : 'BadRequest');
     const details = fault.retryAfterSeconds !== undefined ? { retryAfterSeconds: fault.retryAfterSeconds } : undefined;
-    throw new ApiError(fault.status, reason, fault.message ?? `injected fault for ${verb} ${r.plural}`, details);
+    throw new ApiError(fault.status, reason, fault.message ?? `injected fault for ${verb} ${resource}`, details);
   }
 
   private discovery(parts: string[]): unknown {

@@ -100,7 +100,11 @@ test('ServiceEntry IP allocation: stop cancels the status write under way and wr
   const c = new IpAutoallocateController({
     store,
     prefixes: { ipv4: '240.240.0.0/16', ipv6: '2001:2::/48' },
-    writer: { write: (_current, _addresses, signal) => writes.write(signal) },
+    writer: {
+      write: (_current, _addresses, signal) => writes.write(signal),
+      read: (namespace, name) => Promise.resolve(store.get('ServiceEntry', namespace, name)),
+      list: () => Promise.resolve(store.list('ServiceEntry')),
+    },
   });
   const stop = c.start();
   await writes.started();

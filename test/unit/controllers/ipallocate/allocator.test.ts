@@ -197,13 +197,14 @@ describe('conflicts: two entries never share an address', () => {
 });
 
 describe('freeing', () => {
-  test('a deleted entry’s addresses go to the next new entry', () => {
-    const a = new ServiceEntryAllocator(PREFIXES);
-    const [first] = allocateAll(a, [se('a', { hosts: ['a.example.com'] }), se('b', { hosts: ['b.example.com'] })]);
+  test('a deleted entry’s addresses are not the next new entry’s: never-used addresses go first', () => {
+    const a = new ServiceEntryAllocator(PREFIXES, { quarantineMs: 0 });
+    allocateAll(a, [se('a', { hosts: ['a.example.com'] }), se('b', { hosts: ['b.example.com'] })]);
     a.release('default/a');
-    expect(addresses(a.plan(se('c', { hosts: ['c.example.com'] })))).toEqual(
-      statusOf(first!).map((x) => ({ ...x, host: 'c.example.com' })),
-    );
+    expect(addresses(a.plan(se('c', { hosts: ['c.example.com'] })))).toEqual([
+      { value: '240.240.0.3', host: 'c.example.com' },
+      { value: '2001:2::3', host: 'c.example.com' },
+    ]);
   });
 
   test('an entry that gains spec.addresses has status.addresses cleared, and the addresses are freed once that lands', () => {
@@ -229,12 +230,34 @@ describe('freeing', () => {
     expect(a.inUse()).toEqual({ ipv4: 1, ipv6: 1 });
   });
 
-  test('a write that fails gives back what it took', () => {
+  test('a failed write: what the entry, read back, carries stays held; what it took besides is given back to its host, or freed when not needed', () => {
+    const a = new ServiceEntryAllocator(PREFIXES);
+    const entry = se('a', { hosts: ['a.example.com'] });
+    const landed = a.plan(entry);
+    expect(a.settle(landed, written(entry, landed))).toEqual([]);
+    expect(a.inUse()).toEqual({ ipv4: 1, ipv6: 1 });
+    const other = se('b', { hosts: ['b.example.com'] });
+    const refused = a.plan(other);
+    a.settle(refused, other);
+    expect(a.inUse()).toEqual({ ipv4: 2, ipv6: 2 });
+    // Planned again, b gets the same addresses: nothing new is taken.
+    const again = a.plan(other);
+    expect(addresses(again)).toEqual(addresses(refused));
+    expect(again.kind === 'write' && again.fresh).toEqual([]);
+    // Another writer addressed b meanwhile: what was taken for b is not needed and is freed.
+    const theirs = { ...other, status: { addresses: [{ value: '10.1.1.1', host: 'b.example.com' }] } };
+    a.settle(again, theirs);
+    expect(a.plan(theirs).kind).toBe('none');
+    expect(a.inUse()).toEqual({ ipv4: 1, ipv6: 1 });
+    // Freed into quarantine: the next entry gets a never-used address.
+    expect(addresses(a.plan(se('c', { hosts: ['c.example.com'] })))[0]!.value).toBe('240.240.0.3');
+  });
+
+  test('a failed write on an entry that is gone from the API server frees everything it held', () => {
     const a = new ServiceEntryAllocator(PREFIXES);
     const plan = a.plan(se('a', { hosts: ['a.example.com'] }));
-    a.abandon(plan);
+    a.settle(plan, undefined);
     expect(a.inUse()).toEqual({ ipv4: 0, ipv6: 0 });
-    expect(addresses(a.plan(se('b', { hosts: ['b.example.com'] })))[0]!.value).toBe('240.240.0.1');
   });
 });
 
@@ -248,21 +271,52 @@ describe('limits', () => {
     expect(plan.at(-1)!.host).toBe(`h${MAX_AUTOALLOCATED_HOSTS_PER_ENTRY - 1}.example.com`);
   });
 
-  test('exhausted ranges are logged (PrefixExhaustedError) and skipped, nothing throws, and a freed address makes room', () => {
-    const a = new ServiceEntryAllocator({ ipv4: '240.240.0.0/30', ipv6: '2001:2::/126' });
+  test('exhausted ranges are logged (PrefixExhaustedError) and skipped, nothing throws; the hosts wait and a freed address makes room', () => {
+    let now = 0;
+    const a = new ServiceEntryAllocator(
+      { ipv4: '240.240.0.0/30', ipv6: '2001:2::/126' },
+      { quarantineMs: 100, now: () => now },
+    );
     // A /30 hands out .1, .2 and .3.
     const entries = allocateAll(
       a,
       ['a', 'b', 'c'].map((n) => se(n, { hosts: [`${n}.example.com`] })),
     );
     expect(entries.map((e) => statusOf(e)[0]!.value)).toEqual(['240.240.0.1', '240.240.0.2', '240.240.0.3']);
-    expect(a.plan(se('d', { hosts: ['d.example.com'] })).kind).toBe('none');
-    // Freeing one makes room again.
+    expect(a.plan(se('d', { hosts: ['d.example.com', 'd2.example.com'] })).kind).toBe('none');
+    expect(a.waitingHosts()).toBe(2);
+    expect(a.waitingEntries()).toEqual(['default/d']);
+    expect(a.nextReuseAt()).toBeUndefined();
+    // Freeing one makes room again once its quarantine is over.
     a.release('default/b');
-    expect(addresses(a.plan(se('e', { hosts: ['e.example.com'] })))).toEqual([
-      { value: '240.240.0.2', host: 'e.example.com' },
-      { value: '2001:2::2', host: 'e.example.com' },
+    expect(a.nextReuseAt()).toBe(100);
+    expect(a.plan(se('e', { hosts: ['e.example.com'] })).kind).toBe('none');
+    now = 100;
+    const plan = a.plan(se('d', { hosts: ['d.example.com', 'd2.example.com'] }));
+    expect(addresses(plan)).toEqual([
+      { value: '240.240.0.2', host: 'd.example.com' },
+      { value: '2001:2::2', host: 'd.example.com' },
     ]);
+    // d2.example.com, and e (planned while the range was full) still wait.
+    expect(a.waitingHosts()).toBe(2);
+    a.release('default/d');
+    a.release('default/e');
+    expect(a.waitingHosts()).toBe(0);
+  });
+
+  test('a host that got an address of one family only takes the other when it comes free', () => {
+    const a = new ServiceEntryAllocator({ ipv4: '240.240.0.0/16', ipv6: '2001:2::/127' }, { quarantineMs: 0 });
+    const [first] = allocateAll(a, [se('a', { hosts: ['a.example.com'] })]);
+    const [partial] = allocateAll(a, [se('b', { hosts: ['b.example.com'] })]);
+    expect(statusOf(partial!)).toEqual([{ value: '240.240.0.2', host: 'b.example.com' }]);
+    expect(a.waitingHosts()).toBe(1);
+    a.release('default/a');
+    expect(addresses(a.plan(partial!))).toEqual([
+      { value: '240.240.0.2', host: 'b.example.com' },
+      { value: '2001:2::1', host: 'b.example.com' },
+    ]);
+    expect(a.waitingHosts()).toBe(0);
+    expect(first).toBeDefined();
   });
 
   test('an entry whose ranges stay exhausted is not written at all', () => {

@@ -50,19 +50,24 @@ test(`a write that keeps failing is tried IP_ALLOCATE_MAX_ATTEMPTS (${IP_ALLOCAT
         calls++;
         return Promise.reject(new StaleStatusError('test failed at /status/addresses'));
       },
+      read: (namespace, name) => Promise.resolve(store.get('ServiceEntry', namespace, name)),
+      list: () => Promise.resolve(store.list('ServiceEntry')),
     },
   });
   const stop = c.start();
   await new Promise((resolve) => setTimeout(resolve, 10));
   await c.idle();
   expect(calls).toBe(IP_ALLOCATE_MAX_ATTEMPTS);
-  expect(c.allocator.inUse()).toEqual({ ipv4: 0, ipv6: 0 });
+  // The last write's outcome is unknown: what it took stays held until the entry is read back.
+  expect(c.allocator.inUse()).toEqual({ ipv4: 1, ipv6: 1 });
   // A change of the entry starts a new round.
   store.upsert('ServiceEntry', [
     entry('a', ['a.example.com'], { metadata: { name: 'a', namespace: 'default', resourceVersion: '2' } }),
   ]);
   await c.idle();
   expect(calls).toBe(2 * IP_ALLOCATE_MAX_ATTEMPTS);
+  // Each read-back found none of the addresses on the entry: only the last write's are held.
+  expect(c.allocator.inUse()).toEqual({ ipv4: 1, ipv6: 1 });
   await stop();
 });
 
@@ -79,6 +84,8 @@ test('nothing is decided before the store has synced (addresses already in statu
         calls++;
         return Promise.resolve({ ...current, status: { addresses } });
       },
+      read: (namespace, name) => Promise.resolve(store.get('ServiceEntry', namespace, name)),
+      list: () => Promise.resolve(store.list('ServiceEntry')),
     },
   });
   const stop = c.start();

@@ -1,7 +1,13 @@
-// One allocation range: next-fit from the address after the network address, wrapping once,
-// with a named error when every address is taken.
+// One allocation range: never-used addresses first, from the address after the network address;
+// freed ones only after their quarantine, oldest first; a named error when none is left.
 
-import { PrefixExhaustedError, PrefixPool, ipText, readIp } from '../../../../src/controllers/ipallocate/prefix-pool';
+import {
+  IP_ALLOCATE_QUARANTINE_MS,
+  PrefixExhaustedError,
+  PrefixPool,
+  ipText,
+  readIp,
+} from '../../../../src/controllers/ipallocate/prefix-pool';
 import { addressesPatch } from '../../../../src/controllers/ipallocate/status-writer';
 
 const ip = (text: string) => readIp(text)!;
@@ -21,14 +27,69 @@ describe('PrefixPool', () => {
     expect(() => new PrefixPool('240.240.0.1/32').allocate('a')).toThrow(PrefixExhaustedError);
   });
 
-  test('a freed address below the cursor is the next one handed out; the walk wraps past the end', () => {
-    const pool = new PrefixPool('240.240.0.0/30');
-    const [a, b] = [pool.allocate('a'), pool.allocate('b')];
+  test('never-used addresses go first: a freed address is not handed out while any never-used one is left', () => {
+    const pool = new PrefixPool('240.240.0.0/29', { quarantineMs: 0 });
+    const a = pool.allocate('a');
     pool.free(a, 'a');
-    expect(ipText(pool.allocate('c'))).toBe('240.240.0.1');
-    pool.allocate('d'); // .3
+    expect(ipText(pool.allocate('b'))).toBe('240.240.0.2');
+    expect(ipText(pool.allocate('c'))).toBe('240.240.0.3');
+  });
+
+  test(`a freed address stays in quarantine for IP_ALLOCATE_QUARANTINE_MS (${IP_ALLOCATE_QUARANTINE_MS} ms) by default, then is reused oldest-freed first`, () => {
+    let now = 1_000;
+    const pool = new PrefixPool('240.240.0.0/30', { now: () => now });
+    const [a, b, c] = [pool.allocate('a'), pool.allocate('b'), pool.allocate('c')];
     pool.free(b, 'b');
-    expect(ipText(pool.allocate('e'))).toBe('240.240.0.2');
+    now += 10;
+    pool.free(a, 'a');
+    expect(pool.freedCount).toBe(2);
+    expect(pool.nextReuseAt()).toBe(1_000 + IP_ALLOCATE_QUARANTINE_MS);
+    now += IP_ALLOCATE_QUARANTINE_MS - 11;
+    expect(() => pool.allocate('d')).toThrow(PrefixExhaustedError);
+    expect(() => pool.allocate('d')).toThrow('in use or in quarantine (2 freed, not yet reusable)');
+    now += 1;
+    expect(ipText(pool.allocate('d'))).toBe('240.240.0.2'); // freed first
+    expect(() => pool.allocate('e')).toThrow(PrefixExhaustedError);
+    now += 10;
+    expect(ipText(pool.allocate('e'))).toBe('240.240.0.1');
+    expect(pool.ownerOf(c)).toBe('c');
+    expect(pool.freedCount).toBe(0);
+  });
+
+  test('the quarantine is configurable and must be a duration', () => {
+    let now = 0;
+    const pool = new PrefixPool('240.240.0.0/31', { quarantineMs: 50, now: () => now });
+    const a = pool.allocate('a');
+    pool.free(a, 'a');
+    expect(() => pool.allocate('b')).toThrow(PrefixExhaustedError);
+    now = 50;
+    expect(ipText(pool.allocate('b'))).toBe('240.240.0.1');
+    expect(() => new PrefixPool('240.240.0.0/16', { quarantineMs: -1 })).toThrow(
+      'the address quarantine must be a duration of 0 ms or more, not -1',
+    );
+  });
+
+  test('a freed address claimed again (an entry still carries it) is in use and out of quarantine', () => {
+    const pool = new PrefixPool('240.240.0.0/30', { quarantineMs: 0 });
+    const a = pool.allocate('a');
+    pool.free(a, 'a');
+    expect(pool.claim(a, 'a')).toBeUndefined();
+    expect(pool.freedCount).toBe(0);
+    expect(ipText(pool.allocate('b'))).toBe('240.240.0.2');
+    expect(ipText(pool.allocate('c'))).toBe('240.240.0.3');
+    expect(() => pool.allocate('d')).toThrow(PrefixExhaustedError);
+  });
+
+  test('a freed address ahead of the cursor is skipped by the walk and reused only after quarantine', () => {
+    let now = 0;
+    const pool = new PrefixPool('240.240.0.0/30', { quarantineMs: 5, now: () => now });
+    expect(pool.claim(ip('240.240.0.2'), 'x')).toBeUndefined(); // read from a status
+    pool.free(ip('240.240.0.2'), 'x');
+    expect(ipText(pool.allocate('a'))).toBe('240.240.0.1');
+    expect(ipText(pool.allocate('b'))).toBe('240.240.0.3');
+    expect(() => pool.allocate('c')).toThrow(PrefixExhaustedError);
+    now = 5;
+    expect(ipText(pool.allocate('c'))).toBe('240.240.0.2');
   });
 
   test('only the holder frees an address; claims by another are reported as its holder', () => {

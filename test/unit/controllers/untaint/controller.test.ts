@@ -5,7 +5,9 @@ import {
   NodeUntaintController,
   UNTAINT_BACKOFF,
   UNTAINT_CONCURRENCY,
+  UNTAINT_MAX_ATTEMPTS,
 } from '../../../../src/controllers/untaint/controller';
+import type { Counter } from 'prom-client';
 import { CNI_PODS_BY_NODE, podNodeName } from '../../../../src/controllers/untaint/cni-pods';
 import { BACKOFF_JITTER } from '../../../../src/store/kube/backoff';
 import { KubeApiError } from '../../../../src/store/kube/client';
@@ -98,7 +100,8 @@ describe('retries', () => {
         return Promise.reject(new KubeApiError(403, 'Forbidden', 'nodes "node-0" is forbidden'));
       },
     };
-    const controller = new NodeUntaintController({ nodes, cniPods, writer, rule: RULE });
+    // More attempts than the default bound, so the delays can be seen reaching the cap.
+    const controller = new NodeUntaintController({ nodes, cniPods, writer, rule: RULE, maxAttempts: 30 });
     controller.start();
     try {
       // Long enough for the delays to reach the cap and stay there.
@@ -110,6 +113,37 @@ describe('retries', () => {
       for (const gap of gaps) expect(gap).toBeLessThanOrEqual(UNTAINT_BACKOFF.maxMs * (1 + BACKOFF_JITTER) + 1);
       expect(gaps.at(-1)).toBeGreaterThanOrEqual(UNTAINT_BACKOFF.maxMs * (1 - BACKOFF_JITTER));
       expect(controller.pending().retrying).toBe(1);
+    } finally {
+      await controller.stop();
+    }
+  });
+
+  test(`a refused patch is tried UNTAINT_MAX_ATTEMPTS (${UNTAINT_MAX_ATTEMPTS}) times and each failure counted; a change of the node starts a new round`, async () => {
+    const { nodes, cniPods } = stores(1);
+    let patches = 0;
+    const counted: string[] = [];
+    const writer: Pick<KubeWriter, 'get' | 'patch'> = {
+      get: (ref) => Promise.resolve(nodes.get('Node', undefined, ref.name) as never),
+      patch: () => {
+        patches++;
+        return Promise.reject(new KubeApiError(403, 'Forbidden', 'nodes "node-0" is forbidden'));
+      },
+    };
+    const failures = { inc: (labels: { code: string }) => counted.push(labels.code) } as unknown as Counter<'code'>;
+    const controller = new NodeUntaintController({ nodes, cniPods, writer, rule: RULE, failures });
+    controller.start();
+    try {
+      await jest.advanceTimersByTimeAsync(UNTAINT_BACKOFF.maxMs * 20);
+      expect(patches).toBe(UNTAINT_MAX_ATTEMPTS);
+      expect(counted).toEqual(Array<string>(UNTAINT_MAX_ATTEMPTS).fill('403'));
+      expect(controller.pending()).toEqual({ queued: 0, active: 0, retrying: 0 });
+      expect(controller.givenUp).toBe(1);
+      nodes.upsert('Node', [
+        { ...taintedNode('node-0'), metadata: { name: 'node-0', uid: 'uid-node-0', resourceVersion: '2' } },
+      ]);
+      await jest.advanceTimersByTimeAsync(UNTAINT_BACKOFF.maxMs * 20);
+      expect(patches).toBe(2 * UNTAINT_MAX_ATTEMPTS);
+      expect(controller.givenUp).toBe(2);
     } finally {
       await controller.stop();
     }
