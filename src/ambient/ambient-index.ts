@@ -30,6 +30,8 @@ import { INDEX, StoreView, registerIndexes } from './store-view';
 import { namespaceOf, serviceEntrySpec } from './specs';
 import { endpointSliceWorkloads, serviceEntryWorkloads } from './workload-sources';
 import { waypointStatusFacts, type WaypointStatusFacts } from './waypoint-status';
+import { waypointPolicyFacts, type WaypointPolicyFacts } from './waypoint-policy-status';
+import { workloadWaypointFacts, type WorkloadWaypointFacts } from './workload-waypoint-status';
 import { podUid, podWorkload, workloadEntryUid, workloadEntryWorkload } from './workloads';
 
 const log = scopedLogger('ambient');
@@ -165,6 +167,18 @@ export class AmbientIndex implements ResourceCache {
   waypointStatus(kind: 'Service' | 'ServiceEntry', namespace: string, name: string): WaypointStatusFacts | undefined {
     const o = this.view.get(kind, namespace, name);
     return o ? waypointStatusFacts(kind, o, this.view) : undefined;
+  }
+
+  /** Whether an AuthorizationPolicy's targetRefs reach a waypoint; undefined without targetRefs. */
+  waypointPolicyStatus(namespace: string, name: string): WaypointPolicyFacts | undefined {
+    const ap = this.view.get('AuthorizationPolicy', namespace, name);
+    return ap ? waypointPolicyFacts(ap, this.view) : undefined;
+  }
+
+  /** The waypoint binding of a WorkloadEntry; undefined when it is absent or another revision's. */
+  workloadEntryWaypointStatus(namespace: string, name: string): WorkloadWaypointFacts | undefined {
+    const we = this.view.get('WorkloadEntry', namespace, name);
+    return we ? workloadWaypointFacts(we, this.view) : undefined;
   }
 
   private table(typeUrl: XdsTypeUrl): DerivedStore {

@@ -23,8 +23,8 @@ export type WaypointProblem =
   | { kind: 'notReady'; waypoint: string }
   /** The waypoint's allowedRoutes do not admit the object's namespace. */
   | { kind: 'attachmentDenied'; waypoint: string }
-  /** The waypoint is not for service traffic (istio.io/waypoint-for). */
-  | { kind: 'unsupportedTrafficType'; waypoint: string; trafficType: 'service' }
+  /** The waypoint is not for this traffic (istio.io/waypoint-for): service, or workload for a WorkloadEntry. */
+  | { kind: 'unsupportedTrafficType'; waypoint: string; trafficType: 'service' | 'workload' }
   /** A namespace-private ServiceEntry named a waypoint of another namespace. */
   | { kind: 'crossNamespaceForbidden'; waypoint: string }
   /** The canary weight annotation is not an integer in 0..100. */
@@ -40,6 +40,37 @@ export interface WaypointStatusFacts {
   bound?: { waypoint: string; ingressLabelPresent: boolean; ingressUseWaypoint: boolean };
   /** Without `bound`: why nothing is bound. With it: why the canary is not used. */
   problem?: WaypointProblem;
+  /** ServiceEntries only: what istio.io/WaypointMissing and istio.io/VisibilityApplied are written from. */
+  entry?: ServiceEntryFacts;
+}
+
+export interface ServiceEntryFacts {
+  /** Some host starts with `*` (istiod's IsWildCarded): ztunnel needs a waypoint to resolve it. */
+  wildcardHost: boolean;
+  /** istio.io/connect-strategy is RACE_FIRST_TCP_CONNECT (any case): only a waypoint races connections. */
+  racingConnectStrategy: boolean;
+  /** What meshConfig.serviceEntryVisibility resolved to; absent when meshConfig does not set it. */
+  visibility?: 'PUBLIC' | 'NAMESPACE';
+}
+
+/** istiod's GetDNSConnectStrategy: the annotation and the one strategy that is not the default. */
+export const CONNECT_STRATEGY_ANNOTATION = 'istio.io/connect-strategy';
+const RACE_FIRST_TCP_CONNECT = 'RACE_FIRST_TCP_CONNECT';
+
+function serviceEntryFacts(
+  o: KubeObject,
+  hosts: unknown[],
+  visibility: 'PUBLIC' | 'NAMESPACE',
+  view: MeshView,
+): ServiceEntryFacts {
+  const strategy = o.metadata.annotations?.[CONNECT_STRATEGY_ANNOTATION] ?? '';
+  const entry: ServiceEntryFacts = {
+    wildcardHost: hosts.some((h) => typeof h === 'string' && h.startsWith('*')),
+    // Go's strings.EqualFold; for this all-ASCII value, upper-casing finds the same matches.
+    racingConnectStrategy: strategy.toUpperCase() === RACE_FIRST_TCP_CONNECT,
+  };
+  if (view.settings.serviceEntryVisibility !== undefined) entry.visibility = visibility;
+  return entry;
 }
 
 const key = (ns: string, name: string) => `${ns}/${name}`;
@@ -47,7 +78,7 @@ const has = (m: Record<string, string> | undefined, k: string): m is Record<stri
   m !== undefined && Object.prototype.hasOwnProperty.call(m, k);
 
 /** fetchWaypointForTarget with its reasons: the object's own label, else its namespace's. */
-function resolveTarget(
+export function resolveTarget(
   namespace: string,
   labels: Record<string, string> | undefined,
   view: MeshView,
@@ -128,16 +159,19 @@ export function waypointStatusFacts(
 ): WaypointStatusFacts | undefined {
   const namespace = o.metadata.namespace ?? '';
   let visibility: string | undefined;
+  let entry: ServiceEntryFacts | undefined;
   if (kind === 'Service') {
     if (!kubeService(o, view)) return undefined;
   } else {
     const hosts: unknown = (o.spec as Record<string, unknown> | undefined)?.['hosts'];
     if (!Array.isArray(hosts) || hosts.length === 0) return undefined;
     const nsLabels = view.get('Namespace', undefined, namespace)?.metadata.labels;
-    visibility = visibilityFor(view.settings.serviceEntryVisibility, nsLabels);
-    if (visibility === 'NONE') return undefined;
+    const resolved = visibilityFor(view.settings.serviceEntryVisibility, nsLabels);
+    if (resolved === 'NONE') return undefined;
+    visibility = resolved;
+    entry = serviceEntryFacts(o, hosts as unknown[], resolved, view);
   }
-  const facts: WaypointStatusFacts = { kind, namespace, name: o.metadata.name };
+  const facts: WaypointStatusFacts = { kind, namespace, name: o.metadata.name, ...(entry ? { entry } : {}) };
   const managed = o.metadata.labels?.[LABEL.managedGateway];
   if (managed === MANAGED_MESH_CONTROLLER || managed === MANAGED_EASTWEST_CONTROLLER) return facts;
   const { waypoint, problem } = resolveTarget(namespace, o.metadata.labels, view);

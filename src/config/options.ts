@@ -327,7 +327,7 @@ export const SERVE_ENV = {
   AMBIENT_ENABLE_STATUS: {
     kind: 'bool',
     default: 'true',
-    help: 'write ZtunnelAccepted (AuthorizationPolicy) and istio.io/WaypointBound (Service, ServiceEntry) status conditions, on the leader of istio-status-leader; local mode shows them on /debug/status',
+    help: 'write ZtunnelAccepted and WaypointAccepted (AuthorizationPolicy), istio.io/WaypointBound (Service, ServiceEntry, WorkloadEntry), istio.io/WaypointMissing and istio.io/VisibilityApplied (ServiceEntry) status conditions, on the leader of istio-status-leader; local mode shows them on /debug/status',
   },
   PILOT_AUTO_ALLOW_WAYPOINT_POLICY: {
     kind: 'bool',

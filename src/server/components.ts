@@ -63,8 +63,9 @@ export async function startComponents(
   ctx.onShutdown(() => index.close());
   // Policies ztunnel never gets (a waypoint's, AUDIT/CUSTOM, dry-run) are listed on /debug/ignored.
   if (ignored) ctx.onShutdown(reportDroppedPolicies(ctx.store, index, ignored));
-  // AMBIENT_ENABLE_STATUS: ZtunnelAccepted / istio.io/WaypointBound conditions, written on the
-  // leader of istio-status-leader (Kubernetes) or kept for /debug/status (local mode).
+  // AMBIENT_ENABLE_STATUS: ZtunnelAccepted, WaypointAccepted, istio.io/WaypointBound,
+  // istio.io/WaypointMissing and istio.io/VisibilityApplied conditions, written on the leader of istio-status-leader (Kubernetes) or
+  // kept for /debug/status (local mode).
   startAmbientStatus(ctx, index, kube ? new KubeWriter(kube) : undefined);
   // The CA and the xDS server register their own shutdown hooks.
   const build = versionInfo();

@@ -3,14 +3,26 @@
 // (pilot/pkg/model/service.go, serviceregistry/ambient/status.go and authorization.go).
 
 import type { HttpAttributeEffect, PolicyStatusFacts } from '../../ambient/policy-status';
-import type { WaypointProblem, WaypointStatusFacts } from '../../ambient/waypoint-status';
+import type { ServiceEntryFacts, WaypointProblem, WaypointStatusFacts } from '../../ambient/waypoint-status';
+import {
+  WAYPOINT_CONTROLLER,
+  type TargetBinding,
+  type WaypointPolicyFacts,
+} from '../../ambient/waypoint-policy-status';
+import type { WorkloadWaypointFacts } from '../../ambient/workload-waypoint-status';
 
 /** Condition types this controller owns; it never touches another type. */
 export const CONDITION_TYPE = {
   /** On AuthorizationPolicies: whether ztunnel enforces the policy. */
   ztunnelAccepted: 'ZtunnelAccepted',
-  /** On Services and ServiceEntries: whether istio.io/use-waypoint bound a waypoint. */
+  /** On Services, ServiceEntries and WorkloadEntries: whether istio.io/use-waypoint bound a waypoint. */
   waypointBound: 'istio.io/WaypointBound',
+  /** On AuthorizationPolicies with targetRefs: whether they reach a waypoint. */
+  waypointAccepted: 'WaypointAccepted',
+  /** On ServiceEntries that do nothing without a waypoint and have none. */
+  waypointMissing: 'istio.io/WaypointMissing',
+  /** On ServiceEntries, while meshConfig sets serviceEntryVisibility: what it resolved to. */
+  visibilityApplied: 'istio.io/VisibilityApplied',
 } as const;
 
 export const REASON = {
@@ -23,6 +35,16 @@ export const REASON = {
   canaryInvalidWeight: 'CanaryInvalidWeight',
   canarySameAsPrimary: 'CanarySameAsPrimary',
   crossNamespaceWaypointForbidden: 'CrossNamespaceWaypointForbidden',
+  invalid: 'Invalid',
+  partiallyInvalid: 'PartiallyInvalid',
+  ancestorNotBound: 'AncestorNotBound',
+  targetNotFound: 'TargetNotFound',
+  /** A targetRef kind no waypoint is reached through: istiod's placeholder reason, lower case. */
+  unknown: 'unknown',
+  noWaypointForWildcardService: 'NoWaypointForWildcardService',
+  noWaypointForRacingConnectStrategy: 'NoWaypointForRacingConnectStrategy',
+  visibilityPublic: 'Public',
+  visibilityNamespace: 'Namespace',
 } as const;
 
 /** A condition as this controller decides it; lastTransitionTime is added when it is merged. */
@@ -122,9 +144,54 @@ export function waypointProblemStatus(p: WaypointProblem): { reason: string; mes
   }
 }
 
-/** The istio.io/WaypointBound condition: none when the object names no waypoint (it is pruned). */
+/** istio.io/WaypointMissing and istio.io/VisibilityApplied of a ServiceEntry (service.go GetConditions). */
+function serviceEntryConditions(entry: ServiceEntryFacts, bound: boolean): DesiredCondition[] {
+  const out: DesiredCondition[] = [];
+  // The connect strategy's reason wins over the wildcard's when both apply, as in istiod.
+  if (!bound && entry.racingConnectStrategy)
+    out.push({
+      type: CONDITION_TYPE.waypointMissing,
+      status: 'True',
+      reason: REASON.noWaypointForRacingConnectStrategy,
+      message:
+        'ServiceEntry has a non-default connect strategy but no waypoint bound. ' +
+        'A waypoint is required for connect strategies to take effect for ambient clients.',
+    });
+  else if (!bound && entry.wildcardHost)
+    out.push({
+      type: CONDITION_TYPE.waypointMissing,
+      status: 'True',
+      reason: REASON.noWaypointForWildcardService,
+      message: 'ServiceEntry will not apply until it is bound to a valid waypoint.',
+    });
+  if (entry.visibility === 'PUBLIC')
+    out.push({
+      type: CONDITION_TYPE.visibilityApplied,
+      status: 'True',
+      reason: REASON.visibilityPublic,
+      message: 'ServiceEntry is visible to the entire mesh (PUBLIC).',
+    });
+  else if (entry.visibility === 'NAMESPACE')
+    out.push({
+      type: CONDITION_TYPE.visibilityApplied,
+      status: 'True',
+      reason: REASON.visibilityNamespace,
+      message: 'ServiceEntry is visible only within its own namespace (NAMESPACE), per mesh serviceEntryVisibility.',
+    });
+  return out;
+}
+
+/**
+ * The istio.io/WaypointBound condition (none when the object names no waypoint: it is pruned),
+ * and on a ServiceEntry its istio.io/WaypointMissing and istio.io/VisibilityApplied.
+ */
 export function waypointConditions(facts: WaypointStatusFacts | undefined): DesiredCondition[] {
   if (!facts) return [];
+  const entry = facts.entry ? serviceEntryConditions(facts.entry, facts.bound !== undefined) : [];
+  return [...waypointBoundConditions(facts), ...entry];
+}
+
+function waypointBoundConditions(facts: WaypointStatusFacts): DesiredCondition[] {
   const type = CONDITION_TYPE.waypointBound;
   if (facts.bound) {
     let message = `Successfully attached to waypoint ${facts.bound.waypoint}`;
@@ -138,4 +205,79 @@ export function waypointConditions(facts: WaypointStatusFacts | undefined): Desi
   }
   if (!facts.problem) return [];
   return [{ type, status: 'False', ...waypointProblemStatus(facts.problem) }];
+}
+
+/** A WorkloadEntry's istio.io/WaypointBound: no ingress or canary words (service.go WorkloadInfo.GetConditions). */
+export function workloadEntryConditions(facts: WorkloadWaypointFacts | undefined): DesiredCondition[] {
+  if (!facts) return [];
+  const type = CONDITION_TYPE.waypointBound;
+  if (facts.bound)
+    return [
+      {
+        type,
+        status: 'True',
+        reason: REASON.waypointAccepted,
+        message: `Successfully attached to waypoint ${facts.bound}`,
+      },
+    ];
+  if (!facts.problem) return [];
+  return [{ type, status: 'False', ...waypointProblemStatus(facts.problem) }];
+}
+
+/** What istiod says of one targetRef (policies.go WaypointPolicyStatusCollection). */
+export function targetStatus(b: TargetBinding): { bound: boolean; reason: string; message: string } {
+  switch (b.kind) {
+    case 'bound':
+      return { bound: true, reason: REASON.accepted, message: `bound to ${b.via}` };
+    case 'gatewayClassOutsideRoot':
+      return {
+        bound: false,
+        reason: REASON.invalid,
+        message: `AuthorizationPolicy must be in the root namespace \`${b.rootNamespace}\` when referencing a GatewayClass`,
+      };
+    case 'gatewayClassNotWaypoint':
+      return {
+        bound: false,
+        reason: REASON.invalid,
+        message: `GatewayClass must use controller name \`${WAYPOINT_CONTROLLER}\` for waypoints`,
+      };
+    case 'targetNotFound':
+      return {
+        bound: false,
+        reason: REASON.targetNotFound,
+        // istiod names only a missing Service or ServiceEntry; a missing Gateway(Class) is "not bound".
+        message:
+          b.targetKind === 'Service' || b.targetKind === 'ServiceEntry'
+            ? `${b.targetKind} ${b.target} was not found`
+            : 'not bound',
+      };
+    case 'ancestorNotBound':
+      return {
+        bound: false,
+        reason: REASON.ancestorNotBound,
+        message: `${b.targetKind} ${b.target} is not bound to a waypoint`,
+      };
+    case 'unsupportedKind':
+      return { bound: false, reason: REASON.unknown, message: 'not bound' };
+  }
+}
+
+/**
+ * The WaypointAccepted condition of a policy with targetRefs (istiod's flattenConditions): one
+ * target speaks for itself; several make True/Accepted when all are bound, True/PartiallyInvalid
+ * when some are, False/Invalid when none are, naming the unbound ones.
+ */
+export function waypointPolicyConditions(facts: WaypointPolicyFacts | undefined): DesiredCondition[] {
+  if (!facts || facts.targets.length === 0) return [];
+  const generation = facts.generation > 0 ? { observedGeneration: facts.generation } : {};
+  const type = CONDITION_TYPE.waypointAccepted;
+  const statuses = facts.targets.map((t) => ({ ancestor: t.ancestor, ...targetStatus(t.binding) }));
+  const only = statuses.length === 1 ? statuses[0] : undefined;
+  if (only)
+    return [{ type, status: only.bound ? 'True' : 'False', reason: only.reason, message: only.message, ...generation }];
+  const unbound = statuses.filter((s) => !s.bound).map((s) => s.ancestor);
+  const anyBound = unbound.length < statuses.length;
+  const reason = !anyBound ? REASON.invalid : unbound.length > 0 ? REASON.partiallyInvalid : REASON.accepted;
+  const message = unbound.length > 0 ? `Invalid targetRefs: ${unbound.join(', ')}` : '';
+  return [{ type, status: anyBound ? 'True' : 'False', reason, message, ...generation }];
 }

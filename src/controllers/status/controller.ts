@@ -1,16 +1,26 @@
-// The ambient status controller: keeps ZtunnelAccepted on AuthorizationPolicies and
-// istio.io/WaypointBound on Services and ServiceEntries equal to what the ambient index gave
-// ztunnel. Store events mark objects (dirty.ts); after a short quiet spell the marked objects are
+// The ambient status controller: keeps ZtunnelAccepted and WaypointAccepted on
+// AuthorizationPolicies, istio.io/WaypointBound on Services, ServiceEntries and WorkloadEntries,
+// and istio.io/WaypointMissing and istio.io/VisibilityApplied on ServiceEntries equal to what the
+// ambient index gave ztunnel. Store events mark objects (dirty.ts); after a short quiet spell the marked objects are
 // merged one by one and written only when their conditions differ, at most STATUS_WRITE_QPS a
 // second. Marks made while a batch is in flight join the queue once, however many events made them.
 
 import { scopedLogger } from '../../log/logger';
 import type { PolicyStatusFacts } from '../../ambient/policy-status';
 import type { WaypointStatusFacts } from '../../ambient/waypoint-status';
+import type { WaypointPolicyFacts } from '../../ambient/waypoint-policy-status';
+import type { WorkloadWaypointFacts } from '../../ambient/workload-waypoint-status';
 import { backoffDelay, type BackoffPolicy } from '../../store/kube/backoff';
 import type { KubeObject, ObjectStore, StoreEvent } from '../../store/types';
-import { CONDITION_TYPE, policyConditions, waypointConditions, type DesiredCondition } from './conditions';
-import { StatusDirtyTracker, parseStatusKey, statusKey, type StatusKind } from './dirty';
+import {
+  CONDITION_TYPE,
+  policyConditions,
+  waypointConditions,
+  waypointPolicyConditions,
+  workloadEntryConditions,
+  type DesiredCondition,
+} from './conditions';
+import { StatusDirtyTracker, isStatusKind, parseStatusKey, statusKey, type StatusKind } from './dirty';
 import { mergeConditions } from './merge';
 import { STATUS_WRITE_BURST, STATUS_WRITE_QPS, TokenBucket } from './rate-limit';
 import type { StatusSink } from './sinks';
@@ -30,28 +40,40 @@ export const STATUS_RETRY_BACKOFF: BackoffPolicy = { initialMs: 1_000, maxMs: 30
 export interface StatusFacts {
   policyStatus(namespace: string, name: string): PolicyStatusFacts | undefined;
   waypointStatus(kind: 'Service' | 'ServiceEntry', namespace: string, name: string): WaypointStatusFacts | undefined;
+  waypointPolicyStatus(namespace: string, name: string): WaypointPolicyFacts | undefined;
+  workloadEntryWaypointStatus(namespace: string, name: string): WorkloadWaypointFacts | undefined;
 }
 
 /** The condition types this controller owns, per kind. */
 export const OWNED_TYPES: Readonly<Record<StatusKind, readonly string[]>> = {
-  AuthorizationPolicy: [CONDITION_TYPE.ztunnelAccepted],
+  AuthorizationPolicy: [CONDITION_TYPE.ztunnelAccepted, CONDITION_TYPE.waypointAccepted],
   Service: [CONDITION_TYPE.waypointBound],
-  ServiceEntry: [CONDITION_TYPE.waypointBound],
+  ServiceEntry: [CONDITION_TYPE.waypointBound, CONDITION_TYPE.waypointMissing, CONDITION_TYPE.visibilityApplied],
+  WorkloadEntry: [CONDITION_TYPE.waypointBound],
 };
 
 /** The conditions of ours that apply to an object now. */
 export function desiredConditions(kind: StatusKind, o: KubeObject, facts: StatusFacts): DesiredCondition[] {
   const ns = o.metadata.namespace ?? '';
-  return kind === 'AuthorizationPolicy'
-    ? policyConditions(facts.policyStatus(ns, o.metadata.name))
-    : waypointConditions(facts.waypointStatus(kind, ns, o.metadata.name));
+  const name = o.metadata.name;
+  switch (kind) {
+    case 'AuthorizationPolicy':
+      return [
+        ...policyConditions(facts.policyStatus(ns, name)),
+        ...waypointPolicyConditions(facts.waypointPolicyStatus(ns, name)),
+      ];
+    case 'WorkloadEntry':
+      return workloadEntryConditions(facts.workloadEntryWaypointStatus(ns, name));
+    default:
+      return waypointConditions(facts.waypointStatus(kind, ns, name));
+  }
 }
 
 export interface StatusControllerOptions {
   store: ObjectStore;
   facts: StatusFacts;
   sink: StatusSink;
-  /** meshConfig changes re-check every ServiceEntry (serviceEntryVisibility). */
+  /** meshConfig changes re-check every ServiceEntry and AuthorizationPolicy (visibility, root namespace). */
   onMeshChange?: (listener: () => void) => () => void;
   rate?: { qps: number; burst: number };
   debounceMs?: number;
@@ -94,7 +116,7 @@ export class AmbientStatusController {
     this.cancel = new AbortController();
     this.unsubscribe.push(this.opts.store.subscribe((events) => this.onEvents(events)));
     if (this.opts.onMeshChange)
-      this.unsubscribe.push(this.opts.onMeshChange(() => this.markWith((out) => this.tracker.serviceEntries(out))));
+      this.unsubscribe.push(this.opts.onMeshChange(() => this.markWith((out) => this.tracker.meshChanged(out))));
     this.markWith((out) => this.tracker.all(out));
   }
 
@@ -122,10 +144,7 @@ export class AmbientStatusController {
   private onEvents(events: readonly StoreEvent[]): void {
     this.markWith((out) => {
       for (const e of events) {
-        if (
-          e.type === 'delete' &&
-          (e.kind === 'AuthorizationPolicy' || e.kind === 'Service' || e.kind === 'ServiceEntry')
-        ) {
+        if (e.type === 'delete' && isStatusKind(e.kind)) {
           this.opts.sink.forget(e.kind, e.object);
           this.writtenFrom.delete(statusKey(e.kind, e.object));
         }

@@ -33,7 +33,8 @@ export interface StatusHost {
 export function registerStatusDebug(debug: DebugRegistry, store: ObjectStore, sink: StatusSink): void {
   debug.add(
     STATUS_DEBUG_PAGE,
-    'Ambient status conditions (ZtunnelAccepted, istio.io/WaypointBound) as written (query: kind=, namespace=)',
+    'Ambient status conditions (ZtunnelAccepted, WaypointAccepted, istio.io/WaypointBound, istio.io/WaypointMissing, ' +
+      'istio.io/VisibilityApplied) as written (query: kind=, namespace=)',
     (req): DebugResponse => {
       const kindFilter = req.query.get('kind');
       const namespace = req.query.get('namespace');

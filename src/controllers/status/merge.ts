@@ -4,9 +4,10 @@
 
 import type { DesiredCondition } from './conditions';
 
-/** A condition as written: the desired one plus when its status last changed. */
-export interface Condition extends DesiredCondition {
+/** A condition as written: the desired one plus when its status last changed; an empty message is left out. */
+export interface Condition extends Omit<DesiredCondition, 'message'> {
   lastTransitionTime: string;
+  message?: string;
 }
 
 export interface MergeResult {
@@ -24,14 +25,17 @@ export function kubeTime(d: Date): string {
   return d.toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
-/** The field order of istiod's IstioCondition, observedGeneration omitted when absent. */
+/**
+ * The field order of istiod's IstioCondition, observedGeneration omitted when absent and message
+ * when empty (both omitempty there: a WaypointAccepted with every target bound has no message).
+ */
 function written(d: DesiredCondition, lastTransitionTime: string): Condition {
   return {
     type: d.type,
     status: d.status,
     lastTransitionTime,
     reason: d.reason,
-    message: d.message,
+    ...(d.message !== '' ? { message: d.message } : {}),
     ...(d.observedGeneration !== undefined ? { observedGeneration: d.observedGeneration } : {}),
   };
 }
@@ -41,7 +45,7 @@ function same(current: Fields, d: DesiredCondition): boolean {
   return (
     current['status'] === d.status &&
     current['reason'] === d.reason &&
-    current['message'] === d.message &&
+    (current['message'] ?? '') === d.message &&
     (current['observedGeneration'] ?? undefined) === d.observedGeneration
   );
 }

@@ -123,10 +123,11 @@ describe('chart RBAC against the calls the code makes', () => {
     api.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ROOT_CONFIGMAP, namespace: 'default' }, data: { [ROOT_CERT_KEY]: 'stale' } });
     // A ServiceEntry without addresses, for the IP auto-allocation controller to give VIPs.
     api.put({ apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name: 'external-api', namespace: 'default' }, spec: { hosts: ['api.example.com'], resolution: 'DNS', ports: [{ number: 443, name: 'tls', protocol: 'TLS' }] } });
-    // Objects that get ambient status conditions: a policy, and a Service and a ServiceEntry naming a waypoint.
+    // Objects that get ambient status conditions: a policy, and a Service, a ServiceEntry and a WorkloadEntry naming a waypoint.
     api.put({ apiVersion: 'security.istio.io/v1', kind: 'AuthorizationPolicy', metadata: { name: 'allow', namespace: 'default' }, spec: {} });
     api.put({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'app', namespace: 'default', labels: { 'istio.io/use-waypoint': 'wp' } }, spec: { clusterIP: '10.96.0.10', ports: [{ port: 80 }] } });
     api.put({ apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name: 'ext', namespace: 'default', labels: { 'istio.io/use-waypoint': 'wp' } }, spec: { hosts: ['ext.example'], ports: [{ number: 443, name: 'tls', protocol: 'TLS' }], resolution: 'DNS' } });
+    api.put({ apiVersion: 'networking.istio.io/v1', kind: 'WorkloadEntry', metadata: { name: 'vm', namespace: 'default', labels: { 'istio.io/use-waypoint': 'wp' } }, spec: { address: '10.0.0.9' } });
 
     // The chart's container, with only the addresses, the cluster and two paths changed for a
     // test machine (no fixed ports, no /etc/cacerts or mesh file taken from the host).
@@ -179,7 +180,7 @@ describe('chart RBAC against the calls the code makes', () => {
         await controller.stop();
       }
       const conditionTypes = (apiVersion: string, kind: string, name: string) => ((api.get(apiVersion, kind, 'default', name)?.['status'] as { conditions?: { type: string }[] } | undefined)?.conditions ?? []).map((c) => c.type);
-      await eventually('ambient status conditions are written', () => conditionTypes('security.istio.io/v1', 'AuthorizationPolicy', 'allow').includes('ZtunnelAccepted') && conditionTypes('v1', 'Service', 'app').includes('istio.io/WaypointBound') && conditionTypes('networking.istio.io/v1', 'ServiceEntry', 'ext').includes('istio.io/WaypointBound'), 20_000);
+      await eventually('ambient status conditions are written', () => conditionTypes('security.istio.io/v1', 'AuthorizationPolicy', 'allow').includes('ZtunnelAccepted') && conditionTypes('v1', 'Service', 'app').includes('istio.io/WaypointBound') && conditionTypes('networking.istio.io/v1', 'ServiceEntry', 'ext').includes('istio.io/WaypointBound') && conditionTypes('networking.istio.io/v1', 'WorkloadEntry', 'vm').includes('istio.io/WaypointBound'), 20_000);
     } finally {
       // SIGTERM releases the leases, as in a rolling update.
       exitCode = (await server.stop()).code;

@@ -14,6 +14,7 @@ import type { KubeSource } from '../../../src/store/kube/source';
 import { KubeWriter } from '../../../src/store/kube/writes';
 import type { MemoryStore } from '../../../src/store/memory-store';
 import { eventually, type TestApiServer } from '../../support/apiserver';
+import { meshSource } from '../../support/ambient/fixtures';
 import { startServer, startSource } from '../kube/helpers';
 
 const NS = 'ns1';
@@ -44,6 +45,9 @@ function conditions(apiVersion: string, kind: string, name: string): Cond[] {
 }
 const apConditions = (name: string) => conditions('security.istio.io/v1', 'AuthorizationPolicy', name);
 const svcConditions = (name: string) => conditions('v1', 'Service', name);
+const seConditions = (name: string) => conditions('networking.istio.io/v1', 'ServiceEntry', name);
+const weConditions = (name: string) => conditions('networking.istio.io/v1', 'WorkloadEntry', name);
+const ofType = (list: Cond[], type: string) => list.find((c) => c.type === type);
 
 /** Status patches made with a User-Agent containing `who` (every test client is named). */
 const statusWrites = (who = 'istiod-ts') =>
@@ -72,10 +76,10 @@ const policy = (name: string, spec: Record<string, unknown>, annotations: Record
   metadata: { name, namespace: NS, annotations },
   spec,
 });
-const waypoint = (name: string) => ({
+const waypoint = (name: string, labels: Record<string, string> = {}) => ({
   apiVersion: 'gateway.networking.k8s.io/v1',
   kind: 'Gateway',
-  metadata: { name, namespace: NS },
+  metadata: { name, namespace: NS, labels },
   spec: { gatewayClassName: 'istio-waypoint', listeners: [{ name: 'mesh', port: 15008, protocol: 'HBONE' }] },
   status: { addresses: [{ type: 'Hostname', value: `${name}.${NS}.svc.cluster.local` }] },
 });
@@ -204,6 +208,163 @@ describe('istio.io/WaypointBound on Services', () => {
     await writer.update({ ...SVC, name: 'app' }, { ...current, metadata: { ...current.metadata, labels: {} } });
     await eventually('pruned', () => svcConditions('app').length === 1);
     expect(svcConditions('app').map((c) => c.type)).toEqual(['example.com/Other']);
+  });
+});
+
+describe('WaypointAccepted on AuthorizationPolicies with targetRefs', () => {
+  const GW = 'gateway.networking.k8s.io';
+
+  test('missing waypoint -> False TargetNotFound; created -> True Accepted; targetRefs removed -> pruned', async () => {
+    server.put(policy('on-gw', { targetRefs: [{ group: GW, kind: 'Gateway', name: 'wp' }] }));
+    controller().start();
+    await eventually('not found reported', () => apConditions('on-gw').length === 1);
+    expect(apConditions('on-gw')).toEqual([
+      {
+        type: 'WaypointAccepted',
+        status: 'False',
+        lastTransitionTime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) as string,
+        reason: 'TargetNotFound',
+        message: 'not bound',
+        observedGeneration: 1,
+      },
+    ]);
+
+    server.put(waypoint('wp'));
+    await eventually('bound', () => apConditions('on-gw')[0]?.status === 'True');
+    expect(apConditions('on-gw')[0]).toMatchObject({ reason: 'Accepted', message: 'bound to ns1/wp' });
+
+    // Without targetRefs the policy is ztunnel's: WaypointAccepted goes, ZtunnelAccepted comes.
+    const writer = new KubeWriter(client);
+    const current = (await writer.get({ ...AP, name: 'on-gw' }))!;
+    await writer.update({ ...AP, name: 'on-gw' }, { ...current, spec: {} });
+    await eventually('pruned', () => apConditions('on-gw').every((c) => c.type !== 'WaypointAccepted'));
+    await eventually('ztunnel’s', () => apConditions('on-gw').length === 1);
+    expect(apConditions('on-gw').map((c) => c.type)).toEqual(['ZtunnelAccepted']);
+  });
+
+  test('a Service without a waypoint -> False AncestorNotBound; its namespace labelled -> True Accepted', async () => {
+    server.put({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'app', namespace: NS },
+      spec: { clusterIP: '10.96.0.11', clusterIPs: ['10.96.0.11'], selector: { app: 'app' }, ports: [{ port: 80 }] },
+    });
+    server.put(waypoint('wp'));
+    server.put(policy('on-svc', { targetRefs: [{ group: '', kind: 'Service', name: 'app' }] }));
+    controller().start();
+    await eventually('not bound reported', () => apConditions('on-svc').length === 1);
+    expect(apConditions('on-svc')[0]).toMatchObject({
+      type: 'WaypointAccepted',
+      status: 'False',
+      reason: 'AncestorNotBound',
+      message: 'Service ns1/app is not bound to a waypoint',
+    });
+    server.put({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: NS, labels: { 'istio.io/use-waypoint': 'wp' } },
+    });
+    await eventually('bound through the namespace', () => apConditions('on-svc')[0]?.status === 'True');
+    expect(apConditions('on-svc')[0]).toMatchObject({ reason: 'Accepted', message: 'bound to ns1/wp' });
+  });
+
+  test('a GatewayClass target outside the root namespace is Invalid', async () => {
+    server.put(policy('on-class', { targetRefs: [{ group: GW, kind: 'GatewayClass', name: 'istio-waypoint' }] }));
+    controller().start();
+    await eventually('invalid reported', () => apConditions('on-class').length === 1);
+    expect(apConditions('on-class')[0]).toMatchObject({
+      type: 'WaypointAccepted',
+      status: 'False',
+      reason: 'Invalid',
+      message: 'AuthorizationPolicy must be in the root namespace `istio-system` when referencing a GatewayClass',
+      observedGeneration: 1,
+    });
+  });
+});
+
+describe('istio.io/WaypointBound on WorkloadEntries', () => {
+  const WE = { group: 'networking.istio.io', version: 'v1', plural: 'workloadentries', namespace: NS };
+
+  test('missing waypoint -> False WaypointIsNotReady; a workload waypoint created -> True; label removed -> pruned', async () => {
+    server.put({
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'WorkloadEntry',
+      metadata: { name: 'vm', namespace: NS, labels: { 'istio.io/use-waypoint': 'wp' } },
+      spec: { address: '10.0.0.9' },
+    });
+    controller().start();
+    await eventually('not ready reported', () => weConditions('vm').length === 1);
+    expect(weConditions('vm')[0]).toMatchObject({
+      type: 'istio.io/WaypointBound',
+      status: 'False',
+      reason: 'WaypointIsNotReady',
+      message: 'waypoint "ns1/wp" is not ready',
+    });
+
+    server.put(waypoint('wp', { 'istio.io/waypoint-for': 'workload' }));
+    await eventually('bound', () => weConditions('vm')[0]?.status === 'True');
+    expect(weConditions('vm')[0]).toMatchObject({
+      reason: 'WaypointAccepted',
+      message: 'Successfully attached to waypoint ns1/wp',
+    });
+
+    const writer = new KubeWriter(client);
+    const current = (await writer.get({ ...WE, name: 'vm' }))!;
+    await writer.update({ ...WE, name: 'vm' }, { ...current, metadata: { ...current.metadata, labels: {} } });
+    await eventually('pruned', () => weConditions('vm').length === 0);
+  });
+});
+
+describe('ServiceEntries: istio.io/WaypointMissing and istio.io/VisibilityApplied', () => {
+  const SE = { group: 'networking.istio.io', version: 'v1', plural: 'serviceentries', namespace: NS };
+  const entry = (hosts: string[], labels: Record<string, string> = {}) => ({
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'ServiceEntry',
+    metadata: { name: 'se', namespace: NS, labels },
+    spec: { hosts, ports: [{ number: 443, name: 'tls', protocol: 'TLS' }], resolution: 'DYNAMIC_DNS' },
+  });
+
+  test('a wildcard ServiceEntry without a waypoint is missing one until it is bound', async () => {
+    server.put(entry(['*.example.com']));
+    server.put(waypoint('wp'));
+    controller().start();
+    await eventually('missing reported', () => seConditions('se').length === 1);
+    expect(seConditions('se')[0]).toMatchObject({
+      type: 'istio.io/WaypointMissing',
+      status: 'True',
+      reason: 'NoWaypointForWildcardService',
+      message: 'ServiceEntry will not apply until it is bound to a valid waypoint.',
+    });
+    const writer = new KubeWriter(client);
+    const current = (await writer.get({ ...SE, name: 'se' }))!;
+    await writer.update(
+      { ...SE, name: 'se' },
+      { ...current, metadata: { ...current.metadata, labels: { 'istio.io/use-waypoint': 'wp' } } },
+    );
+    await eventually('bound', () => ofType(seConditions('se'), 'istio.io/WaypointBound')?.status === 'True');
+    expect(seConditions('se').map((c) => c.type)).toEqual(['istio.io/WaypointBound']);
+  });
+
+  test('VisibilityApplied follows meshConfig serviceEntryVisibility, and goes when it is unset', async () => {
+    const mutable = meshSource({ serviceEntryVisibility: { defaultVisibility: 'PUBLIC' } });
+    const own = new AmbientIndex({ store, mesh: mutable, clusterId: 'Kubernetes', domain: 'cluster.local' });
+    stops.push(() => own.close());
+    server.put(entry(['a.example.com']));
+    controller('a', { facts: own, onMeshChange: (l) => mutable.subscribe(() => l()) }).start();
+    await eventually('public reported', () => seConditions('se').length === 1);
+    expect(seConditions('se')[0]).toMatchObject({
+      type: 'istio.io/VisibilityApplied',
+      status: 'True',
+      reason: 'Public',
+      message: 'ServiceEntry is visible to the entire mesh (PUBLIC).',
+    });
+    mutable.set({ serviceEntryVisibility: { defaultVisibility: 'NAMESPACE' } });
+    await eventually('namespace reported', () => seConditions('se')[0]?.reason === 'Namespace');
+    expect(seConditions('se')[0]?.message).toBe(
+      'ServiceEntry is visible only within its own namespace (NAMESPACE), per mesh serviceEntryVisibility.',
+    );
+    mutable.set({ serviceEntryVisibility: undefined });
+    await eventually('pruned', () => seConditions('se').length === 0);
   });
 });
 

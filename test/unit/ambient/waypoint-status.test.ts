@@ -163,4 +163,35 @@ describe('waypoint status facts', () => {
       expect(f?.bound?.waypoint).toBe(sent ? `${sent.namespace}/${sent.name}` : undefined);
     }
   });
+
+  test('a ServiceEntry says whether a host is a wildcard and whether it races connections', () => {
+    const se = (hosts: string[], annotations: Record<string, string> = {}) =>
+      serviceEntry('se', 'ns1', { hosts, resolution: 'DNS' }, { annotations });
+    expect(facts([ns1()], se(['a.example']))?.entry).toEqual({ wildcardHost: false, racingConnectStrategy: false });
+    expect(facts([ns1()], se(['a.example', '*.b.example']))?.entry).toEqual({
+      wildcardHost: true,
+      racingConnectStrategy: false,
+    });
+    expect(facts([ns1()], se(['a.example'], { 'istio.io/connect-strategy': 'race_first_tcp_connect' }))?.entry).toEqual(
+      { wildcardHost: false, racingConnectStrategy: true },
+    );
+    expect(
+      facts([ns1()], se(['a.example'], { 'istio.io/connect-strategy': 'RACE_FIRST' }))?.entry?.racingConnectStrategy,
+    ).toBe(false);
+    // A Service has no such facts.
+    expect(facts([ns1()], svc())?.entry).toBeUndefined();
+  });
+
+  test('a ServiceEntry carries its resolved visibility only while meshConfig sets serviceEntryVisibility', () => {
+    const se = serviceEntry('se', 'ns1', { hosts: ['a.example'] });
+    const team = ns1({ team: 'a' });
+    expect(facts([team], se)?.entry?.visibility).toBeUndefined();
+    expect(facts([team], se, { serviceEntryVisibility: {} })?.entry?.visibility).toBe('PUBLIC');
+    const policies = {
+      defaultVisibility: 'PUBLIC',
+      policies: [{ visibility: 'NAMESPACE', matchingRules: [{ namespaceSelector: { matchLabels: { team: 'a' } } }] }],
+    };
+    expect(facts([team], se, { serviceEntryVisibility: policies })?.entry?.visibility).toBe('NAMESPACE');
+    expect(facts([ns1()], se, { serviceEntryVisibility: policies })?.entry?.visibility).toBe('PUBLIC');
+  });
 });

@@ -16,6 +16,7 @@ import {
   service,
   serviceEntry,
   storeWith,
+  workloadEntry,
 } from '../../../support/ambient/fixtures';
 
 const USE = 'istio.io/use-waypoint';
@@ -64,6 +65,101 @@ describe('which objects an event re-checks', () => {
     expect(marked({ kind: 'Namespace', object: store.get('Namespace', undefined, 'ns1')! })).toEqual([
       'Service/ns1/bound',
       'Service/ns1/plain',
+    ]);
+  });
+});
+
+describe('which objects an event re-checks: WorkloadEntries and policy targets', () => {
+  const GW = 'gateway.networking.k8s.io';
+  const store = storeWith([
+    namespace('ns1'),
+    namespace('ns2', { [USE]: 'wp' }),
+    gateway('wp', 'ns2', { className: 'istio-waypoint' }),
+    workloadEntry(
+      'vm',
+      'ns1',
+      { address: '10.0.0.1' },
+      { labels: { [USE]: 'wp', 'istio.io/use-waypoint-namespace': 'ns2' } },
+    ),
+    workloadEntry('inherits', 'ns2', { address: '10.0.0.2' }),
+    workloadEntry('instance', 'ns2', {
+      address: '10.0.0.3',
+      labels: { 'gateway.networking.k8s.io/gateway-name': 'wp' },
+    }),
+    service('app', { ns: 'ns1' }),
+    serviceEntry('se', 'ns2', { hosts: ['a.example'] }),
+    authz('on-svc', 'ns1', { targetRefs: [{ group: '', kind: 'Service', name: 'app' }] }),
+    authz('on-gw', 'ns1', { targetRefs: [{ group: GW, kind: 'Gateway', name: 'wp', namespace: 'ns2' }] }),
+    authz('on-se', 'ns1', {
+      targetRef: { group: 'networking.istio.io', kind: 'ServiceEntry', name: 'se', namespace: 'ns2' },
+    }),
+    authz('on-class', 'istio-system', { targetRefs: [{ group: GW, kind: 'GatewayClass', name: 'istio-waypoint' }] }),
+    authz('plain', 'ns1', {}),
+  ]);
+  const tracker = new StatusDirtyTracker(store);
+  const marked = (e: Partial<StoreEvent> & Pick<StoreEvent, 'kind' | 'object'>) => {
+    const out = new Set<string>();
+    tracker.mark({ type: 'update', ...e }, out);
+    return [...out].sort();
+  };
+  const byWaypoint = [
+    'AuthorizationPolicy/ns1/on-gw',
+    'AuthorizationPolicy/ns1/on-se',
+    'ServiceEntry/ns2/se',
+    'WorkloadEntry/ns1/vm',
+    'WorkloadEntry/ns2/inherits',
+    'WorkloadEntry/ns2/instance',
+  ];
+
+  test('a second tracker over the same store shares the target index', () => {
+    expect(() => new StatusDirtyTracker(store)).not.toThrow();
+  });
+
+  test('a WorkloadEntry re-checks itself', () => {
+    expect(marked({ kind: 'WorkloadEntry', object: store.get('WorkloadEntry', 'ns1', 'vm')! })).toEqual([
+      'WorkloadEntry/ns1/vm',
+    ]);
+  });
+
+  test('a Service or ServiceEntry re-checks itself and the policies targeting it', () => {
+    expect(marked({ kind: 'Service', object: store.get('Service', 'ns1', 'app')! })).toEqual([
+      'AuthorizationPolicy/ns1/on-svc',
+      'Service/ns1/app',
+    ]);
+    expect(marked({ kind: 'ServiceEntry', type: 'delete', object: store.get('ServiceEntry', 'ns2', 'se')! })).toEqual([
+      'AuthorizationPolicy/ns1/on-se',
+      'ServiceEntry/ns2/se',
+    ]);
+  });
+
+  test('a waypoint re-checks the entries naming it or its instances, the policies targeting it, and those through its Services', () => {
+    expect(marked({ kind: 'Gateway', object: store.get('Gateway', 'ns2', 'wp')! })).toEqual(byWaypoint);
+  });
+
+  test('a GatewayClass re-checks the policies targeting it, and as each Gateway of that class', () => {
+    expect(marked({ kind: 'GatewayClass', object: { metadata: { name: 'istio-waypoint' } } })).toEqual(
+      ['AuthorizationPolicy/istio-system/on-class', ...byWaypoint].sort(),
+    );
+  });
+
+  test('a namespace re-checks its WorkloadEntries and the policies targeting its Services', () => {
+    expect(marked({ kind: 'Namespace', object: store.get('Namespace', undefined, 'ns1')! })).toEqual([
+      'AuthorizationPolicy/ns1/on-svc',
+      'Service/ns1/app',
+      'WorkloadEntry/ns1/vm',
+    ]);
+  });
+
+  test('a meshConfig change re-checks every ServiceEntry and AuthorizationPolicy', () => {
+    const out = new Set<string>();
+    tracker.meshChanged(out);
+    expect([...out].sort()).toEqual([
+      'AuthorizationPolicy/istio-system/on-class',
+      'AuthorizationPolicy/ns1/on-gw',
+      'AuthorizationPolicy/ns1/on-se',
+      'AuthorizationPolicy/ns1/on-svc',
+      'AuthorizationPolicy/ns1/plain',
+      'ServiceEntry/ns2/se',
     ]);
   });
 });

@@ -23,6 +23,15 @@ const theirs = {
 };
 
 describe('merging status conditions', () => {
+  test('an empty message is left out (istiod’s omitempty), and a stored condition without one is the same', () => {
+    const quiet: DesiredCondition = { type: 'ZtunnelAccepted', status: 'True', reason: 'Accepted', message: '' };
+    const added = mergeConditions([], [quiet], OWNED, NOW);
+    expect(added.conditions).toEqual([
+      { type: 'ZtunnelAccepted', status: 'True', lastTransitionTime: '2026-12-03T10:00:00Z', reason: 'Accepted' },
+    ]);
+    expect(mergeConditions(added.conditions, [quiet], OWNED, NOW).changed).toBe(false);
+  });
+
   test('a new condition is added after the others, stamped now in whole seconds', () => {
     const r = mergeConditions([theirs], [accepted], OWNED, NOW);
     expect(r).toEqual({
