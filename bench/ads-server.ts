@@ -12,7 +12,7 @@ export async function serveAds(
   options: grpc.ServerOptions = {},
 ): Promise<{ server: grpc.Server; port: number }> {
   const server = new grpc.Server(options);
-  server.addService(adsServiceDefinition(), xds.implementation());
+  server.addService(adsServiceDefinition(), xds.implementation('secure'));
   const creds = grpc.ServerCredentials.createSsl(
     null,
     [{ cert_chain: Buffer.from(pki.certPem), private_key: Buffer.from(pki.keyPem) }],

@@ -81,7 +81,7 @@ export async function deltaRequestTarget(): Promise<FuzzTarget> {
     { debounce: { after: 100, max: 1000 }, auth: false, identityCheck: false },
     new XdsMetrics(new Registry()),
   );
-  const accept = server.implementation()[DELTA_METHOD] as (call: DeltaCall) => void;
+  const accept = server.implementation('secure')[DELTA_METHOD] as (call: DeltaCall) => void;
   const root = new protobuf.Root();
   root.loadSync(path.join(protoDir(), 'xds.proto'), { keepCase: true });
   const Req = root.lookupType('envoy.service.discovery.v3.DeltaDiscoveryRequest');

@@ -4,17 +4,26 @@
 
 import type * as grpc from '@grpc/grpc-js';
 
-export type GrpcPorts = 'plaintext' | 'secure' | 'both';
+export type GrpcPort = 'plaintext' | 'secure';
+export type GrpcPorts = GrpcPort | 'both';
 
 export interface GrpcRegistrar {
-  /** Adds a service to the plaintext server, the TLS server, or both. */
+  /**
+   * Adds a service to the plaintext server, the TLS server, or both. An implementation given as a
+   * function is made once per port, so it knows which port its calls come on.
+   */
   addService(
     service: grpc.ServiceDefinition,
-    implementation: grpc.UntypedServiceImplementation,
+    implementation: grpc.UntypedServiceImplementation | ((port: GrpcPort) => grpc.UntypedServiceImplementation),
     ports: GrpcPorts,
   ): void;
   /** True when secureGRPCAddr is enabled; the CA moves to the plaintext port when it is not. */
   secureEnabled: boolean;
+  /**
+   * Destroys the connection of a call, found by the call's getPeer(): false when no open
+   * connection has that peer address.
+   */
+  closeConnection(peer: string): boolean;
 }
 
 /** A named readiness condition shown by /ready until it is satisfied. */

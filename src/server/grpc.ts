@@ -2,12 +2,12 @@
 // grpc.Server instances because istiod serves different services on each (the CA only on the
 // secure port unless that port is disabled).
 
+import * as net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { ListenAddress } from '../config/address';
-import { formatAddress } from '../config/address';
 import { scopedLogger } from '../log/logger';
-import { bindErrorCode, ListenError } from '../net/listen-error';
-import type { GrpcPorts, GrpcRegistrar } from '../contract/host';
+import { listen } from '../net/http-listener';
+import type { GrpcPort, GrpcPorts, GrpcRegistrar } from '../contract/host';
 import type { ServingCertSink } from '../contract/serving-cert';
 import type { BoundListener } from './http';
 import { servingCertCredentials } from '../ca/serving-cert/grpc-credentials';
@@ -16,39 +16,12 @@ const log = scopedLogger('server');
 
 /**
  * grpc-js writes its own errors to stderr in a format of its own, which breaks the JSON log
- * stream. They go through our logger instead; a failed bind is reported by the process as one
- * line naming the flag (ListenError), so grpc-js's own line about it is only debug detail.
+ * stream. They go through our logger instead. Ports are bound by node:net here (serve()), so a
+ * failed bind is a ListenError naming the flag, never a grpc-js line.
  */
 grpc.setLogger({
-  error: (...args: unknown[]) => {
-    const message = args.map(String).join(' ');
-    if (/No address added/.test(message)) log.debug({ grpc: message }, 'grpc-js');
-    else log.warn({ grpc: message }, 'grpc-js');
-  },
+  error: (...args: unknown[]) => log.warn({ grpc: args.map(String).join(' ') }, 'grpc-js'),
 });
-
-async function bind(
-  name: string,
-  server: grpc.Server,
-  addr: ListenAddress,
-  creds: grpc.ServerCredentials,
-): Promise<number> {
-  const tryBind = (host: string) =>
-    new Promise<number>((resolve, reject) =>
-      server.bindAsync(formatAddress(host, addr.port), creds, (err, port) =>
-        err
-          ? reject(new ListenError(name, formatAddress(host, addr.port), bindErrorCode(err), err.message))
-          : resolve(port),
-      ),
-    );
-  if (addr.host !== '') return tryBind(addr.host);
-  // ":15010" means every interface; prefer dual-stack, fall back where IPv6 is off.
-  try {
-    return await tryBind('::');
-  } catch {
-    return tryBind('0.0.0.0');
-  }
-}
 
 /** A bound gRPC port: close() drains it, forceClose() ends it at the shutdown deadline. */
 export interface GrpcListener extends BoundListener {
@@ -67,6 +40,11 @@ export class GrpcServers implements GrpcRegistrar {
   readonly plaintext: grpc.Server | undefined;
   readonly secure: grpc.Server | undefined;
   private shuttingDown = false;
+  /**
+   * Every open connection of both ports, by the peer address grpc-js reports for its calls
+   * (`<remoteAddress>:<remotePort>`, getPeer()): how a stream that cannot be reset is cut.
+   */
+  private readonly connections = new Map<string, net.Socket>();
 
   constructor(
     private readonly plaintextAddr: ListenAddress | null,
@@ -83,11 +61,19 @@ export class GrpcServers implements GrpcRegistrar {
 
   addService(
     service: grpc.ServiceDefinition,
-    implementation: grpc.UntypedServiceImplementation,
+    implementation: grpc.UntypedServiceImplementation | ((port: GrpcPort) => grpc.UntypedServiceImplementation),
     ports: GrpcPorts,
   ): void {
-    if (ports !== 'secure' && this.plaintext) this.plaintext.addService(service, implementation);
-    if (ports !== 'plaintext' && this.secure) this.secure.addService(service, implementation);
+    const forPort = (port: GrpcPort) => (typeof implementation === 'function' ? implementation(port) : implementation);
+    if (ports !== 'secure' && this.plaintext) this.plaintext.addService(service, forPort('plaintext'));
+    if (ports !== 'plaintext' && this.secure) this.secure.addService(service, forPort('secure'));
+  }
+
+  closeConnection(peer: string): boolean {
+    const socket = this.connections.get(peer);
+    if (!socket) return false;
+    socket.destroy();
+    return true;
   }
 
   /** A shutdown has begun: a port still waiting for its certificate must not bind afterwards. */
@@ -97,8 +83,7 @@ export class GrpcServers implements GrpcRegistrar {
 
   async startPlaintext(): Promise<GrpcListener | undefined> {
     if (!this.plaintext || !this.plaintextAddr || this.shuttingDown) return undefined;
-    const port = await bind('grpc', this.plaintext, this.plaintextAddr, grpc.ServerCredentials.createInsecure());
-    return this.listener('grpc', this.plaintextAddr, port, this.plaintext);
+    return this.serve('grpc', this.plaintext, this.plaintextAddr, grpc.ServerCredentials.createInsecure());
   }
 
   /** Binds the TLS port once a serving certificate exists, as istiod starts 15012 after its cert. */
@@ -106,20 +91,44 @@ export class GrpcServers implements GrpcRegistrar {
     if (!this.secure || !this.secureAddr) return undefined;
     await certs.whenAvailable();
     if (this.shuttingDown) return undefined;
-    const port = await bind('secure-grpc', this.secure, this.secureAddr, servingCertCredentials(certs));
-    return this.listener('secure-grpc', this.secureAddr, port, this.secure);
+    return this.serve('secure-grpc', this.secure, this.secureAddr, servingCertCredentials(certs));
   }
 
-  private listener(name: string, addr: ListenAddress, port: number, server: grpc.Server): GrpcListener {
-    const address = formatAddress(addr.host === '' ? '::' : addr.host, port);
-    log.info({ listener: name, address, port }, 'listening');
+  /**
+   * Listens with node:net and hands each connection to grpc-js through its public connection
+   * injector (TLS, when the credentials have it, is grpc-js's as with bindAsync), so the server
+   * holds every socket itself and can close one by its peer.
+   */
+  private async serve(
+    name: string,
+    server: grpc.Server,
+    addr: ListenAddress,
+    creds: grpc.ServerCredentials,
+  ): Promise<GrpcListener> {
+    const injector = server.createConnectionInjector(creds);
+    const sockets = new Set<net.Socket>();
+    const tcp = net.createServer((socket) => {
+      const peer = `${socket.remoteAddress ?? ''}:${socket.remotePort ?? ''}`;
+      sockets.add(socket);
+      this.connections.set(peer, socket);
+      socket.once('close', () => {
+        sockets.delete(socket);
+        if (this.connections.get(peer) === socket) this.connections.delete(peer);
+      });
+      injector.injectConnection(socket);
+    });
+    const bound = await listen(name, tcp, addr, { logger: log });
+    const stopAccepting = () => new Promise<void>((resolve) => tcp.close(() => resolve()));
     return {
-      name,
-      address,
-      port,
-      close: () => drainServer(server),
-      // Cancels what is left (RST_STREAM CANCEL): only streams that outlived the drain window.
-      forceClose: () => server.forceShutdown(),
+      ...bound,
+      close: async () => {
+        await Promise.all([stopAccepting(), drainServer(server)]);
+      },
+      forceClose: () => {
+        tcp.close();
+        server.forceShutdown();
+        for (const socket of sockets) socket.destroy();
+      },
     };
   }
 }

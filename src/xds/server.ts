@@ -2,10 +2,12 @@
 // fans each push out to every stream. It sees only the ResourceCache interface, never Kubernetes.
 
 import * as grpc from '@grpc/grpc-js';
-import { Counter } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import { scopedLogger } from '../log/logger';
 import type { CallAuthenticator } from '../security/identity';
+import type { GrpcPort } from '../contract/host';
 import type { XdsHostDeps } from './host-deps';
+import { GrpcHookFallbacks } from './grpc/hooks';
 import { ResourceCache, XDS_TYPE_ORDER } from '../contract/xds-resources';
 import { clientText } from './wire/client-limits';
 import { Clock, DebounceSettings, PushDebouncer, PushRequest, realClock } from './protocol/debounce';
@@ -42,6 +44,14 @@ export interface XdsServerSettings {
   ready?: () => boolean;
   /** istioctl's debug queries over StreamAggregatedResources; defaults for tests. */
   debug?: Partial<Pick<SotwSettings, 'systemNamespace' | 'controlPlane' | 'writeTimeoutMs' | 'maxStreams' | 'count'>>;
+  /**
+   * Destroys the connection a call came on, by the call's peer (GrpcRegistrar.closeConnection):
+   * how a client that stops reading is cut when its stream cannot be reset. Absent: nothing more
+   * than ending the stream (tests that serve on a bare grpc.Server).
+   */
+  closeConnection?: (peer: string) => boolean;
+  /** Where lost reaches past grpc-js are counted; the log alone when absent. */
+  registry?: Registry;
 }
 
 /** The system namespace when none is given (POD_NAMESPACE's default). */
@@ -60,6 +70,8 @@ export class XdsServer {
   private readonly digests: CacheDigests;
   private readonly drains: DrainMonitor;
   private readonly sotw: SotwServer;
+  private readonly hooks: GrpcHookFallbacks;
+  private readonly closeConnection: (peer: string) => boolean;
   private closed = false;
 
   constructor(
@@ -73,6 +85,13 @@ export class XdsServer {
     this.snapshots = new SnapshotCache(cache);
     this.drains = new DrainMonitor({ ...DEFAULT_FLOW_CONTROL, ...settings.flowControl }, clock);
     this.digests = new CacheDigests(cache, XDS_TYPE_ORDER);
+    this.hooks = new GrpcHookFallbacks(log, settings.registry);
+    this.closeConnection = (peer) => {
+      const closed = settings.closeConnection?.(peer) ?? false;
+      if (!closed)
+        log.warn({ peer }, 'the connection of a stream that cannot be reset is not known; the stream is only ended');
+      return closed;
+    };
     const debug = settings.debug ?? {};
     this.sotw = new SotwServer(
       {
@@ -83,6 +102,8 @@ export class XdsServer {
           debug.controlPlane ?? controlPlaneIdentifier('', { version: 'unknown', runtime: process.version }),
         log,
         count: debug.count ?? (() => undefined),
+        hooks: this.hooks,
+        closeConnection: this.closeConnection,
         ...(debug.writeTimeoutMs !== undefined ? { writeTimeoutMs: debug.writeTimeoutMs } : {}),
         ...(debug.maxStreams !== undefined ? { maxStreams: debug.maxStreams } : {}),
       },
@@ -95,11 +116,15 @@ export class XdsServer {
     });
   }
 
-  /** The grpc-js implementation object for adsServiceDefinition(). */
-  implementation(): grpc.UntypedServiceImplementation {
+  /**
+   * The grpc-js implementation object for adsServiceDefinition() on one port: debug types are
+   * answered only on the TLS port, known from where the implementation is registered.
+   */
+  implementation(port: GrpcPort): grpc.UntypedServiceImplementation {
+    const encrypted = port === 'secure';
     return {
       [DELTA_METHOD]: (call: DeltaCall) => this.accept(call),
-      [SOTW_METHOD]: (call: SotwCall) => this.sotw.accept(call),
+      [SOTW_METHOD]: (call: SotwCall) => this.sotw.accept(call, encrypted),
     };
   }
 
@@ -155,6 +180,8 @@ export class XdsServer {
       fullSyncs: this.fullSyncs,
       drains: this.drains,
       digests: this.digests,
+      hooks: this.hooks,
+      closeConnection: this.closeConnection,
       onReady: (s) => {
         this.starting.delete(s);
         // close() ended every starting stream; should one still get here, it is ended as the others.
@@ -223,10 +250,12 @@ export function startXdsServer(
         controlPlane: controlPlaneIdentifier(env.POD_NAME, build),
         count: (outcome: SotwOutcome) => debugRequests.inc({ outcome }),
       },
+      closeConnection: (peer) => ctx.grpc.closeConnection(peer),
+      registry: ctx.metrics,
     },
     new XdsMetrics(ctx.metrics),
   );
-  ctx.grpc.addService(adsServiceDefinition(), server.implementation(), 'both');
+  ctx.grpc.addService(adsServiceDefinition(), (port) => server.implementation(port), 'both');
   ctx.debug.add(
     'syncz',
     "istiod's sync status per proxy: nonce sent and ACKed, send time, last error and status per type (?namespace=)",

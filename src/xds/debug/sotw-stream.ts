@@ -13,7 +13,8 @@ import { clientText } from '../wire/client-limits';
 import type { DeltaStream } from '../protocol/delta-stream';
 import { CLIENT_CONFIG_TYPE_URL, SotwRequest, encodeClientConfig, encodeSotwResponse } from '../wire/sotw-wire';
 import { MAX_SYNCZ_CLIENT_CONFIGS, synczClientConfigs, visibleTo } from './sotw-syncz';
-import { callEncrypted, callTransport } from '../grpc/transport';
+import { callTransport } from '../grpc/transport';
+import type { GrpcHookFallbacks } from '../grpc/hooks';
 
 /** istiod's debug types share this prefix; it answers them on any stream that asks. */
 export const DEBUG_TYPE_PREFIX = 'istio.io/debug';
@@ -52,6 +53,15 @@ export interface SotwDeps {
   writeTimeoutMs: number;
   /** Records each refusal and answer by outcome (logs carry the detail). */
   count: (outcome: SotwOutcome) => void;
+  /**
+   * Whether the call came on the TLS port: known from the port the implementation was registered
+   * on (XdsServer.implementation), not read from the call.
+   */
+  encrypted: boolean;
+  /** Where a reach past grpc-js that found another shape is reported. */
+  hooks: GrpcHookFallbacks;
+  /** Destroys the connection of `peer` when its stream cannot be reset (DeltaStream's). */
+  closeConnection: (peer: string) => boolean;
   onClose(stream: SotwStream): void;
 }
 
@@ -107,7 +117,7 @@ export class SotwStream {
 
   private async authenticate(): Promise<void> {
     let result: AuthResult;
-    if (!callEncrypted(this.call)) {
+    if (!this.deps.encrypted) {
       result = { reason: 'debug types are served only over TLS (the secure gRPC port)' };
     } else {
       try {
@@ -237,7 +247,12 @@ export class SotwStream {
     );
     this.deps.count('write_timeout');
     this.close();
-    callTransport(this.call)?.cancel();
+    const transport = callTransport(this.call);
+    if (transport) transport.cancel();
+    else {
+      this.deps.hooks.taken('transport');
+      this.deps.closeConnection(this.peer);
+    }
   }
 
   private refuse(outcome: SotwOutcome, code: grpc.status, details: string): void {

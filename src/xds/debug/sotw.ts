@@ -5,7 +5,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../../log/logger';
 import { MAX_SOTW_STREAMS, SOTW_WRITE_TIMEOUT_MS, SotwCall, SotwDeps, SotwStream } from './sotw-stream';
 
-export type SotwSettings = Omit<SotwDeps, 'onClose' | 'writeTimeoutMs'> & {
+export type SotwSettings = Omit<SotwDeps, 'onClose' | 'writeTimeoutMs' | 'encrypted'> & {
   /** Tests shorten it; SOTW_WRITE_TIMEOUT_MS otherwise. */
   writeTimeoutMs?: number;
   /** Tests lower it; MAX_SOTW_STREAMS otherwise. */
@@ -21,7 +21,8 @@ export class SotwServer {
     private readonly log: Logger,
   ) {}
 
-  accept(call: SotwCall): void {
+  /** `encrypted`: the call came on the TLS port (the port the implementation was registered on). */
+  accept(call: SotwCall, encrypted: boolean): void {
     if (this.closed) {
       call.end();
       return;
@@ -38,6 +39,7 @@ export class SotwServer {
     }
     const stream = new SotwStream(call, {
       ...this.settings,
+      encrypted,
       writeTimeoutMs: this.settings.writeTimeoutMs ?? SOTW_WRITE_TIMEOUT_MS,
       onClose: (s) => this.streams.delete(s),
     });

@@ -3,10 +3,12 @@
 // on grpc-js 1.14 / Node 20: a client that stops reading leaves the callback pending after the
 // first 64 KiB window, with the rest queued in the http2 stream). It offers no way to see progress
 // within a message, nor to reset a stream; both are needed to cut a client that stopped reading,
-// so they are reached here, behind one small interface, and pinned by a test.
+// so they are reached here, behind one small interface. grpc-js is pinned to an exact version
+// (package.json); test/integration/xds/grpc-canary.test.ts drives a real call through every
+// reach and fails when its shape changes, and each caller reports a lost reach (hooks.ts) and
+// falls back to grpc-js's public path.
 
 import * as http2 from 'node:http2';
-import * as tls from 'node:tls';
 import type { MessageFramer } from '../wire/request-stream';
 
 /** grpc-js wraps the http2 stream in a chain of intercepting calls; it is one or two links deep. */
@@ -240,31 +242,24 @@ const widened = new WeakSet<object>();
  * STREAM_RECEIVE_WINDOW_BYTES per stream (a SETTINGS frame, which also applies to the streams
  * already open) and CONNECTION_RECEIVE_WINDOW_BYTES for the connection (a WINDOW_UPDATE), once
  * per connection. The first call's client may already have sent its first 64 KiB; the rest of
- * its request flows under the wider windows. False if the call's session is not reachable or is
- * closing (the windows stay as they were; nothing else depends on them).
+ * its request flows under the wider windows. 'closing' when the session is closing (nothing to
+ * widen); 'unreachable' when grpc-js no longer has this shape (the windows stay as they were).
  */
-export function widenReceiveWindows(call: object): boolean {
+export function widenReceiveWindows(call: object): 'widened' | 'closing' | 'unreachable' {
   const session = findStream(call)?.session;
-  if (!isWindowedSession(session) || session.closed || session.destroyed) return false;
-  if (widened.has(session)) return true;
+  if (!isWindowedSession(session)) return 'unreachable';
+  if (session.closed || session.destroyed) return 'closing';
+  if (widened.has(session)) return 'widened';
   widened.add(session);
   session.setLocalWindowSize(CONNECTION_RECEIVE_WINDOW_BYTES);
   session.settings({ initialWindowSize: STREAM_RECEIVE_WINDOW_BYTES });
-  return true;
+  return 'widened';
 }
 
 /** The transport of a grpc-js server call, or undefined if grpc-js no longer has this shape. */
 export function callTransport(call: object): CallTransport | undefined {
   const stream = findStream(call);
   return stream ? streamTransport(stream) : undefined;
-}
-
-/**
- * Whether a server call came over TLS. grpc-js's auth context reports TLS only when a client
- * certificate was verified, so a bearer-token caller over TLS would look like plaintext there.
- */
-export function callEncrypted(call: object): boolean {
-  return findStream(call)?.session?.socket instanceof tls.TLSSocket;
 }
 
 function streamTransport(stream: StreamLike): CallTransport {

@@ -24,6 +24,7 @@ import {
   replaceMessageDecoder,
   widenReceiveWindows,
 } from '../grpc/transport';
+import type { GrpcHookFallbacks } from '../grpc/hooks';
 import type { CacheDigests } from '../wire/version-digest';
 import { OutgoingResponse, encodeResponseBody } from '../wire/wire';
 
@@ -56,6 +57,13 @@ export interface StreamDeps {
   fullSyncs: FullSyncGate;
   /** Watches each write until the client has taken its bytes; cuts clients that stop reading. */
   drains: DrainMonitor;
+  /** Where a reach past grpc-js that found another shape is reported (grpc/hooks.ts). */
+  hooks: GrpcHookFallbacks;
+  /**
+   * Destroys the connection a call came on, by its peer (public grpc-js API, server/grpc.ts): the
+   * drain's bound when the stream itself cannot be reset. False when the connection is unknown.
+   */
+  closeConnection: (peer: string) => boolean;
   /** Digests of the cache's resources per type, for unchanged reconnects. */
   digests: CacheDigests;
   onReady(stream: DeltaStream): void;
@@ -112,12 +120,15 @@ export class DeltaStream {
   ) {
     this.peer = call.getPeer();
     this.transport = callTransport(call);
+    if (!this.transport) deps.hooks.taken('transport');
     this.writer = callMessageWriter(call);
+    if (!this.writer) deps.hooks.taken('direct-write');
     // Before grpc-js reads a byte: large requests (a reconnect's held versions) are digested as
     // their DATA frames arrive instead of being concatenated first (request-stream.ts).
-    replaceMessageDecoder(call, (max) => new DeltaRequestFramer(max));
-    // And they arrive under receive windows wide enough not to stop the client every 64 KiB.
-    widenReceiveWindows(call);
+    if (!replaceMessageDecoder(call, (max) => new DeltaRequestFramer(max))) deps.hooks.taken('decoder');
+    // And they arrive under receive windows wide enough not to stop the client every 64 KiB. A
+    // session already closing has nothing to widen: only a missing session is a lost hook.
+    if (widenReceiveWindows(call) === 'unreachable') deps.hooks.taken('receive-windows');
   }
 
   start(): void {
@@ -391,7 +402,9 @@ export class DeltaStream {
     );
     this.freeSlot();
     this.leaveStalled();
-    this.transport?.cancel();
+    // The drain's bound never rests on the hook: without a stream to reset, its connection goes.
+    if (this.transport) this.transport.cancel();
+    else this.deps.closeConnection(this.peer);
     this.close();
   }
 

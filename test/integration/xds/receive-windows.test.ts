@@ -98,6 +98,6 @@ test('a second stream on the same connection sends no second SETTINGS frame', as
 });
 
 test('a call whose HTTP/2 session cannot be reached is left as it is', () => {
-  expect(widenReceiveWindows({})).toBe(false);
-  expect(widenReceiveWindows({ call: { stream: { closed: false } } })).toBe(false);
+  expect(widenReceiveWindows({})).toBe('unreachable');
+  expect(widenReceiveWindows({ call: { stream: { closed: false } } })).toBe('unreachable');
 });

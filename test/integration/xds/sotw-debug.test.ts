@@ -182,7 +182,7 @@ describe('authentication', () => {
 
   test('the plaintext port answers no debug type, even to a valid token', async () => {
     const plain = new grpc.Server();
-    plain.addService(adsServiceDefinition(), harness.xds.implementation());
+    plain.addService(adsServiceDefinition(), harness.xds.implementation('plaintext'));
     const port = await new Promise<number>((resolve, reject) =>
       plain.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
     );

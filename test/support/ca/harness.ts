@@ -83,7 +83,11 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     store,
     mesh: opts.mesh ?? staticMesh(),
     metrics,
-    grpc: { addService: (def, impl) => server.addService(def, impl), secureEnabled: true },
+    grpc: {
+      addService: (def, impl) => server.addService(def, typeof impl === 'function' ? impl('secure') : impl),
+      secureEnabled: true,
+      closeConnection: () => false,
+    },
     readiness: { register: (name) => (ready) => void readiness.set(name, ready) },
     debug: { add: (name, _description, handler) => void debug.set(name, handler) },
     servingCerts: holder,

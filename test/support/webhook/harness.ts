@@ -80,7 +80,7 @@ export function webhookContext(httpsAddr = '127.0.0.1:0'): WebhookHarness {
     store: new MemoryStore(),
     mesh,
     metrics,
-    grpc: { addService: () => undefined, secureEnabled: false },
+    grpc: { addService: () => undefined, secureEnabled: false, closeConnection: () => false },
     readiness: { register: (name) => (ready) => void readiness.set(name, ready) },
     debug: { add: () => undefined },
     servingCerts: certs,

@@ -3,16 +3,16 @@
 
 import { EventEmitter } from 'node:events';
 import * as path from 'node:path';
-import * as tls from 'node:tls';
 import pino from 'pino';
 import * as protobuf from 'protobufjs';
 import { protoDir } from '../../../src/proto-files';
 import type { CallerIdentity } from '../../../src/security/identity';
 import { SOTW_WRITE_TIMEOUT_MS, SotwCall, SotwOutcome } from '../../../src/xds/debug/sotw-stream';
 import { SotwServer } from '../../../src/xds/debug/sotw';
+import { GrpcHookFallbacks } from '../../../src/xds/grpc/hooks';
 import type { SotwRequest } from '../../../src/xds/wire/sotw-wire';
 
-/** A grpc-js server call over TLS as far as the stream looks at it; writes complete only when told. */
+/** A grpc-js server call as far as the stream looks at it (accepted on the TLS port); writes complete only when told. */
 class FakeCall extends EventEmitter {
   readonly writes: { body: Buffer; done: () => void }[] = [];
   readonly errors: { code: number; details: string }[] = [];
@@ -24,7 +24,7 @@ class FakeCall extends EventEmitter {
       rstCode: undefined,
       closed: false,
       destroyed: false,
-      session: { socket: Object.create(tls.TLSSocket.prototype) as tls.TLSSocket },
+      session: { socket: { bytesWritten: 0 } },
       close: () => {
         this.cancelled = true;
       },
@@ -78,6 +78,8 @@ function server(writeTimeoutMs = SOTW_WRITE_TIMEOUT_MS, maxStreams?: number) {
       controlPlane: '{}',
       log: pino({ level: 'silent' }),
       count: (o) => outcomes.push(o),
+      hooks: new GrpcHookFallbacks(pino({ level: 'silent' })),
+      closeConnection: () => false,
       writeTimeoutMs,
       ...(maxStreams !== undefined ? { maxStreams } : {}),
     },
@@ -85,7 +87,7 @@ function server(writeTimeoutMs = SOTW_WRITE_TIMEOUT_MS, maxStreams?: number) {
   );
   const open = () => {
     const call = new FakeCall();
-    s.accept(call as unknown as SotwCall);
+    s.accept(call as unknown as SotwCall, true);
     return call;
   };
   return { s, outcomes, open };

@@ -94,6 +94,7 @@ test("metrics are registered on the server's registry under istiod's names, and 
   startXdsServer(f.ctx, demoCache(), new FakeAuthenticator());
   const names = (await f.ctx.metrics.getMetricsAsJSON()).map((m) => m.name).sort();
   expect(names).toEqual([
+    'istiod_ts_grpc_hook_fallbacks_total',
     'istiod_ts_xds_debug_requests_total',
     'pilot_proxy_convergence_time',
     'pilot_total_xds_rejects',
