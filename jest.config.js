@@ -23,6 +23,8 @@ module.exports = {
   },
   transformIgnorePatterns: [`/node_modules/(?!(${esmPackages.join('|')})/)`],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
+  // Worker threads whose entry is a .ts source start with an swc require hook (src/ stays free of it).
+  setupFiles: ['<rootDir>/test/support/ts-workers.ts'],
   testTimeout: 30000,
   // Two workers on CI's two cores: most suites wait on sockets, timers and child processes rather
   // than compute, and one worker (jest's default there) took 395 s of CI's 10-minute budget
