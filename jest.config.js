@@ -23,6 +23,11 @@ module.exports = {
   },
   transformIgnorePatterns: [`/node_modules/(?!(${esmPackages.join('|')})/)`],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
+  // The status page's browser script is compiled by its own tsconfig, not by swc: the server's
+  // require.resolve of it (src/server/debug-ui.ts) gets the build's output, which globalSetup
+  // compiles first when a source is newer.
+  moduleNameMapper: { '^\\./ui/status-page\\.js$': '<rootDir>/dist/src/server/ui/status-page.js' },
+  globalSetup: '<rootDir>/test/support/status-page-build.ts',
   // Worker threads whose entry is a .ts source start with an swc require hook (src/ stays free of it).
   setupFiles: ['<rootDir>/test/support/ts-workers.ts'],
   testTimeout: 30000,
