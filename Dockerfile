@@ -4,7 +4,8 @@
 # The Helm chart (charts/istiod) runs it with `serve` flags and a read-only root filesystem.
 
 # 1. Compile TypeScript with the dev dependencies. Only src/ is compiled: tests and benchmarks
-#    are not part of the image.
+#    are not part of the image. The status page's browser script has its own tsconfig (DOM, not
+#    Node), as in `npm run build`.
 FROM node:20-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -12,7 +13,8 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
 RUN printf '{"extends":"./tsconfig.json","include":["src"],"compilerOptions":{"incremental":false,"sourceMap":false}}' > tsconfig.image.json \
- && npx tsc -p tsconfig.image.json
+ && npx tsc -p tsconfig.image.json \
+ && npx tsc -p src/server/ui/tsconfig.json
 
 # 2. Production dependencies alone, in a clean tree.
 FROM node:20-slim AS deps

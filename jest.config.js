@@ -23,6 +23,13 @@ module.exports = {
   },
   transformIgnorePatterns: [`/node_modules/(?!(${esmPackages.join('|')})/)`],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
+  // The status page's browser script is compiled by its own tsconfig, not by swc: the server's
+  // require.resolve of it (src/server/debug-ui.ts) gets the build's output, which globalSetup
+  // compiles first when a source is newer.
+  moduleNameMapper: { '^\\./ui/status-page\\.js$': '<rootDir>/dist/src/server/ui/status-page.js' },
+  globalSetup: '<rootDir>/test/support/status-page-build.ts',
+  // Worker threads whose entry is a .ts source start with an swc require hook (src/ stays free of it).
+  setupFiles: ['<rootDir>/test/support/ts-workers.ts'],
   testTimeout: 30000,
   // Two workers on CI's two cores: most suites wait on sockets, timers and child processes rather
   // than compute, and one worker (jest's default there) took 395 s of CI's 10-minute budget

@@ -2,12 +2,36 @@
 // workloads per node, certificates per minute and refusals, push latency, recent NACKs). Static
 // markup; the inline script fills it in with textContent only. The Content-Security-Policy allows
 // exactly this script and style by hash, fetches to this origin, and nothing else.
+//
+// The script is TypeScript for the browser in ui/, compiled by its own tsconfig (the DOM library,
+// not Node's) into one file beside this module's; it is read once, when this module loads.
 
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { Registry } from 'prom-client';
+import { DEBUG_CONTINUE_HEADER } from '../contract/debug-page';
 import type { DebugRegistry, DebugResponse, OnShutdown } from '../contract/host';
-import { DEBUG_UI_SCRIPT } from './debug-ui-script';
+import {
+  UI_MAX_NACKS,
+  UI_MAX_NODE_PAGES,
+  UI_MAX_WORKLOAD_PAGES,
+  UI_OPEN_NODES,
+  UI_REFRESH_SECONDS,
+} from './debug-ui-limits';
 import { registerUiStats, UiStatsOptions } from './debug-ui-stats';
+
+/** The page's script as the build compiled it (src/server/ui/tsconfig.json, outFile). */
+export const DEBUG_UI_SCRIPT = readFileSync(require.resolve('./ui/status-page.js'), 'utf8');
+
+/** The page's limits as <body> data attributes, which its script reads (ui/page-data.ts). */
+const LIMITS = [
+  `data-max-workload-pages="${UI_MAX_WORKLOAD_PAGES}"`,
+  `data-max-node-pages="${UI_MAX_NODE_PAGES}"`,
+  `data-open-nodes="${UI_OPEN_NODES}"`,
+  `data-refresh-seconds="${UI_REFRESH_SECONDS}"`,
+  `data-max-nacks="${UI_MAX_NACKS}"`,
+  `data-continue-header="${DEBUG_CONTINUE_HEADER}"`,
+].join(' ');
 
 const STYLE = `
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem; color: #1d2330; background: #fafbfc; }
@@ -43,7 +67,7 @@ const PAGE = `<!doctype html>
 <link rel="icon" href="data:,">
 <style>${STYLE}</style>
 </head>
-<body>
+<body ${LIMITS}>
 <h1>istiod-ts status</h1>
 <p class="meta">updated <span id="updated">never</span>; the JSON behind it is under <a href="/debug/">/debug/</a></p>
 <div id="errors"></div>

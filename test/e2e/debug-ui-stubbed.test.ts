@@ -17,7 +17,7 @@ import {
   UI_MAX_NODE_PAGES,
   UI_MAX_WORKLOAD_PAGES,
   UI_OPEN_NODES,
-} from '../../src/server/debug-ui-script';
+} from '../../src/server/debug-ui-limits';
 import { httpHandler } from '../../src/server/http';
 import { EventLoopLiveness } from '../../src/server/liveness';
 import { ReadinessTracker } from '../../src/server/readiness';

@@ -37,6 +37,8 @@ describe('npm pack', () => {
         'README.md',
         'bin/istiod-ts.js',
         'dist/src/main.js',
+        // The status page's script, compiled apart (src/server/ui/tsconfig.json) and read at start.
+        'dist/src/server/ui/status-page.js',
         'proto/workload.proto',
         'examples/demo/README.md',
         'charts/istiod/Chart.yaml',

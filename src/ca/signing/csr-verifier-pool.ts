@@ -15,15 +15,12 @@
 import * as nodeCrypto from 'node:crypto';
 import * as os from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { runJob, type WireJob, type WireResult, type WorkerMessage } from './csr-verify-job';
+
+export { RESULT_FLUSH_MS } from './csr-verify-job';
 
 /** Worker threads verifying CSRs and signing leaves; at most the machine's parallelism. */
 export const CSR_VERIFY_MAX_WORKERS = 4;
-/**
- * A worker working through a batch answers with what it has finished at least this often, so an
- * early job of a long batch (RSA signatures take ~0.3 ms each) does not wait for the last one,
- * while a burst still costs the event loop one wake-up per millisecond, not one per job.
- */
-export const RESULT_FLUSH_MS = 1;
 /**
  * Share of the event loop's time that lone callers' jobs may take inline. A node with one
  * certificate request in flight is served on the event loop at once: under another node's flood,
@@ -68,125 +65,16 @@ export interface VerifyOutcome {
   signingFailed?: boolean;
 }
 
-interface WireJob {
-  id: number;
-  /** Who the job is for (the requesting node); the worker serves lanes round-robin. */
-  lane?: string;
-  jwk?: nodeCrypto.JsonWebKey | undefined;
-  hash?: string;
-  /** spki | data | signature | tbs, lengths below; one buffer so cloning copies once. */
-  buf: Uint8Array;
-  spkiLength: number;
-  dataLength: number;
-  signatureLength: number;
-  signKey?: number;
-  signHash?: string;
-}
-
-interface WireResult {
-  id: number;
-  ok: boolean;
-  error?: string;
-  signature?: Uint8Array;
-  signing?: boolean;
-}
-
 /**
- * One job: verify the CSR's signature, then sign the certificate. The workers run it (its text is
- * part of their source, so it may use only its arguments and globals), and so does the event loop
- * for a lone caller's job (CsrVerifierPool.verify with `alone`).
+ * The worker's entry, beside this module in whichever form runs: the compiled .js, or under jest
+ * the .ts source (test/support/ts-workers.ts starts those through swc).
  */
-function runJob(m: WireJob, cryptoModule: typeof nodeCrypto, keys: Map<number, nodeCrypto.KeyObject>): WireResult {
-  const all = Buffer.from(m.buf.buffer, m.buf.byteOffset, m.buf.byteLength);
-  let at = 0;
-  const take = (n: number) => all.subarray(at, (at += n));
-  const spki = take(m.spkiLength);
-  const data = take(m.dataLength);
-  const signature = take(m.signatureLength);
-  const tbs = all.subarray(at);
-  if (m.hash !== undefined) {
-    let key;
-    try {
-      key = m.jwk
-        ? cryptoModule.createPublicKey({ key: m.jwk, format: 'jwk' })
-        : cryptoModule.createPublicKey({ key: spki, format: 'der', type: 'spki' });
-    } catch (err) {
-      return { id: m.id, ok: false, error: 'CSR public key cannot be read: ' + (err as Error).message };
-    }
-    let ok = false;
-    try {
-      ok = cryptoModule.verify(m.hash, data, key, signature);
-    } catch {
-      ok = false;
-    }
-    if (!ok) return { id: m.id, ok: false };
-  }
-  if (m.signKey === undefined) return { id: m.id, ok: true };
-  const signer = keys.get(m.signKey);
-  if (!signer) return { id: m.id, ok: false, error: `signing key ${m.signKey} is not registered`, signing: true };
-  try {
-    return { id: m.id, ok: true, signature: cryptoModule.sign(m.signHash ?? null, tbs, signer) };
-  } catch (err) {
-    return { id: m.id, ok: false, error: 'signing failed: ' + (err as Error).message, signing: true };
-  }
-}
+const WORKER_FILE = require.resolve('./csr-verify-worker');
 
-// Messages in: {keys: [[id, KeyObject]]} | {forget: id} | {jobs: WireJob[]}. Out: WireResult[],
-// one or more per batch.
-const WORKER_SOURCE = `
-const { parentPort, receiveMessageOnPort } = require('node:worker_threads');
-const crypto = require('node:crypto');
-const keys = new Map();
-const runJob = ${runJob.toString()};
-const run = (m) => runJob(m, crypto, keys);
-// Jobs wait in one lane per requesting node and are taken round-robin across lanes; between two
-// jobs the worker takes whatever the event loop has posted since (receiveMessageOnPort), so a job
-// of a quiet node runs next instead of after the rest of a flooding node's batch.
-const lanes = new Map();
-const ring = [];
-let waiting = 0;
-function accept(m) {
-  if (m.keys) for (const [id, key] of m.keys) keys.set(id, key);
-  else if (m.forget !== undefined) keys.delete(m.forget);
-  else for (const job of m.jobs) {
-    const name = job.lane || '';
-    let lane = lanes.get(name);
-    if (!lane) { lane = []; lanes.set(name, lane); ring.push(name); }
-    lane.push(job);
-    waiting++;
-  }
+/** Posts one message of the worker's protocol (csr-verify-job.ts). */
+function post(worker: Worker, message: WorkerMessage): void {
+  worker.postMessage(message);
 }
-let laneEmptied = false;
-function take() {
-  const name = ring.shift();
-  const lane = lanes.get(name);
-  const job = lane.shift();
-  laneEmptied = lane.length === 0;
-  if (laneEmptied) lanes.delete(name); else ring.push(name);
-  waiting--;
-  return job;
-}
-let draining = false;
-parentPort.on('message', (m) => {
-  accept(m);
-  if (draining) return;
-  draining = true;
-  let done = [];
-  let since = performance.now();
-  while (waiting > 0) {
-    done.push(run(take()));
-    for (let r = receiveMessageOnPort(parentPort); r !== undefined; r = receiveMessageOnPort(parentPort)) accept(r.message);
-    // A node's last job goes back at once: a quiet node's one call does not wait for the flush.
-    if ((laneEmptied && waiting > 0) || performance.now() - since >= ${RESULT_FLUSH_MS}) {
-      parentPort.postMessage(done);
-      done = [];
-      since = performance.now();
-    }
-  }
-  if (done.length > 0) parentPort.postMessage(done);
-  draining = false;
-});
-`;
 
 interface Pending {
   resolve: (o: VerifyOutcome) => void;
@@ -226,19 +114,19 @@ export class CsrVerifierPool {
   registerKey(key: nodeCrypto.KeyObject): number {
     const id = this.nextKey++;
     this.keys.set(id, key);
-    for (const slot of this.slots) slot?.worker.postMessage({ keys: [[id, key]] });
+    for (const slot of this.slots) if (slot) post(slot.worker, { keys: [[id, key]] });
     return id;
   }
 
   /** Drops a key that no longer signs (after a CA rotation). */
   forgetKey(id: number): void {
     if (!this.keys.delete(id)) return;
-    for (const slot of this.slots) slot?.worker.postMessage({ forget: id });
+    for (const slot of this.slots) if (slot) post(slot.worker, { forget: id });
   }
 
   private spawn(index: number): Slot {
-    const slot: Slot = { worker: new Worker(WORKER_SOURCE, { eval: true }), pending: new Map(), queued: [] };
-    if (this.keys.size > 0) slot.worker.postMessage({ keys: [...this.keys] });
+    const slot: Slot = { worker: new Worker(WORKER_FILE), pending: new Map(), queued: [] };
+    if (this.keys.size > 0) post(slot.worker, { keys: [...this.keys] });
     slot.worker.on('message', (results: WireResult[]) => {
       for (const r of results) {
         const p = slot.pending.get(r.id);
@@ -272,7 +160,7 @@ export class CsrVerifierPool {
     for (const slot of this.slots) {
       if (!slot || slot.queued.length === 0) continue;
       const jobs = slot.queued.splice(0);
-      slot.worker.postMessage({ jobs });
+      post(slot.worker, { jobs });
     }
   };
 
@@ -297,7 +185,7 @@ export class CsrVerifierPool {
       if (slot.pending.size === 0) slot.worker.ref();
       slot.pending.set(job.id, { resolve, reject, lane: job.lane });
       if (quiet) {
-        slot.worker.postMessage({ jobs: [job] });
+        post(slot.worker, { jobs: [job] });
         return;
       }
       slot.queued.push(job);
@@ -350,7 +238,7 @@ export class CsrVerifierPool {
 
   private runInline(wire: WireJob): VerifyOutcome {
     const started = performance.now();
-    const r = runJob(wire, nodeCrypto, this.keys);
+    const r = runJob(wire, this.keys);
     this.inlineBudgetMs -= performance.now() - started;
     this.inlineJobs++;
     return outcomeOf(r);

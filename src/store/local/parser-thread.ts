@@ -6,8 +6,6 @@
 // LOCAL_PARSER_HEAP_MB heap, is replaced; that file is refused with the reason, the others are
 // asked again of the new thread.
 
-import { existsSync } from 'node:fs';
-import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { FingerprintedObject, ParseAck, ParseReply, ParseRequest, ParseResult } from './parse-protocol';
 
@@ -35,24 +33,11 @@ interface Job {
   resolve: (outcome: ParseOutcome) => void;
 }
 
-/** The compiled worker; from TypeScript sources (jest), a worker that compiles them with swc. */
-function workerSource(): { script: string; eval: boolean } {
-  const compiled = path.join(__dirname, 'parse-worker.js');
-  if (__filename.endsWith('.js') && existsSync(compiled)) return { script: compiled, eval: false };
-  const source = path.join(__dirname, 'parse-worker.ts');
-  const swc = require.resolve('@swc/core');
-  return {
-    eval: true,
-    script: `
-const fs = require('node:fs');
-const swc = require(${JSON.stringify(swc)});
-require.extensions['.ts'] = (module, filename) => {
-  const out = swc.transformSync(fs.readFileSync(filename, 'utf8'), { filename, swcrc: false, jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } });
-  module._compile(out.code, filename);
-};
-require(${JSON.stringify(source)});`,
-  };
-}
+/**
+ * The thread's entry, beside this module in whichever form runs: the compiled .js, or under jest
+ * the .ts source (test/support/ts-workers.ts starts those through swc).
+ */
+const WORKER_FILE = require.resolve('./parse-worker');
 
 export interface ManifestParserOptions {
   /** Default LOCAL_PARSE_TIMEOUT_MS; tests of the limit make it short. */
@@ -112,8 +97,7 @@ export class ManifestParser {
 
   private thread(): Worker {
     if (this.worker) return this.worker;
-    const { script, eval: isEval } = workerSource();
-    const worker = new Worker(script, { eval: isEval, resourceLimits: { maxOldGenerationSizeMb: this.heapMb } });
+    const worker = new Worker(WORKER_FILE, { resourceLimits: { maxOldGenerationSizeMb: this.heapMb } });
     this.ready = false;
     worker.on('message', (reply: ParseReply) => this.onReply(worker, reply));
     worker.on('error', (err) =>

@@ -2,8 +2,7 @@
 // script and style, and a script that never turns data into markup.
 
 import { createHash } from 'node:crypto';
-import { DEBUG_UI_CSP, debugUiPage } from '../../../src/server/debug-ui';
-import { DEBUG_UI_SCRIPT } from '../../../src/server/debug-ui-script';
+import { DEBUG_UI_CSP, DEBUG_UI_SCRIPT, debugUiPage } from '../../../src/server/debug-ui';
 
 const hash = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
