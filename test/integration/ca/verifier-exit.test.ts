@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { makeCsr } from '../../support/ca/fixtures';
 
-const CSR_MODULE = join(__dirname, '..', '..', '..', 'dist', 'src', 'ca', 'csr.js');
+const CSR_MODULE = join(__dirname, '..', '..', '..', 'dist', 'src', 'ca', 'signing', 'csr.js');
 
 it('a process exits on its own after verifying CSRs on the worker pool', async () => {
   const { pem } = await makeCsr();
