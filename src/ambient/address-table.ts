@@ -1,7 +1,7 @@
 // The Address resources (workloads and services) with the reverse maps the xDS server's lookups
 // need: by `<network>/<ip>` alias, and the workloads that list a service. Workloads by node are
-// read from the store's Pod node index instead (AmbientIndex.workloadsOnNode): a third 100k-name
-// map kept here cost a 100k-pod build ~100 ms of inserts for what the store already holds.
+// read from the store's Pod node index instead (AmbientIndex.workloadsOnNode): a third map of every
+// workload name kept here would repeat, an insert per workload, what the store already holds.
 
 import { encodeAddress } from './codec';
 import { DerivedStore, Entry, KEY_SEPARATOR } from './derived-store';
@@ -39,8 +39,8 @@ export class AddressTable {
     const extra: Omit<Entry, 'name' | 'version' | 'bytes'> = {};
     if (aliases.length) extra.aliases = aliases.join(KEY_SEPARATOR);
     // Object.keys gives a map's keys as V8's internalized strings: one instance per service name
-    // already, shared by every workload listing it (a Map interning them again cost ~100 ms of a
-    // 100k-pod build).
+    // already, shared by every workload listing it (a Map interning them again would cost an insert
+    // per workload for nothing).
     const services = Object.keys(w.services ?? {});
     const [only] = services;
     if (services.length === 1 && only !== undefined) extra.services = only;

@@ -326,7 +326,8 @@ export class AmbientIndex implements ResourceCache {
   private rebuild(sweep = true): number {
     const s = this.view.settings;
     const d = new DirtySet();
-    // Pods straight from the list: a key per pod, split and looked up again, cost a 100k-pod build ~5%.
+    // Pods straight from the list, not by key: a key per pod would be made, split and looked up
+    // again.
     const pods = this.store.list('Pod');
     if (sweep) {
       this.addresses.beginSweep();

@@ -63,8 +63,8 @@ export function decodeAuthorization(bytes: Uint8Array): Authorization {
 }
 
 /**
- * A version is a hash of the bytes: equal bytes, equal version. The one-shot crypto.hash is 2.5x
- * faster than a Hash object for a buffer this small.
+ * A version is a hash of the bytes: equal bytes, equal version. The one-shot crypto.hash makes no
+ * Hash object, which for a buffer this small costs more than the hashing.
  */
 export function versionOf(bytes: Uint8Array): string {
   return hash('sha256', bytes, 'hex').slice(0, VERSION_HEX_LENGTH);

@@ -206,7 +206,8 @@ function waypointForTarget(
 }
 
 // The explain-only steps live in functions of their own, called under `if (trace)`: written inline
-// they made the index's hot functions large enough to cost the from-scratch build 5-10%.
+// they made the index's hot functions large enough to slow the from-scratch build, which never
+// traces.
 
 function explainWaypointOptOut(trace: DecisionTrace): void {
   trace.decide(WP, 'waypoint.opt-out', `${LABEL.useWaypoint}=${WAYPOINT_NONE} opts out of any waypoint`, 'none');

@@ -235,7 +235,8 @@ export function workloadImplicitPolicies(
 }
 
 // The explain-only steps live in functions of their own, called under `if (trace)`: written inline
-// they made the index's hot functions large enough to cost the from-scratch build 5-10%.
+// they made the index's hot functions large enough to slow the from-scratch build, which never
+// traces.
 
 /** Explain only: a selecting ServiceEntry and the hosts it lists the pod under. */
 function explainServiceEntry(trace: DecisionTrace, ns: string, se: KubeObject, hosts: string[]): void {

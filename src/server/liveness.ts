@@ -10,10 +10,10 @@ import { performance } from 'node:perf_hooks';
 export const LIVENESS_SAMPLE_MS = 1_000;
 
 /**
- * A lag this long means the loop is stuck. The longest blocks measured are far shorter: 65–83 ms
- * at cold start (238 ms before the apply pacer's step sizing), 16.9 ms while a 7.9 MB manifest
- * loads, and 7.7 s for that load before it was split into turns (BENCHMARKS.md). 30 s is over
- * 100 times the first and over 3 times the worst ever seen, so only a loop that no longer turns fails.
+ * A lag this long means the loop is stuck. The longest blocks the benches have measured (cold
+ * start, a large manifest loading; BENCHMARKS.md) are tens of milliseconds, and the worst ever
+ * seen, 7.7 s for a manifest load before it was split into turns, is under a third of this, so
+ * only a loop that no longer turns fails.
  */
 export const LIVENESS_MAX_LAG_MS = 30_000;
 

@@ -3,7 +3,7 @@
 // The webhook's only real caller is the Kubernetes API server, which since 1.16 sends admission
 // reviews over HTTP/1.1 keep-alive with a Content-Length body. Node's http server wraps every
 // request and response in streams, event emitters and timers; on the webhook's path that cost
-// about 50 µs of the event loop's ~110 µs per review, more than TLS and the validators together.
+// more of the event loop per review than TLS and the validators together.
 // This reader accepts exactly the shape of request a webhook needs and refuses anything else
 // with the status RFC 9112 gives it, so the connection is closed rather than guessed at:
 // no obsolete line folding, no bare CR or LF, no Transfer-Encoding, one Content-Length.

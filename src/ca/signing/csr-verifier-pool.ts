@@ -25,7 +25,7 @@ export const CSR_VERIFY_MAX_WORKERS = 4;
  * Share of the event loop's time that lone callers' jobs may take inline. A node with one
  * certificate request in flight is served on the event loop at once: under another node's flood,
  * the round trip through a busy worker (queueing there, the thread's wake-up, the result's turn
- * back) cost it ~10 ms at the median for a job of ~0.5 ms. Beyond this share (many quiet nodes
+ * back) cost it many times the job itself. Beyond this share (many quiet nodes
  * at once: a mass renewal) their jobs go to the workers like everyone's, which keeps the event
  * loop free for the transport.
  */
@@ -35,7 +35,7 @@ export const INLINE_BURST_MS = 5;
 /**
  * A lone caller's job runs inline only while the workers hold at least this many jobs each: with
  * idle workers the round trip is short, and signing on the event loop would only take it from the
- * transport (one client at 8 in flight lost a quarter of its rate that way).
+ * transport (a single client with few calls in flight loses rate that way).
  */
 export const INLINE_MIN_QUEUED_PER_WORKER = 2;
 

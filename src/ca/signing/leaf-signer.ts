@@ -241,9 +241,9 @@ export class LeafSigner {
 }
 
 /**
- * Serial numbers are drawn from one SERIAL_RANDOM_POOL_BYTES fill of the CSPRNG at a time: a
- * crypto.randomBytes call per certificate was 2% of the CA's event loop under a flood. Each serial
- * is its own copy; the bytes are the same CSPRNG output either way.
+ * Serial numbers are drawn from one SERIAL_RANDOM_POOL_BYTES fill of the CSPRNG at a time, so the
+ * event loop makes one crypto.randomBytes call per pool, not one per certificate. Each serial is
+ * its own copy; the bytes are the same CSPRNG output either way.
  */
 export const SERIAL_RANDOM_POOL_BYTES = 4096;
 let serialPool = Buffer.alloc(0);

@@ -1,21 +1,21 @@
 // Paces how much of the informers' buffered changes the store takes per event-loop turn. A cold
 // start lists every pod at once, and applying a change costs the store's indexes and everything
-// subscribed to it (the ambient index above all) 50-250 us; applied in one turn, 100k pods are a
-// multi-second stall in which /ready, the CA and the webhook answer nobody. The pacer gives all
-// kinds together at most STORE_APPLY_TURN_MS per turn, round-robin, and sizes each step from the
-// measured cost per change of that source, so a turn stays short on a slow machine and a fast one
-// still moves thousands of changes per turn. The cost is kept per source because kinds differ: a
-// Service change recomputes its hostname and the pods it selects, ~4x a pod's cost, and sized by
-// the pods' estimate one step of Services took 66 ms in a 100k-pod cold start.
+// subscribed to it (the ambient index above all) a fraction of a millisecond; applied in one turn,
+// 100k pods are a multi-second stall in which /ready, the CA and the webhook answer nobody. The
+// pacer gives all kinds together at most STORE_APPLY_TURN_MS per turn, round-robin, and sizes each
+// step from the measured cost per change of that source, so a turn stays short on a slow machine
+// and a fast one still moves thousands of changes per turn. The cost is kept per source because
+// kinds differ: a Service change recomputes its hostname and the pods it selects, several times a
+// pod's cost, so a step of Services sized by the pods' estimate overruns the turn several times
+// over.
 
 /** Time the store may spend applying changes per event-loop turn, all kinds together. */
 export const STORE_APPLY_TURN_MS = 20;
 /**
  * Most time one step is sized for; a turn is several such steps. The pacer reads the clock only
  * between steps, and a step can cost several times its estimate (a GC or incremental marking inside
- * it, the host slowing down): sized to the whole turn, one step of 500 pods estimated at 9 ms took
- * 56 ms at the end of a 100k-pod cold start, the longest event-loop block of that run. Capped at
- * this, the same miss costs a few times this, not a few times the turn.
+ * it, the host slowing down); sized to the whole turn, such a step was a cold start's longest
+ * event-loop block. Capped at this, the same miss costs a few times this, not a few times the turn.
  */
 export const STORE_APPLY_STEP_MS = 5;
 /**
@@ -29,8 +29,8 @@ export const STORE_APPLY_MIN_CHUNK = 16;
 export const STORE_APPLY_MAX_CHUNK = 2000;
 /**
  * Changes in a source's first step, before its cost is known. Small on purpose: at the start the
- * code is not yet optimized and a change costs several times its later cost (first steps sized
- * from a 0.2 ms guess took 47-82 ms in a 100k-pod cold start).
+ * code is not yet optimized and a change costs several times its later cost, so a first step sized
+ * from a guess overruns the turn.
  */
 export const STORE_APPLY_FIRST_STEP = 16;
 
@@ -53,10 +53,10 @@ export interface PacerClock {
  * webhook's write batch is uncorked by an immediate queued while its request is read, in the poll
  * phase) ran after the pacer's turn when the turn was an immediate too: the pacer queues its next
  * turn at the end of the one before, ahead of anything the poll phase queues, so every such answer
- * during a cold start waited one more whole turn (a webhook answer read at 1,272 ms went out at
- * 1,304 ms, after a 21 ms turn). As a timer the turn runs in the timers phase, and an iteration is
- * turn, I/O, then the check phase's answers. A timer set at the end of a long turn is already due
- * (its start is the loop's time from before the turn), so the loop does not sleep between turns.
+ * during a cold start waited one more whole turn. As a timer the turn runs in the timers phase, and
+ * an iteration is turn, I/O, then the check phase's answers. A timer set at the end of a long turn
+ * is already due (its start is the loop's time from before the turn), so the loop does not sleep
+ * between turns.
  */
 export const realClock: PacerClock = { now: () => performance.now(), defer: (fn) => setTimeout(fn, 0) };
 
@@ -92,7 +92,7 @@ export class ApplyPacer {
     // The budget is per event-loop iteration, not the pacer's alone: what ran since the last turn
     // (the list pages parsed, answers, a GC) is charged to this one. Charged only to the pacer, an
     // iteration was its turn plus all of that, and in a cold start two such iterations in a row
-    // (54 and 34 ms, a 21 ms major GC in one) held a webhook answer for 94 ms.
+    // (a major GC in one) held a webhook answer for several times the budget.
     const budget =
       this.continuedAt === undefined
         ? STORE_APPLY_TURN_MS

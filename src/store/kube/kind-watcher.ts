@@ -4,9 +4,9 @@
 // into "no objects", and batching events for the store.
 //
 // The cache of objects is ours, not the ListWatch's: it applied a whole list to its cache and
-// called back once per object in one synchronous run after the last page (~90 ms at 100k pods, in
-// which /ready and the CA answered nobody). Here each page is diffed against the cache as it
-// arrives; the ListWatch gets an empty list and, for each watch event, only the event's
+// called back once per object in one synchronous run after the last page (a stall that grows with
+// the list, in which /ready and the CA answered nobody). Here each page is diffed against the cache
+// as it arrives; the ListWatch gets an empty list and, for each watch event, only the event's
 // resourceVersion (as a bookmark), which is all its loop needs to resume the watch.
 
 import { ListWatch, Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';

@@ -10,15 +10,15 @@ import { Worker } from 'node:worker_threads';
 import type { FingerprintedObject, ParseAck, ParseReply, ParseRequest, ParseResult } from './parse-protocol';
 
 /**
- * Longest one file may take to parse. 8 MiB of YAML takes the yaml package 4-8 s on a busy core;
+ * Longest one file may take to parse. 8 MiB of YAML takes the yaml package seconds on a busy core;
  * a file still parsing after a minute is pathological, and while it parses no other file can.
  */
 export const LOCAL_PARSE_TIMEOUT_MS = 60_000;
 
 /**
- * Heap of the parser thread. yaml's document model takes about 33 times the file's size (260 MB
- * for 7.9 MB of pods), so every file within MAX_MANIFEST_BYTES of that shape fits; a file that
- * needs more is refused instead of growing the process without bound.
+ * Heap of the parser thread. yaml's document model takes a few tens of times the file's size
+ * (BENCHMARKS.md, "Figures behind the code's comments"), so every file within MAX_MANIFEST_BYTES of
+ * that shape fits; a file that needs more is refused instead of growing the process without bound.
  */
 export const LOCAL_PARSER_HEAP_MB = 1024;
 

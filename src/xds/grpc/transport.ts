@@ -26,8 +26,9 @@ export interface CallTransport {
  * shared body, nothing copied), the next slice as one is taken. Queued whole, a 28 MB message
  * lets nghttp2 send as much as the client's window allows in one go (ztunnel's hyper client
  * opens 2 MiB per stream and 5 MiB per connection), and node:tls encrypts each such burst into a
- * buffer of its own that the connection keeps: bench xds at 200 streams with those windows, server
- * RSS 731 MB whole, 370 MB in 256 KiB slices, for the same CPU.
+ * buffer of its own that the connection keeps. In slices, what a connection holds encrypted is
+ * bounded by the slices queued, at no extra CPU (BENCHMARKS.md, "Figures behind the code's
+ * comments").
  */
 export const DIRECT_WRITE_SLICE_BYTES = 256 * 1024;
 /** Slices queued on the stream at once: the next is there while one is being sent. */
@@ -40,9 +41,10 @@ export const DIRECT_WRITE_SLICES_QUEUED = 2;
  * 100k workloads), and at 64 KiB it can send only a window's worth before it waits for the
  * server's WINDOW_UPDATE, many times over for one request. istiod's gRPC (Go) grows its
  * windows toward 16 MiB as it measures the connection; ztunnel's own client opens 2 MiB per
- * stream and 5 MiB per connection. With these, bench xds's unchanged reconnect (25 runs each, 100
- * streams) took 19.6-20.4 ms of server CPU against 22.6-25.7 ms at 64 KiB. They also bound what a
- * client can make the server hold unread: a connection's bytes in flight stay under the second.
+ * stream and 5 MiB per connection. With these, a reconnect's request arrives without waiting for
+ * a WINDOW_UPDATE every window's worth (the unchanged-reconnect row of `npm run bench xds`). They
+ * also bound what a client can make the server hold unread: a connection's bytes in flight stay
+ * under the second.
  */
 export const STREAM_RECEIVE_WINDOW_BYTES = 1024 * 1024;
 export const CONNECTION_RECEIVE_WINDOW_BYTES = 4 * 1024 * 1024;
@@ -169,17 +171,17 @@ function hasDataPath(link: { stream: unknown }): link is { stream: unknown } & D
 }
 
 /**
- * Puts `make(max_receive_message_length)` in place of grpc-js's message decoder for a server
- * call. grpc-js hands its decoder every DATA chunk of the request stream and queues the messages
- * it returns (server-interceptors.ts handleDataFrame). Here the framer reads the chunks from the
- * http2 stream itself, and grpc-js's handleDataFrame runs only when a chunk completed a message
- * (or the framer threw, which grpc-js turns into RESOURCE_EXHAUSTED as before), its decoder
- * handing over what the framer made: grpc-js's per-chunk work (a trace string built for every
- * DATA frame, the cancellation check) was 1.2-1.7 ms of a 5.7 MB request's 346 chunks in the
- * profile. Only before the decoder has seen a byte: grpc-js pauses the stream until the handler
- * reads, so a handler that calls this first replaces it for the whole call. If the stream's data
- * path has another shape, the framer is only put in the decoder's place; false (grpc-js's decoder
- * stays) if grpc-js no longer has this shape at all.
+ * Puts `make(max_receive_message_length)` in place of grpc-js's message decoder for a server call.
+ * grpc-js hands its decoder every DATA chunk of the request stream and queues the messages it
+ * returns (server-interceptors.ts handleDataFrame). Here the framer reads the chunks from the http2
+ * stream itself, and grpc-js's handleDataFrame runs only when a chunk completed a message (or the
+ * framer threw, which grpc-js turns into RESOURCE_EXHAUSTED as before), its decoder handing over
+ * what the framer made, so grpc-js's per-chunk work (a trace string built for every DATA frame, the
+ * cancellation check) runs once per message, not once per chunk of a multi-megabyte request. Only
+ * before the decoder has seen a byte: grpc-js pauses the stream until the handler reads, so a
+ * handler that calls this first replaces it for the whole call. If the stream's data path has
+ * another shape, the framer is only put in the decoder's place; false (grpc-js's decoder stays) if
+ * grpc-js no longer has this shape at all.
  */
 export function replaceMessageDecoder(call: object, make: (maxLength: number) => MessageFramer): boolean {
   const link = findStreamLink(call);

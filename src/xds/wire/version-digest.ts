@@ -25,8 +25,7 @@
 // the two entries of the same length and differing in one block, never match.
 //
 // The hashing runs in a small WebAssembly module (digest-module.ts): a 64-bit multiply takes 8
-// bytes a step where JavaScript's Math.imul takes 4. A 100k-entry request (5.7 MB in 16 KiB DATA
-// chunks) went through DeltaRequestFramer in 1.8-2.5 ms against 4.3-4.7 with JavaScript lanes.
+// bytes a step where JavaScript's Math.imul takes 4, so a request is hashed in half the steps.
 
 import type { ChangeSet, ResourceCache, XdsResource, XdsTypeUrl } from '../../contract/xds-resources';
 import {
