@@ -25,6 +25,18 @@ import { ServingCertHolder } from '../../../src/server/serving-cert';
 const SERVICE = 'canary.Canary';
 const METHOD = 'Chat';
 const identity = (b: Buffer) => b;
+/** One bidi method over raw bytes: the shape of Delta ADS, without its messages. */
+const CANARY_SERVICE: grpc.ServiceDefinition = {
+  [METHOD]: {
+    path: `/${SERVICE}/${METHOD}`,
+    requestStream: true,
+    responseStream: true,
+    requestSerialize: identity,
+    requestDeserialize: identity,
+    responseSerialize: identity,
+    responseDeserialize: identity,
+  },
+};
 
 /** One gRPC message frame: flag 0, big-endian length, bytes. */
 function frame(body: Buffer): Buffer {
@@ -84,17 +96,7 @@ describe('grpc-js canary', () => {
     const big = Buffer.alloc(DIRECT_WRITE_SLICE_BYTES * 2 + 17, 7);
     let reset: (() => void) | undefined;
     servers.addService(
-      {
-        [METHOD]: {
-          path: `/${SERVICE}/${METHOD}`,
-          requestStream: true,
-          responseStream: true,
-          requestSerialize: identity,
-          requestDeserialize: identity,
-          responseSerialize: identity,
-          responseDeserialize: identity,
-        },
-      },
+      CANARY_SERVICE,
       {
         [METHOD]: (call: grpc.ServerDuplexStream<Buffer, Buffer>) => {
           observed.decoderReplaced = replaceMessageDecoder(call, () => (observed.framer = new RecordingFramer()));
@@ -156,17 +158,7 @@ describe('grpc-js canary', () => {
     const servers = new GrpcServers({ host: '127.0.0.1', port: 0 }, null, {});
     let peer = '';
     servers.addService(
-      {
-        [METHOD]: {
-          path: `/${SERVICE}/${METHOD}`,
-          requestStream: true,
-          responseStream: true,
-          requestSerialize: identity,
-          requestDeserialize: identity,
-          responseSerialize: identity,
-          responseDeserialize: identity,
-        },
-      },
+      CANARY_SERVICE,
       { [METHOD]: (call: grpc.ServerDuplexStream<Buffer, Buffer>) => void (peer = call.getPeer()) },
       'plaintext',
     );
