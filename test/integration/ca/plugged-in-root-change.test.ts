@@ -9,10 +9,9 @@ import * as path from 'node:path';
 import { generateCaCertificate, GeneratedCa } from '../../../src/ca/signing/ca-cert-generator';
 import { splitPemCertificates } from '../../../src/ca/signing/key-material';
 import { PLUGGED_IN_DEBOUNCE_MS } from '../../../src/ca/roots/plugged-in';
-import { loadOrCreateTokenKey, signLocalToken } from '../../../src/security/local-jwt';
 import { eventually } from '../../support/apiserver';
 import { makeCsr, opensslVerify, tempDir } from '../../support/ca/fixtures';
-import { Harness, ZtunnelLikeClient, readRoot, startHarness } from '../../support/ca/harness';
+import { Harness, ZtunnelLikeClient, readRoot, startHarness, ztunnelCaller } from '../../support/ca/harness';
 import { captureLogs } from '../../support/logs';
 
 const YEAR = 365 * 24 * 3600 * 1000;
@@ -42,19 +41,7 @@ function writeCaDir(dir: string, c: { root: GeneratedCa; intermediate: Generated
 
 async function start(caDir: string, env: Record<string, string>) {
   const h = await startHarness({ env: { ROOT_CA_DIR: caDir, ...env } });
-  h.store.upsert('Pod', [
-    {
-      metadata: { name: 'ztunnel-a', namespace: 'istio-system', uid: 'u1' },
-      spec: { serviceAccountName: 'ztunnel', nodeName: 'n1' },
-      status: { phase: 'Running' },
-    },
-  ]);
-  const token = signLocalToken(
-    loadOrCreateTokenKey(h.stateDir),
-    { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-a', podUid: 'u1' },
-    ['istio-ca'],
-    600,
-  );
+  const token = ztunnelCaller(h);
   const issue = async (): Promise<string[]> => {
     const client = new ZtunnelLikeClient(h.port, readRoot(h));
     try {

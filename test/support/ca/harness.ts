@@ -18,6 +18,7 @@ import { callAuthenticatorFactory } from '../../../src/server/authenticator';
 import { servingCertCredentials } from '../../../src/ca/serving-cert/grpc-credentials';
 import { certificateServiceClient, IstioCertificateResponse } from '../../../src/ca/proto';
 import { tempDir } from './fixtures';
+import { loadOrCreateTokenKey, signLocalToken } from '../../../src/security/local-jwt';
 
 export const SERVER_NAME = 'istiod.istio-system.svc';
 
@@ -185,4 +186,24 @@ export class ZtunnelLikeClient {
 
 export function readRoot(h: Harness): string {
   return fs.readFileSync(path.join(h.stateDir, 'root-cert.pem'), 'utf8');
+}
+
+/**
+ * The ztunnel of node n1 as a local-mode caller: its pod `istio-system/ztunnel-a` in the store and a
+ * token for it from the harness's state folder.
+ */
+export function ztunnelCaller(h: Harness): string {
+  h.store.upsert('Pod', [
+    {
+      metadata: { name: 'ztunnel-a', namespace: 'istio-system', uid: 'u1' },
+      spec: { serviceAccountName: 'ztunnel', nodeName: 'n1' },
+      status: { phase: 'Running' },
+    },
+  ]);
+  return signLocalToken(
+    loadOrCreateTokenKey(h.stateDir),
+    { namespace: 'istio-system', serviceAccount: 'ztunnel', podName: 'ztunnel-a', podUid: 'u1' },
+    ['istio-ca'],
+    600,
+  );
 }
