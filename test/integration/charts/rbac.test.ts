@@ -24,7 +24,7 @@ import type { ServingCertSource } from '../../../src/server/context';
 import { TestApiServer, eventually, serviceAccountIdentity, type RecordedRequest } from '../../support/apiserver';
 import { namespace } from '../../support/apiserver/fixtures';
 import { ServerProcess, waitForStatus } from '../../support/cli';
-import { findObject, helmTemplate } from '../../support/helm';
+import { findObject, helmTemplate, type Rendered } from '../../support/helm';
 import { makeCsr } from '../../support/ca/fixtures';
 import { chainCrl, pluggedInCaDir } from '../../support/ca/openssl-crl';
 import { ZtunnelLikeClient } from '../../support/ca/harness';
@@ -98,6 +98,31 @@ async function probeCalls(): Promise<RecordedRequest[]> {
   });
 }
 
+/**
+ * The chart's container run against the test API server, with only the addresses, the cluster and
+ * the host paths changed for a test machine (no fixed ports, no /etc/cacerts or mesh file from the
+ * host): the same flags and the same environment, with `env` over them.
+ */
+function startChartServer(
+  objects: readonly Rendered[],
+  kubeconfig: string,
+  dir: string,
+  env: Record<string, string>,
+): ServerProcess {
+  const { container } = deploymentOf(objects);
+  const [command, ...chartFlags] = container.args;
+  return ServerProcess.start(
+    [
+      command!,
+      ...chartFlags,
+      '--kubeconfig', kubeconfig,
+      '--meshConfig', path.join(dir, 'no-mesh-file'),
+      ...['grpcAddr', 'secureGRPCAddr', 'httpsAddr', 'monitoringAddr', 'httpAddr'].flatMap((f) => [`--${f}`, '127.0.0.1:0']),
+    ],
+    { ...resolvedEnv(container, NS, 'istiod-0'), ...env },
+  );
+}
+
 describe('chart RBAC against the calls the code makes', () => {
   const objects = helmTemplate('istiod', { namespace: NS });
   const clusterRules = rulesOf(objects, 'ClusterRole');
@@ -129,23 +154,13 @@ describe('chart RBAC against the calls the code makes', () => {
     api.put({ apiVersion: 'networking.istio.io/v1', kind: 'ServiceEntry', metadata: { name: 'ext', namespace: 'default', labels: { 'istio.io/use-waypoint': 'wp' } }, spec: { hosts: ['ext.example'], ports: [{ number: 443, name: 'tls', protocol: 'TLS' }], resolution: 'DNS' } });
     api.put({ apiVersion: 'networking.istio.io/v1', kind: 'WorkloadEntry', metadata: { name: 'vm', namespace: 'default', labels: { 'istio.io/use-waypoint': 'wp' } }, spec: { address: '10.0.0.9' } });
 
-    // The chart's container, with only the addresses, the cluster and two paths changed for a
-    // test machine (no fixed ports, no /etc/cacerts or mesh file taken from the host).
-    const { container } = deploymentOf(objects);
-    const [command, ...chartFlags] = container.args;
+    // A grace period of 100 % puts the new root in it at once: the first rotation check begins a
+    // rotation, which updates istio-ca-secret (its 24 h distribution delay ends nothing here).
     const kubeconfig = api.writeKubeconfig();
-    const server = ServerProcess.start(
-      [
-        command!,
-        ...chartFlags,
-        '--kubeconfig', kubeconfig,
-        '--meshConfig', path.join(dir, 'no-mesh-file'),
-        ...['grpcAddr', 'secureGRPCAddr', 'httpsAddr', 'monitoringAddr', 'httpAddr'].flatMap((f) => [`--${f}`, '127.0.0.1:0']),
-      ],
-      // A grace period of 100 % puts the new root in it at once: the first rotation check begins a
-      // rotation, which updates istio-ca-secret (its 24 h distribution delay ends nothing here).
-      { ...resolvedEnv(container, NS, 'istiod-0'), ROOT_CA_DIR: path.join(dir, 'no-cacerts'), CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE: '100' },
-    );
+    const server = startChartServer(objects, kubeconfig, dir, {
+      ROOT_CA_DIR: path.join(dir, 'no-cacerts'),
+      CITADEL_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE: '100',
+    });
     try {
       await waitForStatus(`http://127.0.0.1:${await server.port('http')}/ready`, 200, 30_000);
       const rootIn = (ns: string) => (api.get('v1', 'ConfigMap', ns, ROOT_CONFIGMAP)?.['data'] as Record<string, string> | undefined)?.[ROOT_CERT_KEY];
@@ -271,18 +286,7 @@ describe('chart RBAC with taint.enabled against the node untaint controller', ()
     api.put({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' }, spec: { taints: [{ key: 'cni.istio.io/not-ready', effect: 'NoSchedule' }, { key: 'dedicated', value: 'infra', effect: 'NoSchedule' }] } });
     api.put({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'istio-cni-node-a', namespace: NS, labels: { 'k8s-app': 'istio-cni-node' } }, spec: { nodeName: 'node-a', hostNetwork: true, containers: [{ name: 'install-cni', image: 'x' }] }, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } });
 
-    const { container } = deploymentOf(objects);
-    const [command, ...chartFlags] = container.args;
-    const server = ServerProcess.start(
-      [
-        command!,
-        ...chartFlags,
-        '--kubeconfig', api.writeKubeconfig(),
-        '--meshConfig', path.join(dir, 'no-mesh-file'),
-        ...['grpcAddr', 'secureGRPCAddr', 'httpsAddr', 'monitoringAddr', 'httpAddr'].flatMap((f) => [`--${f}`, '127.0.0.1:0']),
-      ],
-      { ...resolvedEnv(container, NS, 'istiod-0'), ROOT_CA_DIR: path.join(dir, 'no-cacerts') },
-    );
+    const server = startChartServer(objects, api.writeKubeconfig(), dir, { ROOT_CA_DIR: path.join(dir, 'no-cacerts') });
     try {
       await waitForStatus(`http://127.0.0.1:${await server.port('http')}/ready`, 200, 30_000);
       const taints = () => (api.get('v1', 'Node', undefined, 'node-a')?.['spec'] as { taints?: { key: string }[] }).taints ?? [];
@@ -344,18 +348,7 @@ describe('chart RBAC with a plugged-in CA and its CRL', () => {
     crl = chainCrl(ca.intermediate, ca.root, path.join(dir, 'crl'));
     fs.writeFileSync(path.join(ca.dir, CA_CRL_FILE), crl);
 
-    const { container } = deploymentOf(objects);
-    const [command, ...chartFlags] = container.args;
-    const server = ServerProcess.start(
-      [
-        command!,
-        ...chartFlags,
-        '--kubeconfig', api.writeKubeconfig(),
-        '--meshConfig', path.join(dir, 'no-mesh-file'),
-        ...['grpcAddr', 'secureGRPCAddr', 'httpsAddr', 'monitoringAddr', 'httpAddr'].flatMap((f) => [`--${f}`, '127.0.0.1:0']),
-      ],
-      { ...resolvedEnv(container, NS, 'istiod-0'), ROOT_CA_DIR: ca.dir },
-    );
+    const server = startChartServer(objects, api.writeKubeconfig(), dir, { ROOT_CA_DIR: ca.dir });
     try {
       await waitForStatus(`http://127.0.0.1:${await server.port('http')}/ready`, 200, 30_000);
       const crlIn = (ns: string) => (api.get('v1', 'ConfigMap', ns, CA_CRL_CONFIGMAP)?.['data'] as Record<string, string> | undefined)?.[CA_CRL_FILE];
