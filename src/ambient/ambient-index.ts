@@ -24,7 +24,13 @@ import type { Authorization, Service, Workload } from './messages';
 import { convertPeerAuthentication, namespacePolicy, staticStrictPolicy } from './peer-authentication';
 import { policyStatusFacts, type PolicyStatusFacts } from './policy-status';
 import { kubeServiceHostname, servicesOfHostname } from './services';
-import { featureOn, type AmbientFeatures, type AmbientSettings } from './settings';
+import { featureOn, workloadTrustDomain, type AmbientFeatures, type AmbientSettings } from './settings';
+import {
+  NetworkGatewayTable,
+  networkGatewaysOf,
+  networkGatewayWorkload,
+  type NetworkGatewayChange,
+} from './network-gateways';
 import { implicitWaypointPolicy } from './waypoint-policies';
 import { INDEX, StoreView, registerIndexes } from './store-view';
 import { namespaceOf, serviceEntrySpec } from './specs';
@@ -51,6 +57,24 @@ export interface AmbientIndexOptions {
   enableDryRun?: boolean;
   /** istiod's switches (settings.ts); those left out have istiod's defaults. */
   features?: Partial<AmbientFeatures>;
+  /**
+   * The mesh's network gateways, shared by the indexes of every cluster (multicluster); by default
+   * a table of this store's own Gateways.
+   */
+  networkGateways?: NetworkGatewayTable;
+  /**
+   * A remote cluster's index: its Gateways are read as east-west gateways, it derives no
+   * Authorization (the config cluster's index does) and no NetworkGateway workloads.
+   */
+  remote?: boolean;
+  /** Hears every workload and service the index sets, before encoding (the multicluster merge). */
+  observer?: AddressObserver;
+}
+
+/** Sees the Address resources as the index derives them; `undefined` is a removal. */
+export interface AddressObserver {
+  workload(uid: string, w: Workload | undefined): void;
+  service(name: string, s: Service | undefined): void;
 }
 
 /** Counters of the last applied batch, for the bench and the debug page. */
@@ -71,13 +95,26 @@ export class AmbientIndex implements ResourceCache {
   private readonly unsubscribe: (() => void)[] = [];
   lastBatch: BatchStats = { events: 0, recomputed: 0 };
 
+  private readonly gateways: NetworkGatewayTable;
+  /** Hears the gateway table; the index's own changes are handled where it makes them, not here. */
+  private readonly onGateways = (change: NetworkGatewayChange): void => {
+    if (change.addresses) this.rebuild();
+    else this.recomputeNetworkGateways();
+    this.emit();
+  };
+
   constructor(private readonly options: AmbientIndexOptions) {
     this.store = options.store;
     registerIndexes(this.store);
-    this.view = new StoreView(this.store, this.settingsFrom(options.mesh.current()));
+    this.gateways = options.networkGateways ?? new NetworkGatewayTable(options.clusterId);
+    this.view = new StoreView(this.store, this.settingsFrom(options.mesh.current()), this.gateways);
+    for (const gw of this.store.list('Gateway')) this.fileGateway(keyOf(gw));
     // Both tables are empty: nothing to sweep and no earlier state to report changes against.
     this.addresses.untracked(() => this.authorizations.untracked(() => this.rebuild(false)));
     this.unsubscribe.push(this.store.subscribe((events) => this.onEvents(events)));
+    // Another cluster's gateways changed: a changed network_gateway is in every workload of the
+    // mesh; a changed list only in the NetworkGateway workloads (rare events, so no finer rule).
+    this.unsubscribe.push(this.gateways.subscribe(this.onGateways));
     this.unsubscribe.push(
       options.mesh.subscribe((mesh) => {
         const next = this.settingsFrom(mesh);
@@ -95,6 +132,23 @@ export class AmbientIndex implements ResourceCache {
 
   close(): void {
     for (const u of this.unsubscribe.splice(0)) u();
+  }
+
+  /** Files one Gateway's network gateways in the shared table; true when a network_gateway changed. */
+  private fileGateway(key: string): boolean {
+    const [ns, name] = splitKey(key);
+    const gw = this.store.get('Gateway', ns, name);
+    const { clusterId } = this.options;
+    const found = gw ? networkGatewaysOf(gw, clusterId, !this.options.remote) : [];
+    return this.gateways.set(clusterId, key, found, this.onGateways)?.addresses ?? false;
+  }
+
+  /** The config cluster's index lists every cluster's network gateways as workloads (istiod's NetworkGatewayWorkloads). */
+  private recomputeNetworkGateways(): void {
+    if (this.options.remote) return;
+    const td = workloadTrustDomain(this.view.settings);
+    const workloads = this.gateways.all().map((g) => networkGatewayWorkload(g, td));
+    this.recomputeMany('networkGateways', workloads);
   }
 
   get settings(): AmbientSettings {
@@ -188,14 +242,18 @@ export class AmbientIndex implements ResourceCache {
   // ---- writes ----
 
   private setWorkload(uid: string, w: Workload | undefined): void {
+    this.options.observer?.workload(uid, w);
     this.addressTable.setWorkload(uid, w);
   }
 
   private setService(name: string, s: Service | undefined): void {
+    this.options.observer?.service(name, s);
     this.addressTable.setService(name, s);
   }
 
   private setAuthorization(name: string, a: Authorization | undefined): void {
+    // A remote cluster's policies are the config cluster's: its index would only derive them again.
+    if (this.options.remote) return;
     this.authorizations.set(name, a ? encodeAuthorization(a) : undefined);
   }
 
@@ -347,6 +405,7 @@ export class AmbientIndex implements ResourceCache {
     if (featureOn(s, 'autoAllowWaypointPolicy'))
       for (const gw of this.store.list('Gateway')) d.waypoints.add(keyOf(gw));
     d.peerAuthentications = true;
+    this.recomputeNetworkGateways();
     const count = this.apply(d) + pods.length;
     if (sweep) {
       this.addresses.endSweep();
@@ -366,10 +425,17 @@ export class AmbientIndex implements ResourceCache {
     };
     if (this.options.network === undefined)
       ctx.networkNamespace = this.options.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE;
-    for (const e of events) markEvent(ctx, d, e);
+    let gatewaysChanged = false;
+    for (const e of events) {
+      markEvent(ctx, d, e);
+      if (e.kind === 'Gateway') gatewaysChanged = this.fileGateway(keyOf(e.object)) || gatewaysChanged;
+    }
+    // A changed network_gateway is in every workload on its network: rare, so everything is derived again.
+    if (gatewaysChanged) d.all = true;
     expandHostnames(ctx, d);
     if (d.all) this.view.settings = this.settingsFrom(this.options.mesh.current());
     const recomputed = this.apply(d);
+    if (!d.all && events.some((e) => e.kind === 'Gateway')) this.recomputeNetworkGateways();
     this.lastBatch = { events: events.length, recomputed };
     this.emit();
   }

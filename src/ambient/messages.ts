@@ -120,6 +120,7 @@ export interface Workload {
   addresses?: Uint8Array[];
   hostname?: string;
   network?: string;
+  networkGateway?: GatewayAddress;
   tunnelProtocol?: TunnelProtocol;
   trustDomain?: string;
   serviceAccount?: string;

@@ -16,6 +16,8 @@ const REVISIONED: ReadonlySet<KindId> = new Set<KindId>([
   'WorkloadEntry',
 ]);
 import type { MeshView } from './view';
+import type { GatewayAddress } from './messages';
+import { NetworkGatewayTable } from './network-gateways';
 import { Waypoint, canaryRefFromLabels, waypointFromGateway, waypointRefFromLabels } from './waypoints';
 import { workloadEntryLabels } from './workloads';
 
@@ -149,7 +151,12 @@ export class StoreView implements MeshView {
   constructor(
     private readonly store: ObjectStore,
     public settings: AmbientSettings,
+    private readonly gateways: NetworkGatewayTable = new NetworkGatewayTable(settings.clusterId),
   ) {}
+
+  networkGateway(network: string): GatewayAddress | undefined {
+    return this.gateways.addressFor(network);
+  }
 
   get(kind: KindId, namespace: string | undefined, name: string): KubeObject | undefined {
     const o = this.store.get(kind, namespace, name);

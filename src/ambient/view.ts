@@ -3,6 +3,7 @@
 
 import type { KindId } from '../store/kinds';
 import type { KubeObject } from '../store/types';
+import type { GatewayAddress } from './messages';
 import type { AmbientSettings } from './settings';
 import type { Waypoint } from './waypoints';
 
@@ -25,4 +26,6 @@ export interface MeshView {
   waypointInstances(namespace: string, name: string): Iterable<KubeObject>;
   /** ServiceEntries listing `host` in spec.hosts. */
   serviceEntriesWithHost(host: string): KubeObject[];
+  /** A workload's network_gateway on `network` (network-gateways.ts); undefined when its network has none. */
+  networkGateway(network: string): GatewayAddress | undefined;
 }

@@ -57,6 +57,7 @@ export function serviceEntryWorkloads(se: KubeObject, view: MeshView): Workload[
     if (ip) w.addresses = [ip];
     else setIf(w, 'hostname', address);
     setIf(w, 'network', network);
+    setIf(w, 'networkGateway', view.networkGateway(network));
     const tunnel = tunnelOf(se.metadata.labels, se.metadata.annotations);
     setIf(w, 'tunnelProtocol', tunnel.tunnelProtocol);
     setIf(w, 'nativeTunnel', tunnel.nativeTunnel);

@@ -370,6 +370,7 @@ export function podWorkload(pod: KubeObject, view: MeshView, trace?: DecisionTra
   setIf(w, 'namespace', ns);
   w.addresses = addresses;
   setIf(w, 'network', s.network);
+  setIf(w, 'networkGateway', view.networkGateway(s.network));
   setMeshIdentity(w, ns, labels, pod.metadata.annotations, spec.serviceAccountName, view, trace);
   setIf(w, 'node', spec.nodeName);
   setWorkloadNames(w, labels, podWorkloadName(pod));
@@ -404,6 +405,7 @@ export function workloadEntryWorkload(we: KubeObject, view: MeshView): Workload 
   if (ip) w.addresses = [ip];
   else setIf(w, 'hostname', spec.address);
   setIf(w, 'network', spec.network || s.network);
+  setIf(w, 'networkGateway', view.networkGateway(spec.network || s.network));
   setMeshIdentity(w, ns, labels, we.metadata.annotations, spec.serviceAccount, view);
   setWorkloadNames(
     w,
