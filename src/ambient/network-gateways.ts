@@ -134,7 +134,7 @@ export class NetworkGatewayTable {
     if (JSON.stringify(filed?.get(gatewayKey) ?? []) === JSON.stringify(gateways)) return undefined;
     return this.mutate(origin, () => {
       let files = filed;
-      if (!files) this.byCluster.set(clusterId, (files = new Map()));
+      if (!files) this.byCluster.set(clusterId, (files = new Map<string, NetworkGateway[]>()));
       if (gateways.length) files.set(gatewayKey, [...gateways]);
       else files.delete(gatewayKey);
       if (files.size === 0) this.byCluster.delete(clusterId);
