@@ -53,24 +53,17 @@ export const ISTIOD_SWITCHES: readonly IstiodSwitch[] = [
   { name: 'PILOT_HBONE_INITIAL_STREAM_WINDOW_SIZE', istiodDefault: '0', honoured: false, note: ENVOY_ONLY },
   { name: 'PILOT_HBONE_INITIAL_CONNECTION_WINDOW_SIZE', istiodDefault: '0', honoured: false, note: ENVOY_ONLY },
   {
-    name: 'AMBIENT_ENABLE_MULTI_NETWORK',
-    istiodDefault: 'false',
-    honoured: false,
-    note: 'multi-network and multicluster ambient are not served yet: one cluster on one network, no network gateways (docs/compat.md)',
-    warnWhen: isTrue,
-  },
-  {
     name: 'AMBIENT_ENABLE_MULTI_NETWORK_WAYPOINT',
     istiodDefault: 'true',
     honoured: false,
-    note: 'routes waypoints to remote networks when AMBIENT_ENABLE_MULTI_NETWORK is on; neither is served',
+    note: "routes a waypoint's Envoy to remote networks; istiod-ts serves no Envoy, so it has no effect",
     warnWhen: isFalse,
   },
   {
     name: 'AMBIENT_ENABLE_MULTI_NETWORK_INGRESS',
     istiodDefault: 'false',
     honoured: false,
-    note: 'routes ingress gateways to remote networks when AMBIENT_ENABLE_MULTI_NETWORK is on; neither is served',
+    note: "routes an ingress gateway's Envoy to remote networks; istiod-ts serves no Envoy, so it has no effect",
     warnWhen: isTrue,
   },
   {
@@ -81,6 +74,12 @@ export const ISTIOD_SWITCHES: readonly IstiodSwitch[] = [
     warnWhen: isFalse,
   },
   // Honoured: read by the setting of the same name (config/options.ts).
+  {
+    name: 'AMBIENT_ENABLE_MULTI_NETWORK',
+    istiodDefault: 'false',
+    honoured: true,
+    note: 'remote clusters, GLOBAL services, network gateways (docs/multicluster.md)',
+  },
   { name: 'AMBIENT_ENABLE_STATUS', istiodDefault: 'true', honoured: true, note: 'status conditions' },
   {
     name: 'AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY',

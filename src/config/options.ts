@@ -319,6 +319,11 @@ export const SERVE_ENV = {
     check: taintKeyProblem,
   },
   // Ambient index.
+  AMBIENT_ENABLE_MULTI_NETWORK: {
+    kind: 'bool',
+    default: 'false',
+    help: 'serve the workloads and GLOBAL services of remote clusters and networks (docs/multicluster.md); off, only this cluster is served, as istiod',
+  },
   AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY: {
     kind: 'bool',
     default: 'false',

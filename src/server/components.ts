@@ -4,7 +4,8 @@
 
 import type { KubeClient } from '../store/kube';
 import { startCertificateAuthority } from '../ca';
-import { AmbientIndex } from '../ambient/ambient-index';
+import { createAmbientCache } from './ambient-cache';
+import type { ClusterDirectory } from '../store/clusters';
 import { registerAmbientDebug } from '../ambient/debug';
 import { registerExplainDebug } from '../explain/debug';
 import { Explainer } from '../explain/explainer';
@@ -20,7 +21,6 @@ import { callAuthenticatorFactory } from './authenticator';
 import { registerXdsDebug } from './debug-xds';
 import type { CallAuthenticator } from '../security/identity';
 import { startIpAutoallocate } from '../controllers/ipallocate';
-import { ambientFeatures } from '../ambient/settings';
 import { MemoryStore } from '../store/memory-store';
 import { KubeWriter } from '../store/kube/writes';
 
@@ -33,21 +33,14 @@ export async function startComponents(
   ctx: ServerContext,
   kube: KubeClient | undefined,
   ignored?: IgnoredObjects,
+  clusters?: ClusterDirectory,
 ): Promise<StartedComponents> {
   const sources = kube ? { kubeConfig: kube.kubeConfig } : {};
   // The store's Pod deletions end cached TokenReviews of the deleted pods' tokens.
   const authenticator = callAuthenticatorFactory(ctx.options, ctx.mesh, { ...sources, store: ctx.store });
   const ca = await startCertificateAuthority(ctx, { ...sources, ...(kube ? { kubeClient: kube } : {}), authenticator });
-  const index = new AmbientIndex({
-    store: ctx.store,
-    mesh: ctx.mesh,
-    clusterId: ctx.options.env.CLUSTER_ID,
-    domain: ctx.options.flags.domain,
-    systemNamespace: ctx.options.env.POD_NAMESPACE,
-    revision: ctx.options.env.REVISION,
-    enableDryRun: ctx.options.env.AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY,
-    features: ambientFeatures(ctx.options.env),
-  });
+  const ambient = createAmbientCache(ctx, clusters);
+  const index = ambient.local;
   registerAmbientDebug(ctx.debug, index);
   // /debug/explain runs the CA's node authorizer and the ambient derivation over this store with a
   // decision recorder, reading CA_TRUSTED_NODE_ACCOUNTS and the trust domains as the CA does.
@@ -60,7 +53,7 @@ export async function startComponents(
       ambientSettings: () => index.settings,
     }),
   );
-  ctx.onShutdown(() => index.close());
+  ctx.onShutdown(() => ambient.close());
   // Policies ztunnel never gets (a waypoint's, AUDIT/CUSTOM, dry-run) are listed on /debug/ignored.
   if (ignored) ctx.onShutdown(reportDroppedPolicies(ctx.store, index, ignored));
   // AMBIENT_ENABLE_STATUS: ZtunnelAccepted, WaypointAccepted, istio.io/WaypointBound,
@@ -69,7 +62,7 @@ export async function startComponents(
   startAmbientStatus(ctx, index, kube ? new KubeWriter(kube) : undefined);
   // The CA and the xDS server register their own shutdown hooks.
   const build = versionInfo();
-  const xds = startXdsServer(ctx, index, ca.authenticator, { version: build.version, runtime: build.node });
+  const xds = startXdsServer(ctx, ambient.served, ca.authenticator, { version: build.version, runtime: build.node });
   registerXdsDebug(ctx.debug, xds.server);
   // Kubernetes mode only, and only in the replica that leads: keeps the webhook configurations'
   // caBundle current and flips failurePolicy to Fail once validation is known to work.

@@ -83,20 +83,22 @@ describe('start-up checks', () => {
 });
 
 describe('istiod switches istiod-ts does not honour', () => {
-  test('AMBIENT_ENABLE_MULTI_NETWORK=true starts with one warning naming it and why', async () => {
+  test('AMBIENT_ENABLE_MULTI_NETWORK_INGRESS=true starts with one warning naming it and why', async () => {
     const state = fs.mkdtempSync(path.join(os.tmpdir(), 'istiod-ts-switches-'));
     const server = ServerProcess.start(localServeArgs(path.join(state, 'state')), {
+      AMBIENT_ENABLE_MULTI_NETWORK_INGRESS: 'true',
       AMBIENT_ENABLE_MULTI_NETWORK: 'true',
     });
     try {
       await server.port('http');
-      const warned = server.logs.filter((l) => l['env'] === 'AMBIENT_ENABLE_MULTI_NETWORK');
+      expect(server.logs.filter((l) => l['env'] === 'AMBIENT_ENABLE_MULTI_NETWORK')).toEqual([]);
+      const warned = server.logs.filter((l) => l['env'] === 'AMBIENT_ENABLE_MULTI_NETWORK_INGRESS');
       expect(warned).toEqual([
         expect.objectContaining({
           level: 'warn',
           value: 'true',
           msg: expect.stringMatching(
-            /^AMBIENT_ENABLE_MULTI_NETWORK is not honoured: multi-network and multicluster ambient are not served yet/,
+            /^AMBIENT_ENABLE_MULTI_NETWORK_INGRESS is not honoured: .*serves no Envoy/,
           ) as string,
         }),
       ]);

@@ -25,6 +25,8 @@ const ALLOWED = {
   ca: ['config', 'contract', 'log', 'mesh', 'net', 'proto-files', 'security', 'store'],
   webhook: ['config', 'contract', 'log', 'mesh', 'net', 'store'],
   controllers: ['ambient', 'config', 'contract', 'log', 'mesh', 'security', 'store'],
+  // The multicluster mesh index joins one ambient index per cluster, so it sits right above ambient.
+  multicluster: ['ambient', 'config', 'contract', 'log', 'mesh', 'security', 'store'],
   xds: ['config', 'contract', 'log', 'mesh', 'net', 'proto-files', 'security', 'store'],
   // `explain` runs the CA's node authorizer (security) and the ambient derivation (ambient) with a
   // decision recorder; it needs both and is neither, so it sits beside the engines, under the server
@@ -39,6 +41,7 @@ const ALLOWED = {
     'explain',
     'log',
     'mesh',
+    'multicluster',
     'net',
     'proto-files',
     'security',

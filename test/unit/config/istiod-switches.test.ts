@@ -28,15 +28,16 @@ describe('the istiod switch table', () => {
 });
 
 describe('unservedSwitches', () => {
-  test('AMBIENT_ENABLE_MULTI_NETWORK=true is named (multicluster is not served); false is what istiod-ts does', () => {
-    expect(unservedSwitches({ AMBIENT_ENABLE_MULTI_NETWORK: 'true' })).toEqual([
+  test('AMBIENT_ENABLE_MULTI_NETWORK is honoured either way; the Envoy-only multi-network switches are named', () => {
+    expect(unservedSwitches({ AMBIENT_ENABLE_MULTI_NETWORK: 'true' })).toEqual([]);
+    expect(unservedSwitches({ AMBIENT_ENABLE_MULTI_NETWORK: 'false' })).toEqual([]);
+    expect(unservedSwitches({ AMBIENT_ENABLE_MULTI_NETWORK_INGRESS: 'true' })).toEqual([
       {
-        name: 'AMBIENT_ENABLE_MULTI_NETWORK',
+        name: 'AMBIENT_ENABLE_MULTI_NETWORK_INGRESS',
         value: 'true',
-        reason: expect.stringMatching(/not served yet/) as string,
+        reason: expect.stringMatching(/serves no Envoy/) as string,
       },
     ]);
-    expect(unservedSwitches({ AMBIENT_ENABLE_MULTI_NETWORK: 'false' })).toEqual([]);
   });
 
   test('PILOT_ENABLE_AMBIENT=true (the ambient profile) is what istiod-ts does; false is named', () => {
