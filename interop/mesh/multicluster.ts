@@ -18,9 +18,10 @@ export interface ClusterMeshOptions {
   local: boolean;
   mesh: MeshOptions;
   /**
-   * Added to the second octet of every 10.x.y.z address (and to fd00:10: prefixes), so that two
-   * clusters on one network do not share pod and service addresses, as real clusters on a flat
-   * network do not. 0 keeps the generator's addresses: clusters on different networks may overlap.
+   * Added to the second octet of every 10.x.y.z address (pods, services, endpoints, node CIDRs), to
+   * the fd00:10: prefix and to the third octet of the nodes' 172.18.0.x addresses (host-network
+   * pods), so that two clusters on one network share no address, as real clusters on a flat network
+   * do not. 0 keeps the generator's addresses: clusters on different networks may overlap.
    */
   addressShift: number;
   /** An istio-east-west Gateway of this cluster (a remote one) for its own network, at this IP. */
@@ -59,15 +60,18 @@ export function multiclusterMeshConfig(): Record<string, unknown> {
 const REMOTE_CLUSTER_KINDS = new Set(['Namespace', 'Node', 'Pod', 'Service', 'EndpointSlice', 'Gateway']);
 
 const IPV4_10 = /^10\.(\d+)\.(\d+)\.(\d+)(\/\d+)?$/;
+const NODE_IP = /^172\.18\.(\d+)\.(\d+)$/;
 
 function shiftAddress(text: string, shift: number): string {
   const m = IPV4_10.exec(text);
   if (m) return `10.${Number(m[1]) + shift}.${m[2]}.${m[3]}${m[4] ?? ''}`;
+  const node = NODE_IP.exec(text);
+  if (node) return `172.18.${Number(node[1]) + shift}.${node[2]}`;
   if (text.startsWith('fd00:10:')) return `fd00:${10 + shift}:${text.slice('fd00:10:'.length)}`;
   return text;
 }
 
-/** Every string of a manifest that is a 10.x address (or fd00:10: one), shifted; other strings kept. */
+/** Every string of a manifest that is one of those addresses, shifted; other strings kept. */
 function shiftAddresses<T>(value: T, shift: number): T {
   if (shift === 0) return value;
   if (typeof value === 'string') return shiftAddress(value, shift) as T;
