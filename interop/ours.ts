@@ -55,3 +55,34 @@ export async function deriveFromFolder(
     index.close();
   }
 }
+
+/** One cluster's folder, as interop/fixtures.ts lays a multicluster fixture out. */
+export interface ClusterFolderInput {
+  clusterId: string;
+  dir: string;
+  /** The config cluster, whose ztunnels the multicluster goldens recorded (exactly one). */
+  local: boolean;
+}
+
+/**
+ * What istiod-ts tells a ztunnel of the local cluster about a multicluster mesh: each folder read
+ * as its cluster's objects (a remote one contributes Namespace, Node, Pod, Service, EndpointSlice
+ * and Gateway only, as istiod reads it), Istio config from the local folder, the meshConfig
+ * (serviceScopeConfigs) from `meshConfigFile`, and the index over all of them, decoded as
+ * deriveFromFolder does. The cluster's network is its istio-system's topology.istio.io/network.
+ *
+ * WIRING NEEDED: src/multicluster/ (in progress elsewhere) derives this; replace the throw with a
+ * call to it (roughly deriveFromClusters(folders.map((f) => ({ id: f.clusterId, dir: f.dir, local:
+ * f.local })), ...)) and run test/interop/istiod-multicluster-goldens.test.ts with
+ * ISTIOD_TS_MULTICLUSTER_GOLDENS=1, then drop that switch from the test.
+ */
+export type DeriveFromClusterFolders = (
+  folders: readonly ClusterFolderInput[],
+  features?: AmbientFeatures,
+  meshConfigFile?: string,
+) => Promise<DerivedResources>;
+
+// A typed stub rather than a function body: its parameters are the contract, not used yet.
+export const deriveFromClusterFolders: DeriveFromClusterFolders = () => {
+  throw new Error('multicluster derivation not wired yet');
+};

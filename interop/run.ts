@@ -4,6 +4,9 @@
 //   ztunnel | istioctl           one part
 //   fixture NAME DIR             lay a goldens fixture's manifests into DIR (for istiod's recorder)
 //   adopt-golden NAME FILE       turn the recorder's output for fixture NAME into test/golden/istiod/NAME.json
+//   mc-fixture NAME DIR          lay a multicluster fixture out under DIR (one folder per cluster, mesh.yaml)
+//                                and print the recorder's -clusters and -mesh arguments and the digest
+//   adopt-mc-golden NAME FILE    the same as adopt-golden, into test/golden/istiod-multicluster/NAME.json
 //   mesh DIR [--workloads N] [--nodes N] [--namespaces N]   write a generated mesh
 
 import 'reflect-metadata';
@@ -11,8 +14,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { fixtureNamed, materialize } from './fixtures';
-import { adoptGolden } from './golden-file';
+import {
+  fixtureNamed,
+  materialize,
+  materializeMulticluster,
+  multiclusterFixtureNamed,
+  recorderClustersArg,
+} from './fixtures';
+import { adoptGolden, adoptMulticlusterGolden } from './golden-file';
 import { DEFAULT_MESH, generateMesh } from './mesh/generate';
 import { folderDigest, writeMesh } from './mesh/write';
 import { runParts } from './parts';
@@ -40,6 +49,34 @@ async function main(argv: string[]): Promise<number> {
       try {
         const fixture = fixtureNamed(name);
         console.log(adoptGolden(file, name, materialize(fixture, scratch), fixture.env));
+      } finally {
+        rmSync(scratch, { recursive: true, force: true });
+      }
+      return 0;
+    }
+    case 'mc-fixture': {
+      const [name, dir] = rest;
+      if (!name || !dir) throw new Error('usage: mc-fixture NAME DIR');
+      const fixture = multiclusterFixtureNamed(name);
+      const layout = materializeMulticluster(fixture, dir);
+      console.log(`-clusters ${recorderClustersArg(layout)}`);
+      console.log(`-mesh ${layout.meshConfigFile}`);
+      console.log(
+        `env ${Object.entries(fixture.env)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' ')}`,
+      );
+      console.log(`digest ${layout.digest}`);
+      return 0;
+    }
+    case 'adopt-mc-golden': {
+      const [name, file] = rest;
+      if (!name || !file) throw new Error('usage: adopt-mc-golden NAME FILE');
+      const scratch = mkdtempSync(path.join(tmpdir(), 'adopt-mc-'));
+      try {
+        const fixture = multiclusterFixtureNamed(name);
+        const layout = materializeMulticluster(fixture, scratch);
+        console.log(adoptMulticlusterGolden(file, name, layout.digest, fixture.env, layout.folders));
       } finally {
         rmSync(scratch, { recursive: true, force: true });
       }

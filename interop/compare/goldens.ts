@@ -22,6 +22,12 @@ export interface IstiodGolden {
   nodes: Record<string, { address?: GoldenResource[]; authorization?: GoldenResource[] }>;
 }
 
+/** A multicluster golden: what a ztunnel of the local cluster (`cluster`) was sent. */
+export interface IstiodMulticlusterGolden extends IstiodGolden {
+  /** Each cluster as the recorder loaded it, the local one first. */
+  clusters: { id: string; network: string; local: boolean }[];
+}
+
 export interface GoldenDifference extends Difference {
   node: string;
   type: 'address' | 'authorization';
