@@ -7,9 +7,13 @@ import { ambientFeatures, type AmbientFeatures } from '../src/ambient/settings';
 import { SERVE_ENV } from '../src/config/options';
 import { parseEnv } from '../src/config/settings';
 import { addressToJson, authorizationToJson } from '../src/ambient/codec';
-import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL } from '../src/contract/xds-resources';
+import { ADDRESS_TYPE_URL, AUTHORIZATION_TYPE_URL, type ResourceCache } from '../src/contract/xds-resources';
 import { defaultMeshConfig } from '../src/mesh/defaults';
-import type { MeshConfigSource } from '../src/mesh/types';
+import type { MeshConfig, MeshConfigSource } from '../src/mesh/types';
+import { applyMeshLayer } from '../src/mesh/build';
+import { MeshIndex } from '../src/multicluster/mesh-index';
+import type { ClusterDirectory, MeshCluster } from '../src/store/clusters';
+import { readFileSync } from 'node:fs';
 import { LocalSource } from '../src/store/local/local-source';
 import { MemoryStore } from '../src/store/memory-store';
 
@@ -22,6 +26,19 @@ export interface DerivedResources {
 function staticMesh(): MeshConfigSource {
   const current = defaultMeshConfig();
   return { current: () => current, subscribe: () => () => undefined };
+}
+
+function fixedMesh(current: MeshConfig): MeshConfigSource {
+  return { current: () => current, subscribe: () => () => undefined };
+}
+
+/** Every resource of the cache, decoded to the shared JSON shape. */
+function decodeAll(cache: ResourceCache): DerivedResources {
+  const decode = (typeUrl: typeof ADDRESS_TYPE_URL | typeof AUTHORIZATION_TYPE_URL) => {
+    const toJson = typeUrl === ADDRESS_TYPE_URL ? addressToJson : authorizationToJson;
+    return new Map([...cache.all(typeUrl)].map((r) => [r.name, toJson(r.bytes)]));
+  };
+  return { address: decode(ADDRESS_TYPE_URL), authorization: decode(AUTHORIZATION_TYPE_URL) };
 }
 
 /** istiod's environment switches (names as istiod reads them) as the index's features. */
@@ -46,11 +63,7 @@ export async function deriveFromFolder(
     ...(features ? { features } : {}),
   });
   try {
-    const decode = (typeUrl: typeof ADDRESS_TYPE_URL | typeof AUTHORIZATION_TYPE_URL) => {
-      const toJson = typeUrl === ADDRESS_TYPE_URL ? addressToJson : authorizationToJson;
-      return new Map([...index.all(typeUrl)].map((r) => [r.name, toJson(r.bytes)]));
-    };
-    return { address: decode(ADDRESS_TYPE_URL), authorization: decode(AUTHORIZATION_TYPE_URL) };
+    return decodeAll(index);
   } finally {
     index.close();
   }
@@ -66,23 +79,52 @@ export interface ClusterFolderInput {
 
 /**
  * What istiod-ts tells a ztunnel of the local cluster about a multicluster mesh: each folder read
- * as its cluster's objects (a remote one contributes Namespace, Node, Pod, Service, EndpointSlice
- * and Gateway only, as istiod reads it), Istio config from the local folder, the meshConfig
- * (serviceScopeConfigs) from `meshConfigFile`, and the index over all of them, decoded as
- * deriveFromFolder does. The cluster's network is its istio-system's topology.istio.io/network.
- *
- * WIRING NEEDED: src/multicluster/ (in progress elsewhere) derives this; replace the throw with a
- * call to it (roughly deriveFromClusters(folders.map((f) => ({ id: f.clusterId, dir: f.dir, local:
- * f.local })), ...)) and run test/interop/istiod-multicluster-goldens.test.ts with
- * ISTIOD_TS_MULTICLUSTER_GOLDENS=1, then drop that switch from the test.
+ * as its cluster's objects into its own store, the mesh index (src/multicluster) over them with the
+ * meshConfig of `meshConfigFile` (serviceScopeConfigs), decoded as deriveFromFolder does. A remote
+ * folder's Istio objects are in its store but never read, as istiod reads Istio config from the
+ * config cluster only; each cluster's network is its istio-system's topology.istio.io/network.
  */
-export type DeriveFromClusterFolders = (
+export async function deriveFromClusterFolders(
   folders: readonly ClusterFolderInput[],
   features?: AmbientFeatures,
   meshConfigFile?: string,
-) => Promise<DerivedResources>;
-
-// A typed stub rather than a function body: its parameters are the contract, not used yet.
-export const deriveFromClusterFolders: DeriveFromClusterFolders = () => {
-  throw new Error('multicluster derivation not wired yet');
-};
+): Promise<DerivedResources> {
+  const local = folders.find((f) => f.local);
+  if (!local) throw new Error('a multicluster fixture needs exactly one local cluster');
+  const clusters: MeshCluster[] = [];
+  for (const f of folders) {
+    const store = new MemoryStore();
+    const source = new LocalSource({
+      dir: f.dir,
+      writer: store,
+      watch: false,
+      now: () => new Date('2026-01-01T00:00:00Z'),
+    });
+    await source.start();
+    await source.stop();
+    clusters.push({ id: f.clusterId, local: f.local, store, synced: () => true });
+  }
+  const mesh = meshConfigFile
+    ? fixedMesh(
+        applyMeshLayer(defaultMeshConfig(), { source: meshConfigFile, text: readFileSync(meshConfigFile, 'utf8') }),
+      )
+    : staticMesh();
+  const directory: ClusterDirectory = {
+    localId: local.clusterId,
+    get: (id) => clusters.find((c) => c.id === id),
+    list: () => [...clusters].sort((a, b) => (a.local ? -1 : b.local ? 1 : a.id < b.id ? -1 : 1)),
+    subscribe: () => () => undefined,
+  };
+  const index = new MeshIndex({
+    clusters: directory,
+    mesh,
+    domain: 'cluster.local',
+    systemNamespace: 'istio-system',
+    ...(features ? { features } : {}),
+  });
+  try {
+    return decodeAll(index);
+  } finally {
+    index.close();
+  }
+}

@@ -1,8 +1,10 @@
 // What a remote cluster's index reads: the remote's own Kubernetes objects, except its LOCAL
 // Services (istiod never exposes those beyond their cluster, so they neither become Services nor
 // appear in a remote workload's services), and the config cluster's Istio objects that apply to
-// every cluster's workloads (policies, and the GatewayClasses that make a Gateway a waypoint).
-// ServiceEntries and WorkloadEntries stay with the config cluster's index, as in istiod.
+// every cluster's workloads (policies, and the GatewayClasses that make a Gateway a waypoint),
+// and its WorkloadEntries: istiod derives each of them again in every remote cluster, with that
+// cluster's id, network and GLOBAL services (its multicluster goldens show it). ServiceEntries stay
+// with the config cluster's index.
 //
 // The feed copies object references into a store of its own, so the index and its dependency
 // rules work on it unchanged; scope changes (a namespace's labels, serviceScopeConfigs) re-file
@@ -16,7 +18,12 @@ import { REMOTE_KINDS } from '../store/clusters';
 import { scopeConfigsOf, serviceScope } from './service-scope';
 
 /** The config cluster's kinds a remote cluster's workloads are derived with. */
-export const SHARED_CONFIG_KINDS: readonly KindId[] = ['AuthorizationPolicy', 'PeerAuthentication', 'GatewayClass'];
+export const SHARED_CONFIG_KINDS: readonly KindId[] = [
+  'AuthorizationPolicy',
+  'PeerAuthentication',
+  'GatewayClass',
+  'WorkloadEntry',
+];
 
 const REMOTE: ReadonlySet<KindId> = new Set<KindId>(REMOTE_KINDS);
 const SHARED: ReadonlySet<KindId> = new Set<KindId>(SHARED_CONFIG_KINDS);

@@ -3,10 +3,8 @@
 // of the local cluster when the other clusters were attached through remote secrets (recorded as
 // docs/interop.md's part 3b says, with the istio commit in the file), against what istiod-ts derives
 // from the same folders. Every difference must be listed in interop/compare/known-differences.ts.
-//
-// The comparison waits for istiod-ts's multicluster index: interop/ours.ts deriveFromClusterFolders
-// throws until it is wired, so it runs only with ISTIOD_TS_MULTICLUSTER_GOLDENS=1. The fixture checks
-// run always: a generator change that would make these goldens stale fails here first.
+// The fixture checks come first: a generator change that would make these goldens stale fails there,
+// not as a wall of differences.
 
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,7 +24,6 @@ import { deriveFromClusterFolders, featuresFromEnv } from '../../interop/ours';
 
 const GOLDENS = path.join(__dirname, '../golden/istiod-multicluster');
 const files = readdirSync(GOLDENS).filter((f) => f.endsWith('.json'));
-const WIRED = process.env['ISTIOD_TS_MULTICLUSTER_GOLDENS'] === '1';
 
 function readGolden(file: string): IstiodMulticlusterGolden {
   return JSON.parse(readFileSync(path.join(GOLDENS, file), 'utf8')) as IstiodMulticlusterGolden;
@@ -68,25 +65,22 @@ describe("istiod's multicluster goldens: fixtures", () => {
   }
 });
 
-(WIRED ? describe : describe.skip)(
-  "istiod's multicluster goldens: istiod-ts's answers (skipped until interop/ours.ts deriveFromClusterFolders is wired to src/multicluster; ISTIOD_TS_MULTICLUSTER_GOLDENS=1 runs them)",
-  () => {
-    for (const file of files) {
-      it(`${file}: istiod-ts answers every node of the local cluster as istiod did, but for the listed differences`, async () => {
-        const golden = readGolden(file);
-        const fixture = multiclusterFixtureNamed(golden.fixture);
-        const ours = await withLayout(golden, (layout) =>
-          deriveFromClusterFolders(
-            layout.folders.map((f) => ({ clusterId: f.clusterId, dir: f.dir, local: f.local })),
-            featuresFromEnv(fixture.env),
-            layout.meshConfigFile,
-          ),
-        );
-        const report = compareWithGolden(golden, ours);
-        const unexplained = report.differences.filter((d) => !d.known).map(renderGoldenDifference);
-        expect(unexplained).toEqual([]);
-        expect(report.unused.map((k) => k.compat)).toEqual([]);
-      });
-    }
-  },
-);
+describe("istiod's multicluster goldens: istiod-ts's answers", () => {
+  for (const file of files) {
+    it(`${file}: istiod-ts answers every node of the local cluster as istiod did, but for the listed differences`, async () => {
+      const golden = readGolden(file);
+      const fixture = multiclusterFixtureNamed(golden.fixture);
+      const ours = await withLayout(golden, (layout) =>
+        deriveFromClusterFolders(
+          layout.folders.map((f) => ({ clusterId: f.clusterId, dir: f.dir, local: f.local })),
+          featuresFromEnv(fixture.env),
+          layout.meshConfigFile,
+        ),
+      );
+      const report = compareWithGolden(golden, ours);
+      const unexplained = report.differences.filter((d) => !d.known).map(renderGoldenDifference);
+      expect(unexplained).toEqual([]);
+      expect(report.unused.map((k) => k.compat)).toEqual([]);
+    });
+  }
+});
