@@ -172,7 +172,13 @@ export function generator(rand: () => number) {
       ),
     Gateway: (i) =>
       gateway(`gw${i % 2}`, nsOf(i), {
-        labels: maybe(0.7) ? { 'istio.io/waypoint-for': pick(['service', 'workload', 'all', 'none']) } : {},
+        // A network gateway (istio-remote, with a network) fills network_gateway of every workload
+        // on its network: the widest fan-out of all.
+        ...(maybe(0.25) ? { className: 'istio-remote' } : {}),
+        labels: {
+          ...(maybe(0.7) ? { 'istio.io/waypoint-for': pick(['service', 'workload', 'all', 'none']) } : {}),
+          ...(maybe(0.4) ? { 'topology.istio.io/network': pick(['net1', '']) } : {}),
+        },
         addresses: maybe(0.8)
           ? [
               {
