@@ -36,10 +36,8 @@ export interface RemoteClusterOptions {
   /** PILOT_REMOTE_CLUSTER_TIMEOUT in ms; 0 waits for the lists however long they take. */
   syncTimeoutMs: number;
   userAgent: string;
-  /** Called once: when the lists are in, or when the timeout passed first. */
+  /** Called once: when the lists are in, or when the timeout passed first (the lists may come in later). */
   onReady(cluster: RemoteCluster, how: 'synced' | 'timeout'): void;
-  /** Called when the lists are in after the timeout. */
-  onLateSync?(cluster: RemoteCluster): void;
 }
 
 /** What /debug/clusters shows of a remote: never a credential. */
@@ -158,7 +156,6 @@ export class RemoteCluster implements MeshCluster {
     const late = this.stateNow === 'timeout';
     this.stateNow = 'synced';
     log.info({ cluster: this.id, ms: Date.now() - this.startedAt, late }, 'remote cluster synced');
-    if (late) this.options.onLateSync?.(this);
-    else this.options.onReady(this, 'synced');
+    if (!late) this.options.onReady(this, 'synced');
   }
 }

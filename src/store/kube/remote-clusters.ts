@@ -150,7 +150,7 @@ export class RemoteClusters implements ClusterDirectory {
 
   status(): RemoteClustersStatus {
     const remotes: RemoteClustersStatus['remotes'] = [];
-    for (const e of [...this.entries.values()].sort((a, b) => a.secret.localeCompare(b.secret))) {
+    for (const e of this.entries.values()) {
       if (e.announced) remotes.push({ ...e.announced.status(), role: 'serving' });
       if (e.pending) remotes.push({ ...e.pending.status(), role: e.announced ? 'replacement' : 'serving' });
     }

@@ -147,6 +147,9 @@ test('remote secrets join their clusters: each has its own store of REMOTE_KINDS
     true,
   );
   // The config cluster's Secrets are read in the system namespace, through the label selector only.
+  await eventually('the secrets watch is open', () =>
+    local.requests.some((r) => r.resource === 'secrets' && r.verb === 'watch'),
+  );
   const secretCalls = local.requests.filter((r) => r.resource === 'secrets');
   expect(new Set(secretCalls.map((r) => `${r.verb} ${r.namespace}`))).toEqual(new Set([`list ${NS}`, `watch ${NS}`]));
   // The config cluster's own store holds no Secret and no remote object.
@@ -297,6 +300,23 @@ test('a remote that goes away after its lists keeps its objects; a 410 re-list c
   await eventually('a real change still arrives', () => seen.length === 1);
   expect(seen.map((e) => `${e.type} ${e.kind} ${e.object.metadata.name}`)).toEqual(['add Pod east-pod-2']);
   expect(described()).toEqual(['added east']);
+});
+
+test("a remote's silent watch is restarted by the watchdog, as the config cluster's are", async () => {
+  local.put(remoteSecret('remote', { east: kubeconfigFor('east', east) }));
+  // Watches ask for 1-2 s; one silent past that and 300 ms more is cut and opened again.
+  const dir = startDirectory({ timing: { ...FAST_TIMING, watchTimeoutSeconds: 1, stallMarginMs: 300 } });
+  await eventually('east is announced', () => events.length === 1);
+  await eventually('its watches are open', () => east.openWatches >= REMOTE_KINDS.length);
+  east.stallWatches();
+  east.put(service('apps', 'after-stall'));
+  const eastStore = (dir.get('east') as RemoteCluster).store;
+  await eventually(
+    'the change made while stalled arrives',
+    () => storeNames(eastStore, 'Service').includes('after-stall'),
+    8_000,
+  );
+  expect(dir.status().remotes[0]!.kinds.Service?.stalledWatches).toBeGreaterThanOrEqual(1);
 });
 
 test('a cluster id in two secrets stays with the first; the other joins it when the first lets go', async () => {
