@@ -79,7 +79,8 @@ interface Entry {
 export interface RemoteClustersStatus {
   secretsSynced: boolean;
   secretsWatch?: KindStatus;
-  remotes: (RemoteClusterStatus & { role: 'serving' | 'replacement' })[];
+  /** serving: announced; joining: not announced yet; replacement: joining beside a serving one (a new kubeconfig). */
+  remotes: (RemoteClusterStatus & { role: 'serving' | 'joining' | 'replacement' })[];
   secrets: { secret: string; clusters: string[]; problems: RemoteSecretProblem[] }[];
 }
 
@@ -152,7 +153,7 @@ export class RemoteClusters implements ClusterDirectory {
     const remotes: RemoteClustersStatus['remotes'] = [];
     for (const e of this.entries.values()) {
       if (e.announced) remotes.push({ ...e.announced.status(), role: 'serving' });
-      if (e.pending) remotes.push({ ...e.pending.status(), role: e.announced ? 'replacement' : 'serving' });
+      if (e.pending) remotes.push({ ...e.pending.status(), role: e.announced ? 'replacement' : 'joining' });
     }
     const secrets = new Set([...this.problems.keys(), ...[...this.entries.values()].map((e) => e.secret)]);
     return {
