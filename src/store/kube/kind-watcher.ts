@@ -85,6 +85,8 @@ export interface KindWatcherOptions {
   onSynced(): void;
   /** Paces how many buffered changes reach onChanges per turn; default the process's shared pacer. */
   pacer?: ApplyPacer;
+  /** Takes credentials out of an error before it is logged or shown (a remote cluster's, remote-secret.ts). */
+  redact?: (text: string) => string;
 }
 
 type WatchCallback = (phase: string, apiObj: unknown, watchObj?: unknown) => void;
@@ -380,7 +382,7 @@ export class KindWatcher implements PacedSource {
     const level = this.failures === 1 ? 'warn' : 'debug';
     // Watch errors are not always Errors (client-node passes some as plain objects).
     const message = (err as { message?: unknown } | null | undefined)?.message;
-    const text = typeof message === 'string' ? message : String(err);
+    const text = (this.options.redact ?? String)(typeof message === 'string' ? message : String(err));
     this.lastError =
       status === 403 ? `forbidden (HTTP 403): the credentials may not list or watch ${kind}: ${text}` : text;
     log[level]({ kind, attempt: this.failures, retryInMs: delay, err: this.lastError }, 'list/watch failed; retrying');

@@ -70,6 +70,7 @@ export class RemoteCluster implements MeshCluster {
       systemNamespace: options.systemNamespace,
       kinds: REMOTE_KINDS,
       remote: true,
+      redact: (text) => this.redact(text),
       ...(options.mesh ? { mesh: options.mesh } : {}),
       ...(options.timing ? { timing: options.timing } : {}),
     });
@@ -114,8 +115,8 @@ export class RemoteCluster implements MeshCluster {
   }
 
   status(): RemoteClusterStatus {
+    // The watches' errors are redacted where they are recorded (KubeSource's redact).
     const kinds = this.source.status();
-    for (const s of Object.values(kinds)) if (s.lastError !== undefined) s.lastError = this.redact(s.lastError);
     const lastError = Object.values(kinds).find((s) => s.lastError !== undefined)?.lastError;
     return {
       id: this.id,

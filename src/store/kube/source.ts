@@ -28,6 +28,8 @@ export interface KubeSourceOptions {
    * one primary source a process may run (two primaries would be two copies of the config cluster).
    */
   remote?: boolean;
+  /** Takes credentials out of errors before they are logged or shown (a remote cluster's). */
+  redact?: (text: string) => string;
 }
 
 /** Store sync part of a kind, as /ready lists it. */
@@ -78,6 +80,7 @@ export class KubeSource implements ConfigSource {
         timing,
         onChanges: (changes) => this.changed(kind, changes),
         onSynced: () => this.kindSynced(kind),
+        ...(this.options.redact ? { redact: this.options.redact } : {}),
       });
       this.watchers.set(kind, watcher);
       return watcher;

@@ -9,7 +9,9 @@ import { Registry } from 'prom-client';
 import { eventually, TestApiServer } from '../../support/apiserver';
 import { fatPod, namespace, service } from '../../support/apiserver/fixtures';
 import { remoteKubeconfig, remoteSecret, remoteToken } from '../../support/store/remote-secret';
-import { FAST_TIMING, startServer, startSource } from './helpers';
+import { FAST_TIMING, startServer, startSource, TEST_LOG_LEVELS } from './helpers';
+import { captureLogs } from '../../support/logs';
+import { logs } from '../../../src/log/logger';
 import { REMOTE_KINDS, type ClusterEvent, type MeshCluster } from '../../../src/store/clusters';
 import { KINDS } from '../../../src/store/kinds';
 import type { KubeClient } from '../../../src/store/kube/client';
@@ -238,7 +240,7 @@ test('a remote that never answers is announced after the timeout; the config clu
   expect(described().sort()).toEqual(['added east', 'added west']);
 });
 
-test('until then, /ready names the remote and what it waits for; a 403 says what was refused, never the token', async () => {
+test('until then, /ready names the remote and what it waits for; a 403 says what was refused, never the token, in /ready, the status or the log', async () => {
   // An API server that echoes the credential it refused: the controller must not pass it on.
   east.injectFault({
     verb: 'list',
@@ -249,8 +251,18 @@ test('until then, /ready names the remote and what it waits for; a 403 says what
     times: 1_000,
   });
   local.put(remoteSecret('remote', { east: kubeconfigFor('east', east) }));
+  logs.configure('kube:debug,multicluster:debug');
+  const captured = captureLogs();
   const dir = startDirectory({ syncTimeoutMs: 0 });
-  await eventually('the pod list is refused', () => dir.status().remotes[0]?.lastError !== undefined);
+  try {
+    await eventually('the pod list is refused', () => dir.status().remotes[0]?.lastError !== undefined);
+  } finally {
+    captured.restore();
+    logs.configure(TEST_LOG_LEVELS);
+  }
+  const logged = JSON.stringify(captured.lines());
+  expect(logged).toContain('forbidden (HTTP 403): the credentials may not list or watch Pod');
+  expect(logged).not.toContain(remoteToken('east'));
   const row = readiness.describeNotReady().find((r) => r.startsWith(remoteClusterReadiness('east')));
   expect(row).toContain('kubernetes Pod');
   expect(row).toContain('forbidden (HTTP 403)');
