@@ -314,6 +314,35 @@ test('a remote that goes away after its lists keeps its objects; a 410 re-list c
   expect(described()).toEqual(['added east']);
 });
 
+test('a replacement that does not sync: reverting in time keeps the running cluster; otherwise it is announced at the timeout', async () => {
+  west.delays.add({ verb: 'list', ms: 60_000 });
+  const original = kubeconfigFor('east', east);
+  // The same cluster id, now pointing at a server whose lists hang.
+  const moved = kubeconfigFor('east', west);
+  local.put(remoteSecret('remote', { east: original }));
+  const dir = startDirectory({ syncTimeoutMs: 800 });
+  await eventually('east is announced', () => events.length === 1);
+  const running = dir.get('east') as RemoteCluster;
+
+  local.put(remoteSecret('remote', { east: moved }));
+  await eventually('the replacement is joining', () => dir.status().remotes.some((r) => r.role === 'replacement'));
+  local.put(remoteSecret('remote', { east: original }));
+  await eventually('the replacement is dropped', () => dir.status().remotes.length === 1);
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  expect(described()).toEqual(['added east']);
+  expect(dir.get('east')).toBe(running);
+  expect(running.state).toBe('synced');
+
+  local.put(remoteSecret('remote', { east: moved }));
+  await eventually('the replacement is announced at the timeout', () => events.length === 2, 5_000);
+  expect(described()[1]).toBe('updated east');
+  const replacement = dir.get('east') as RemoteCluster;
+  expect(replacement.state).toBe('timeout');
+  expect(replacement.client.server).toBe(west.url);
+  await eventually('the previous cluster stops', () => running.state === 'closed');
+  expect(await metric('istiod_ts_remote_cluster_sync_timeouts_total')).toBe(1);
+});
+
 test("a remote's silent watch is restarted by the watchdog, as the config cluster's are", async () => {
   local.put(remoteSecret('remote', { east: kubeconfigFor('east', east) }));
   // Watches ask for 1-2 s; one silent past that and 300 ms more is cut and opened again.
