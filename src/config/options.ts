@@ -170,6 +170,13 @@ export const SERVE_ENV = {
     default: '',
     help: 'ConfigMap in POD_NAMESPACE whose "mesh" key is layered under the primary meshConfig',
   },
+  // Remote clusters (store/kube/remote-clusters.ts), istiod's name and default.
+  PILOT_REMOTE_CLUSTER_TIMEOUT: {
+    kind: 'duration',
+    default: '30s',
+    help: 'Kubernetes mode: how long a remote cluster joined by a remote secret (labelled istio/multiCluster=true in POD_NAMESPACE) may take to list its objects before the server is ready without them; 0 waits for every remote cluster',
+    check: (v: number) => (v < 0 ? 'must be 0 (wait for every remote cluster) or a positive duration' : undefined),
+  },
   // CA.
   ENABLE_CA_SERVER: { kind: 'bool', default: 'true', help: 'serve IstioCertificateService' },
   CA_TRUSTED_NODE_ACCOUNTS: {

@@ -1,5 +1,6 @@
 // Picks the object source and the leader elector for the mode: a folder in local mode, the
-// Kubernetes API otherwise.
+// Kubernetes API otherwise, and the mesh's clusters: in Kubernetes mode the config cluster and the
+// remote clusters its remote secrets join (store/kube/remote-clusters.ts), in local mode one.
 
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { ServeOptions } from '../config/options';
@@ -12,6 +13,8 @@ import type { MeshConfigSource } from '../mesh/types';
 import type { DebugRegistry, Readiness } from '../contract/host';
 import type { LeaderElector } from '../contract/leader';
 import type { LeaderTiming } from '../store/kube/leader';
+import { singleCluster, type ClusterDirectory, type MeshCluster } from '../store/clusters';
+import { RemoteClusters } from '../store/kube/remote-clusters';
 import { SoleLeader } from './leader';
 import { scopedLogger } from '../log/logger';
 
@@ -24,6 +27,8 @@ export interface SourceAndLeader {
   kube?: KubeClient;
   /** Kubernetes mode: resolves once the API server has answered (it is waited for, with backoff). */
   reachable?: Promise<void>;
+  /** The mesh's clusters: this one first, then (Kubernetes mode) those joined by remote secrets. */
+  clusters: ClusterDirectory;
 }
 
 export interface SourceDeps {
@@ -77,7 +82,13 @@ function localSource(options: ServeOptions, deps: SourceDeps): SourceAndLeader {
       body: { dir: options.flags.configDir, errors: source.errors() },
     }),
   );
-  return { source, leader: new SoleLeader() };
+  const local: MeshCluster = {
+    id: options.env.CLUSTER_ID,
+    local: true,
+    store: deps.store,
+    synced: () => deps.store.hasSynced(),
+  };
+  return { source, leader: new SoleLeader(), clusters: singleCluster(local) };
 }
 
 async function kubernetesSource(options: ServeOptions, deps: SourceDeps): Promise<SourceAndLeader> {
@@ -95,6 +106,41 @@ async function kubernetesSource(options: ServeOptions, deps: SourceDeps): Promis
   deps.debug.add('kubernetes', 'watched kinds: synced, objects, resourceVersion, failures, missing CRDs', () => ({
     body: kube.source.status(),
   }));
+  const local: MeshCluster = {
+    id: options.env.CLUSTER_ID,
+    local: true,
+    store: deps.store,
+    client: kube.client,
+    synced: () => deps.store.hasSynced(),
+  };
+  const clusters = new RemoteClusters({
+    client: kube.client,
+    local,
+    systemNamespace: options.env.POD_NAMESPACE,
+    mesh: deps.mesh,
+    syncTimeoutMs: options.env.PILOT_REMOTE_CLUSTER_TIMEOUT,
+    userAgent: options.env.POD_NAME ? `istiod-ts/${options.env.POD_NAME}` : 'istiod-ts',
+    metrics: deps.metrics,
+    ...(deps.readiness ? { readiness: deps.readiness } : {}),
+  });
+  deps.debug.add(
+    'clusters',
+    "the mesh's clusters: this one and those joined by remote secrets (istio/multiCluster=true), each with its secret, sync state, per-kind watch status and last error; and each remote secret's keys that were not joined, with why",
+    () => {
+      const remote = clusters.status();
+      return {
+        body: {
+          clusters: [
+            { id: local.id, local: true, synced: local.synced(), kinds: kube.source.status() },
+            ...remote.remotes.map((r) => ({ ...r, local: false })),
+          ],
+          secrets: remote.secrets,
+          secretsSynced: remote.secretsSynced,
+          ...(remote.secretsWatch ? { secretsWatch: remote.secretsWatch } : {}),
+        },
+      };
+    },
+  );
   const { reachability } = kube;
   const markReachable = deps.readiness?.register(API_SERVER_READINESS, () => reachability.waitingFor());
   // The watches start once the API server has answered, so none of them sits out a long backoff
@@ -105,16 +151,17 @@ async function kubernetesSource(options: ServeOptions, deps: SourceDeps): Promis
         .then(async () => {
           markReachable?.(true);
           await kube.source.start();
+          clusters.start();
         })
         .catch((err: unknown) => log.error({ err }, 'starting the Kubernetes watches failed'));
       return Promise.resolve();
     },
     stop: async () => {
       reachability.stop();
-      await kube.source.stop();
+      await Promise.all([kube.source.stop(), clusters.stop()]);
     },
   };
-  return { source, leader: kube.leader, kube: kube.client, reachable: reachability.reachable };
+  return { source, leader: kube.leader, kube: kube.client, reachable: reachability.reachable, clusters };
 }
 
 export async function createSource(options: ServeOptions, deps: SourceDeps): Promise<SourceAndLeader> {

@@ -10,7 +10,7 @@
 // resourceVersion (as a bookmark), which is all its loop needs to resume the watch.
 
 import { ListWatch, Watch, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { KINDS, type KindId } from '../kinds';
+import { KINDS, type WatchKindId } from '../kinds';
 import { scopedLogger } from '../../log/logger';
 import { keyOf, type KubeObject } from '../types';
 import { backoffDelay, type BackoffPolicy } from './backoff';
@@ -63,6 +63,8 @@ export interface KindStatus {
   missing: boolean;
   /** Watches aborted by the watchdog for sending nothing (no event, no bookmark) past their timeout. */
   stalledWatches: number;
+  /** The last list or watch failure since the last success (a 403 names the resource refused), for /debug. */
+  lastError?: string;
 }
 
 export interface Change {
@@ -72,7 +74,7 @@ export interface Change {
 
 export interface KindWatcherOptions {
   client: KubeClient;
-  kind: KindId;
+  kind: WatchKindId;
   /** Watch one namespace only. */
   namespace?: string;
   fieldSelector?: string;
@@ -83,6 +85,8 @@ export interface KindWatcherOptions {
   onSynced(): void;
   /** Paces how many buffered changes reach onChanges per turn; default the process's shared pacer. */
   pacer?: ApplyPacer;
+  /** Takes credentials out of an error before it is logged or shown (a remote cluster's, remote-secret.ts). */
+  redact?: (text: string) => string;
 }
 
 type WatchCallback = (phase: string, apiObj: unknown, watchObj?: unknown) => void;
@@ -116,7 +120,7 @@ class SlimmingWatch extends Watch {
           const isObject = phase === 'ADDED' || phase === 'MODIFIED' || phase === 'DELETED';
           this.owner.watchDelivered();
           if (!isObject) callback(phase, obj, raw);
-          else if (wellFormed(obj)) {
+          else if (wellFormed(obj, this.owner.kind)) {
             const slim = this.owner.slim(obj);
             this.owner.watched(slim, phase === 'DELETED');
             // The ListWatch keeps no objects; it needs the resourceVersion to resume from.
@@ -140,15 +144,18 @@ class SlimmingWatch extends Watch {
   }
 }
 
-/** An object without a name cannot be keyed; it is skipped (and logged) rather than crash the informer. */
-function wellFormed(o: unknown): o is KubeObject {
+/**
+ * An object without a name cannot be keyed; it is skipped (and logged) rather than crash the
+ * informer. A Secret's text is never logged: its data are credentials.
+ */
+function wellFormed(o: unknown, kind: WatchKindId): o is KubeObject {
   // Untrusted JSON: metadata itself may be missing, whatever KubeObject's type says.
   const name =
     typeof o === 'object' && o !== null ? (o as { metadata?: { name?: unknown } }).metadata?.name : undefined;
   const ok = typeof name === 'string' && name !== '';
   if (!ok)
     log.warn(
-      { object: (JSON.stringify(o) as string | undefined)?.slice(0, 200) },
+      { kind, object: kind === 'Secret' ? '(not shown)' : (JSON.stringify(o) as string | undefined)?.slice(0, 200) },
       'skipping an object without metadata.name',
     );
   return ok;
@@ -174,6 +181,7 @@ export class KindWatcher implements PacedSource {
   private backoffWait: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
   private openWatch: AbortController | undefined;
   private stalls = 0;
+  private lastError: string | undefined;
   private readonly watchdog = new StallWatchdog((silentForMs) => this.watchStalled(silentForMs));
 
   constructor(private readonly options: KindWatcherOptions) {
@@ -181,7 +189,7 @@ export class KindWatcher implements PacedSource {
     this.informer = this.makeInformer();
   }
 
-  get kind(): KindId {
+  get kind(): WatchKindId {
     return this.options.kind;
   }
 
@@ -245,6 +253,7 @@ export class KindWatcher implements PacedSource {
       consecutiveFailures: this.failures,
       missing: this.missingLogged,
       stalledWatches: this.stalls,
+      ...(this.lastError !== undefined ? { lastError: this.lastError } : {}),
     };
   }
 
@@ -300,7 +309,7 @@ export class KindWatcher implements PacedSource {
         },
       });
       for (const item of page.items ?? [])
-        if (wellFormed(item)) {
+        if (wellFormed(item, this.options.kind)) {
           const object = this.slim(item);
           const key = keyOf(object);
           listed.add(key);
@@ -315,6 +324,7 @@ export class KindWatcher implements PacedSource {
         this.buffer({ object, deleted: true });
       }
     this.failures = 0;
+    this.lastError = undefined;
     this.missingLogged = false;
     this.listDone = true;
     this.scheduleFlush();
@@ -372,10 +382,10 @@ export class KindWatcher implements PacedSource {
     const level = this.failures === 1 ? 'warn' : 'debug';
     // Watch errors are not always Errors (client-node passes some as plain objects).
     const message = (err as { message?: unknown } | null | undefined)?.message;
-    log[level](
-      { kind, attempt: this.failures, retryInMs: delay, err: typeof message === 'string' ? message : String(err) },
-      'list/watch failed; retrying',
-    );
+    const text = (this.options.redact ?? String)(typeof message === 'string' ? message : String(err));
+    this.lastError =
+      status === 403 ? `forbidden (HTTP 403): the credentials may not list or watch ${kind}: ${text}` : text;
+    log[level]({ kind, attempt: this.failures, retryInMs: delay, err: this.lastError }, 'list/watch failed; retrying');
     this.retryTimer = setTimeout(() => {
       if (!this.stopped) this.restart();
     }, delay);
@@ -440,6 +450,7 @@ export class KindWatcher implements PacedSource {
     this.watchdog.touch();
     this.deliveredSinceStart = true;
     this.failures = 0;
+    this.lastError = undefined;
     this.quickEnds = 0;
   }
 

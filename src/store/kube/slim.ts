@@ -2,7 +2,7 @@
 // last-applied annotation, or most of a Pod or Node, and at 100k pods those are most of the heap.
 // What stays is what the ambient rules, the CA's node authorizer and the debug pages read.
 
-import { apiVersionOf, type KindId, KINDS } from '../kinds';
+import { apiVersionOf, type WatchKindId, KINDS } from '../kinds';
 import type { KubeObject, ObjectMeta, OwnerReference } from '../types';
 
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -131,7 +131,7 @@ function slimPodStatus(status: Json): Json {
 }
 
 /** Returns the stored form of an object of a kind: typed (apiVersion/kind set) and slimmed. */
-export function slimObject(kind: KindId, o: KubeObject): KubeObject {
+export function slimObject(kind: WatchKindId, o: KubeObject): KubeObject {
   const info = KINDS[kind];
   const apiVersion = apiVersionOf(info);
   const metadata = slimMetadata(o.metadata);

@@ -1,6 +1,8 @@
 // The Kubernetes source: one informer per kind, feeding the store through the discovery namespace
 // filter. Namespaces are listed first (istiod does the same) so the filter knows every namespace's
-// labels before other objects arrive. There is one set of watches per process.
+// labels before other objects arrive. There is one primary set of watches per process (the config
+// cluster's); each remote cluster (remote-clusters.ts) has its own source, over its own client and
+// store.
 
 import { scopedLogger } from '../../log/logger';
 import { KIND_IDS, type KindId } from '../kinds';
@@ -21,6 +23,13 @@ export interface KubeSourceOptions {
   /** Kinds to watch; default all of KIND_IDS. Namespaces are always watched. */
   kinds?: readonly KindId[];
   timing?: Partial<WatchTiming>;
+  /**
+   * A remote cluster's source: it feeds that cluster's own store, so it does not count against the
+   * one primary source a process may run (two primaries would be two copies of the config cluster).
+   */
+  remote?: boolean;
+  /** Takes credentials out of errors before they are logged or shown (a remote cluster's). */
+  redact?: (text: string) => string;
 }
 
 /** Store sync part of a kind, as /ready lists it. */
@@ -28,6 +37,7 @@ export function syncPart(kind: KindId): string {
   return `kubernetes ${kind}`;
 }
 
+/** Primary sources watching in this process: at most one. */
 let watchingSources = 0;
 
 export class KubeSource implements ConfigSource {
@@ -50,10 +60,11 @@ export class KubeSource implements ConfigSource {
 
   private startWatches(): void {
     if (this.started) return;
-    if (watchingSources > 0) {
+    const primary = this.options.remote !== true;
+    if (primary && watchingSources > 0) {
       throw new Error('a Kubernetes source is already watching in this process; components must share its store');
     }
-    watchingSources++;
+    if (primary) watchingSources++;
     this.started = true;
     const { writer, systemNamespace, mesh } = this.options;
     const timing: WatchTiming = { ...DEFAULT_WATCH_TIMING, ...this.options.timing };
@@ -69,6 +80,7 @@ export class KubeSource implements ConfigSource {
         timing,
         onChanges: (changes) => this.changed(kind, changes),
         onSynced: () => this.kindSynced(kind),
+        ...(this.options.redact ? { redact: this.options.redact } : {}),
       });
       this.watchers.set(kind, watcher);
       return watcher;
@@ -97,7 +109,7 @@ export class KubeSource implements ConfigSource {
   async stop(): Promise<void> {
     if (!this.started) return;
     this.started = false;
-    watchingSources--;
+    if (this.options.remote !== true) watchingSources--;
     this.unsubscribeMesh?.();
     await Promise.all([...this.watchers.values()].map((w) => w.stop()));
     this.watchers.clear();

@@ -3,7 +3,7 @@
 // the store holds but local mode never reads (ConfigMaps) are reported to IgnoredObjects with the
 // file and line, once per object, and cleared when the file no longer holds them.
 
-import { KINDS } from '../kinds';
+import { KIND_IDS, KINDS } from '../kinds';
 import type { IgnoredObjects } from '../ignored';
 import type { ParsedObject, SkippedDocument } from './manifest';
 
@@ -13,7 +13,7 @@ export const LOCAL_UNUSED_KINDS: ReadonlyMap<string, string> = new Map([
 ]);
 
 const apiVersions = (kind: string): string[] =>
-  Object.values(KINDS)
+  KIND_IDS.map((id) => KINDS[id])
     .filter((k) => k.kind === kind)
     .flatMap((k) => k.versions.map((v) => (k.group === '' ? v : `${k.group}/${v}`)));
 

@@ -12,7 +12,8 @@ import { FAST_WATCH_TIMING } from '../../support/apiserver/fixtures';
 import { logs } from '../../../src/log/logger';
 
 // Retries and re-lists are logged at warn; the tests provoke them on purpose.
-logs.configure(process.env['KUBE_TEST_LOG'] ?? 'kube:error,leader:error');
+export const TEST_LOG_LEVELS = process.env['KUBE_TEST_LOG'] ?? 'kube:error,leader:error,multicluster:error';
+logs.configure(TEST_LOG_LEVELS);
 
 /** The tests' watch timing, shared with the CA tests through test/support. */
 export const FAST_TIMING: WatchTiming = FAST_WATCH_TIMING;

@@ -1,5 +1,6 @@
-// The resources the test API server serves: every kind of src/store/kinds.ts plus what istiod-ts
-// writes or calls (Secrets, Leases, TokenReviews, webhook configurations, CRDs).
+// The resources the test API server serves: every kind of src/store/kinds.ts (the store's kinds and
+// the controllers' own, such as Secrets) plus what istiod-ts writes or calls (Leases, TokenReviews,
+// webhook configurations, CRDs).
 
 import { KINDS } from '../../../src/store/kinds';
 
@@ -33,7 +34,6 @@ const fromKinds: ServedResource[] = Object.values(KINDS).map((info) => ({
 
 export const SERVED_RESOURCES: readonly ServedResource[] = [
   ...fromKinds,
-  { group: '', versions: ['v1'], plural: 'secrets', kind: 'Secret', namespaced: true, crd: false, subresources: [] },
   {
     group: 'coordination.k8s.io',
     versions: ['v1'],
