@@ -50,11 +50,8 @@ export function renderKubeconfig(k: RemoteKubeconfig): string {
     k.auth.type === 'bearer-token'
       ? { token: k.auth.token }
       : {
-          'auth-provider': {
-            name: k.auth.name,
-            // client-go omits an empty config map.
-            ...(Object.keys(k.auth.config).length > 0 ? { config: k.auth.config } : {}),
-          },
+          // client-go writes the config map even when it is empty (`config: {}`).
+          'auth-provider': { name: k.auth.name, config: k.auth.config },
         };
   const config = {
     apiVersion: 'v1',
