@@ -53,6 +53,10 @@ const CA_PEM = '-----BEGIN CERTIFICATE-----\nMIIBinterop\n-----END CERTIFICATE--
   it.each([
     ['the defaults, istioctl first (its token Secret found and reused)', ['--name', 'c0'], true],
     ['the cluster named by the uid of kube-system', ['--server', 'https://10.1.2.3:6443'], false],
+    // Names YAML would read as a number or a boolean are quoted, as keys and as values.
+    ['a cluster named like a number', ['--name', '1234', '--server', 'https://10.1.2.3'], false],
+    ['a cluster named like a YAML 1.1 boolean', ['--name', 'on', '--server', 'https://10.1.2.3'], false],
+    ['a cluster named like a float', ['--name', '1e3', '--server', 'https://10.1.2.3'], false],
     [
       '--type config in another namespace, with a server and a TLS server name',
       [
