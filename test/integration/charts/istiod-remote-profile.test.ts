@@ -60,6 +60,16 @@ describe('charts/istiod remote profile', () => {
     expect(r.status).toBe(0);
   });
 
+  test('the values of Istio’s documented primary-remote install render the same remote profile', () => {
+    // istio.io, "Install Primary-Remote": the remote's istiod chart values, as given there.
+    const istioDocs = {
+      profile: 'remote',
+      global: { multiCluster: { clusterName: 'cluster2' }, network: 'network1', remotePilotAddress: '10.20.30.40' },
+      istiodRemote: { injectionPath: '/inject/cluster/cluster2/net/network1' },
+    };
+    expect(render(istioDocs)).toEqual(remote);
+  });
+
   test('global.resourceScope splits it as it splits a primary', () => {
     expect(names(render({ profile: 'remote', global: { remotePilotAddress: '10.0.0.1', resourceScope: 'cluster' } }))).toEqual([`ClusterRole/${READER_ROLE}`, `ClusterRoleBinding/${READER_ROLE}`]);
     expect(names(render({ profile: 'remote', global: { remotePilotAddress: '10.0.0.1', resourceScope: 'namespace' } }))).toEqual(['EndpointSlice/istiod', 'Service/istiod']);
