@@ -92,7 +92,7 @@ export const CREATE_REMOTE_SECRET_FLAGS = {
 const SHORT_FLAGS: Record<string, string> = { '-n': '--namespace', '-i': '--istioNamespace', '-h': '--help' };
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-/** A Secret name is at most 253 characters, but the name is also a label value elsewhere: Istio keeps it a label. */
+/** istioctl's limit: the name is also the cluster id in labels and annotations, so a label, not just a Secret name. */
 const DNS1123_LABEL_MAX = 63;
 
 export function createRemoteSecretHelp(): string {
@@ -173,6 +173,8 @@ function parse(argv: string[]): Plan | 'help' {
         `--context ${v.context}: no such context in the kubeconfig (it has ${kubeConfig.contexts.map((c) => c.name).join(', ') || 'none'})`,
       );
     kubeConfig.setCurrentContext(v.context);
+    if (!kubeConfig.getCurrentCluster()?.server)
+      throw new UsageError(`--context ${v.context}: its cluster is not in the kubeconfig, or has no server`);
   }
   return {
     kubeConfig,

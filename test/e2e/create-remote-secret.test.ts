@@ -3,6 +3,7 @@
 // there, the Secret it prints (whose kubeconfig reaches that cluster as the reader account), and
 // each refusal, one line on stderr with the exit status saying whose fault it is.
 
+import * as fs from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { readerRules, READER_SERVICE_ACCOUNT } from '../../src/cli/remote-secret-account';
@@ -249,6 +250,18 @@ describe('create-remote-secret refusals', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr.startsWith(`istiod-ts create-remote-secret: ${message}`)).toBe(true);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(api.requests).toEqual([]);
+  });
+
+  it('a context whose cluster the kubeconfig lacks is a usage error naming the context', async () => {
+    const config = JSON.parse(fs.readFileSync(kubeconfig, 'utf8')) as { contexts: unknown[] };
+    config.contexts.push({ name: 'broken', context: { cluster: 'gone', user: 'test' } });
+    fs.writeFileSync(kubeconfig, JSON.stringify(config));
+    const r = await run('--context', 'broken', '--name', 'c1');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe(
+      'istiod-ts create-remote-secret: --context broken: its cluster is not in the kubeconfig, or has no server\n',
+    );
     expect(api.requests).toEqual([]);
   });
 
