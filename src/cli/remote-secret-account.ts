@@ -6,7 +6,7 @@
 
 import { KINDS } from '../store/kinds';
 import { REMOTE_KINDS } from '../store/clusters';
-import type { KubeWriter } from '../store/kube/writes';
+import type { KubeWriter, ObjectRef } from '../store/kube/writes';
 import type { KubeObject } from '../store/types';
 
 /** The account a primary reads a remote cluster as (Istio's name, rendered by charts/base). */
@@ -97,11 +97,20 @@ export async function ensureServiceAccount(writer: KubeWriter, o: AccountOptions
   return created;
 }
 
+/**
+ * Creates the object unless it exists, which is read first: a user allowed to use an existing
+ * namespace (or a role Helm installed) need not be allowed to create one, as with istioctl.
+ */
+async function createUnlessPresent(writer: KubeWriter, ref: ObjectRef, body: object): Promise<void> {
+  if ((await writer.get(ref)) === undefined) await writer.createIfAbsent(ref, body);
+}
+
 /** The namespace, the reader account and its ClusterRole and binding; what exists is left as it is (Helm may own it). */
 async function createReader(writer: KubeWriter, namespace: string): Promise<void> {
   const labels = { app: 'istio-reader', 'app.kubernetes.io/name': 'istio-reader' };
   const roleName = readerClusterRoleName(namespace);
-  await writer.createIfAbsent(
+  await createUnlessPresent(
+    writer,
     { ...NAMESPACES, name: namespace },
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
   );
@@ -109,7 +118,8 @@ async function createReader(writer: KubeWriter, namespace: string): Promise<void
     { ...SERVICE_ACCOUNTS, namespace, name: READER_SERVICE_ACCOUNT },
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: READER_SERVICE_ACCOUNT, namespace, labels } },
   );
-  await writer.createIfAbsent(
+  await createUnlessPresent(
+    writer,
     { ...CLUSTER_ROLES, name: roleName },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -118,7 +128,8 @@ async function createReader(writer: KubeWriter, namespace: string): Promise<void
       rules: readerRules(),
     },
   );
-  await writer.createIfAbsent(
+  await createUnlessPresent(
+    writer,
     { ...CLUSTER_ROLE_BINDINGS, name: roleName },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',

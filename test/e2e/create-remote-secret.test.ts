@@ -145,6 +145,31 @@ describe('create-remote-secret against a remote cluster', () => {
     expect(api.list('v1', 'Secret').filter((s) => s['type'] === 'kubernetes.io/service-account-token')).toHaveLength(1);
   });
 
+  it('creates only what is missing: an existing namespace and role are read, not created again', async () => {
+    api.put(namespace(NS));
+    api.put({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: `istio-reader-clusterrole-${NS}`, labels: { 'app.kubernetes.io/managed-by': 'Helm' } },
+      rules: [],
+    });
+    // A user who may use the namespace but not create one, as a namespace admin.
+    api.injectFault({ verb: 'create', resource: 'namespaces', status: 403, reason: 'Forbidden', times: 10 });
+    const r = await run('--name', 'c1', '--server', 'https://remote.example');
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const created = api.requests.filter((q) => q.verb === 'create').map((q) => `${q.resource} ${q.createdName ?? ''}`);
+    expect(created).toEqual([
+      `serviceaccounts ${READER_SERVICE_ACCOUNT}`,
+      `clusterrolebindings istio-reader-clusterrole-${NS}`,
+      `secrets ${TOKEN_SECRET}`,
+    ]);
+    // Helm's role is left as it is.
+    expect(
+      api.get('rbac.authorization.k8s.io/v1', 'ClusterRole', undefined, `istio-reader-clusterrole-${NS}`)?.['rules'],
+    ).toEqual([]);
+  });
+
   it('names the cluster by the uid of kube-system without --name', async () => {
     readerAccount();
     const uid = String(api.get('v1', 'Namespace', undefined, 'kube-system')!.metadata.uid);
