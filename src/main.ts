@@ -11,6 +11,7 @@ import { runTokenCommand } from './cli/token';
 import { runXdsClientCommand } from './cli/xds-client';
 import { runValidateCommand } from './cli/validate';
 import { runExplainCommand } from './cli/explain';
+import { runCreateRemoteSecretCommand } from './cli/create-remote-secret';
 
 const log = scopedLogger('default');
 
@@ -26,6 +27,10 @@ const COMMANDS: Record<string, { description: string; run: Command }> = {
   explain: {
     description: "why a node's ztunnel may get an identity's certificate, or why a pod's workload is what it is",
     run: (argv) => runExplainCommand(argv),
+  },
+  'create-remote-secret': {
+    description: "print the Secret that lets a primary read a remote cluster, as istioctl's create-remote-secret",
+    run: (argv) => runCreateRemoteSecretCommand(argv),
   },
   version: { description: 'print the version', run: printVersion },
 };

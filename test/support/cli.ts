@@ -61,6 +61,36 @@ export function runCli(args: string[], env: Record<string, string> = {}): RunRes
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+/**
+ * Runs a short command to completion without blocking the event loop, for commands that talk to a
+ * server this test process runs (the test API server): spawnSync would stop it from answering.
+ */
+export function runCliAsync(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<RunResult> {
+  return runBinary(process.execPath, [BIN, ...args], { ...process.env, ...env }, timeoutMs);
+}
+
+/** Any program to completion, its output as text; killed after `timeoutMs`. */
+export function runBinary(
+  file: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 20_000,
+): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
 export interface LogLine {
   level: string;
   scope: string;

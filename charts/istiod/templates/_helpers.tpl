@@ -138,7 +138,21 @@ renders both, as Istio's chart, so cluster-wide objects can be applied by anothe
 */}}
 {{- define "istiod.inScope" -}}
 {{- $scope := (include "istiod.values" .ctx | fromYaml).global.resourceScope | default "all" -}}
-{{- if or (eq $scope "all") (eq $scope .scope) -}}
+{{- if and (or (eq $scope "all") (eq $scope .scope)) (or .remote (not (include "istiod.remote" .ctx))) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/*
+The remote profile (profile=remote, or istiodRemote.enabled, Istio's two spellings of it): this
+cluster is served by a primary's istiod-ts elsewhere, so nothing of istiod is rendered here. Every
+template asks istiod.inScope, which is false under this profile unless the template passes
+"remote" true: only the reader's RBAC (reader-clusterrole.yaml) and the Service that leads to the
+primary (remote-istiod-service.yaml) do.
+*/}}
+{{- define "istiod.remote" -}}
+{{- $v := include "istiod.values" . | fromYaml -}}
+{{- if or (eq ($v.profile | default "") "remote") (eq ($v.global.profile | default "") "remote") ($v.istiodRemote).enabled -}}
 true
 {{- end -}}
 {{- end -}}
@@ -181,15 +195,18 @@ schema has already checked types; these are the combinations and values it canno
 {{- if not (has $provider (list "istiod" "custom")) -}}
 {{- fail (printf "global.pilotCertProvider=%s is not supported by istiod-ts (the Kubernetes CSR API signers it would use no longer sign serving certificates): use istiod (the mesh CA issues istiod's certificate) or custom (a certificate in Secret istiod-tls, mounted at /var/run/secrets/istiod/tls)" $provider) -}}
 {{- end -}}
-{{- if ($v.istiodRemote).enabled -}}
-{{- fail "istiodRemote.enabled: istiod-ts has no remote mode; install it in the cluster it serves" -}}
+{{- if and (include "istiod.remote" .) ($v.istiodRemote).enabledLocalInjectorIstiod -}}
+{{- fail "istiodRemote.enabledLocalInjectorIstiod: istiod-ts injects no sidecars, so a remote cluster has no local istiod; leave it unset" -}}
+{{- end -}}
+{{- if and (include "istiod.remote" .) $v.global.configCluster -}}
+{{- fail "global.configCluster: istiod-ts reads Istio configuration from the cluster it runs in (the primary), never from a remote; leave it unset" -}}
 {{- end -}}
 {{- if $v.global.externalIstiod -}}
-{{- fail "global.externalIstiod: istiod-ts serves the cluster it runs in only; it cannot control remote clusters" -}}
+{{- fail "global.externalIstiod: istiod-ts runs in the primary cluster it serves (remote clusters join it by remote secrets), not outside it; leave it unset" -}}
 {{- end -}}
 {{- range $key, $profile := dict "profile" ($v.profile | default "") "global.profile" ($v.global.profile | default "") -}}
-{{- if not (has $profile (list "" "ambient")) -}}
-{{- fail (printf "%s=%s: istiod-ts is an ambient control plane and its defaults are Istio's ambient profile; use %s=ambient or leave it unset" $key $profile $key) -}}
+{{- if not (has $profile (list "" "ambient" "remote")) -}}
+{{- fail (printf "%s=%s: istiod-ts is an ambient control plane and its defaults are Istio's ambient profile; use %s=ambient (or remote, for a cluster a primary serves) or leave it unset" $key $profile $key) -}}
 {{- end -}}
 {{- end -}}
 {{- if eq (toString (($v.env | default dict).ENABLE_CLUSTER_TRUST_BUNDLE_API)) "true" -}}

@@ -11,8 +11,19 @@ describe('charts/base values', () => {
     expect(helmTemplate('base', { valuesFiles: [UPSTREAM_BASE] })).toEqual(helmTemplate('base'));
   });
 
-  test('global.resourceScope namespace renders nothing, since every object of the chart is cluster-scoped', () => {
-    expect(helmTemplate('base', { values: { global: { resourceScope: 'namespace' } } })).toEqual([]);
+  test('global.resourceScope namespace renders only the reader ServiceAccount, the one namespaced object; cluster all the rest', () => {
+    const name = (o: { kind: string; metadata: { name: string } }) => `${o.kind}/${o.metadata.name}`;
+    const namespaced = helmTemplate('base', { values: { global: { resourceScope: 'namespace' } } });
+    const cluster = helmTemplate('base', { values: { global: { resourceScope: 'cluster' } } });
+    expect(namespaced.map(name)).toEqual(['ServiceAccount/istio-reader-service-account']);
+    expect([...cluster, ...namespaced].map(name).sort()).toEqual(helmTemplate('base').map(name).sort());
+  });
+
+  test.each([
+    ['global.enableReaderRBAC false', { global: { enableReaderRBAC: false } }],
+    ['another reader account named in global.readerServiceAccount', { global: { readerServiceAccount: { name: 'reader', namespace: 'ops' } } }],
+  ])('%s leaves the reader ServiceAccount out, as Istio’s chart', (_what, values) => {
+    expect(helmTemplate('base', { values }).filter((o) => o.kind === 'ServiceAccount')).toEqual([]);
   });
 
   test.each<[string, Record<string, unknown>, RegExp]>([

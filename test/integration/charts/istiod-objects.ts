@@ -93,6 +93,18 @@ export interface PolicyRule {
   resourceNames?: string[];
 }
 
+/** The name prefix of the reader's ClusterRole (reader-clusterrole.yaml), which binds another account than istiod's. */
+export const READER_ROLE_PREFIX = 'istio-reader-clusterrole';
+
+/** The rules of istiod's own ClusterRole or Role (not the reader's, which istiod does not hold). */
 export function rulesOf(objects: readonly Rendered[], kind: 'ClusterRole' | 'Role'): PolicyRule[] {
-  return findObject(objects, kind)['rules'] as PolicyRule[];
+  const own = objects.filter((o) => !(o.kind === 'ClusterRole' && o.metadata.name.startsWith(READER_ROLE_PREFIX)));
+  return findObject(own, kind)['rules'] as PolicyRule[];
+}
+
+/** The rules of the reader's ClusterRole. */
+export function readerRulesOf(objects: readonly Rendered[]): PolicyRule[] {
+  const [reader, ...more] = objects.filter((o) => o.kind === 'ClusterRole' && o.metadata.name.startsWith(READER_ROLE_PREFIX));
+  if (!reader || more.length > 0) throw new Error(`expected exactly one ${READER_ROLE_PREFIX}* ClusterRole`);
+  return reader['rules'] as PolicyRule[];
 }

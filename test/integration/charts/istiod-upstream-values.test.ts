@@ -135,7 +135,8 @@ describe('charts/istiod global.resourceScope, as Istio’s chart', () => {
   test('cluster renders the cluster-scoped objects only, namespace the others; together they are the whole install', () => {
     const cluster = render({ values: { global: { resourceScope: 'cluster' } } });
     const namespaced = render({ values: { global: { resourceScope: 'namespace' } } });
-    expect(kinds(cluster)).toEqual(['ClusterRole', 'ClusterRoleBinding', 'ValidatingWebhookConfiguration']);
+    // istiod's ClusterRole and binding, and the reader's (reader-clusterrole.yaml).
+    expect(kinds(cluster)).toEqual(['ClusterRole', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRoleBinding', 'ValidatingWebhookConfiguration']);
     expect(namespaced.every((o) => o.metadata.namespace === NS)).toBe(true);
     expect(kinds([...cluster, ...namespaced])).toEqual(kinds(defaults));
   });

@@ -10,11 +10,13 @@ import { rulesOf, type PolicyRule } from './istiod-objects';
 const README = path.join(CHARTS_DIR, 'istiod', 'README.md');
 const TABLE_HEADING = '## RBAC: exactly the calls the code makes, updates by name';
 const HEADER = '| object | API group | resources | verbs | resourceNames | why, and the code |';
-const TAINT_MARK = ', with `taint.enabled`';
+/** The mark of a row that only a rendering with these values has. */
+const MARKS = { taint: ', with `taint.enabled`' } as const;
+type Mark = keyof typeof MARKS;
 
 interface Row {
   kind: 'ClusterRole' | 'Role';
-  taintOnly: boolean;
+  only: Mark | undefined;
   rule: PolicyRule;
 }
 
@@ -31,7 +33,8 @@ function readmeRows(): Row[] {
   for (const line of lines.slice(start + 2)) {
     if (!line.startsWith('|')) break;
     const [object, group, resources, verbs, names] = line.split(' | ').map((c) => c.replace(/^\| /, ''));
-    const kind = object!.replace(TAINT_MARK, '');
+    const only = (Object.keys(MARKS) as Mark[]).find((m) => object!.endsWith(MARKS[m]));
+    const kind = only ? object!.slice(0, -MARKS[only].length) : object!;
     if (kind !== 'ClusterRole' && kind !== 'Role') throw new Error(`unreadable object cell in: ${line}`);
     const rule: PolicyRule = {
       apiGroups: [group === 'core' ? '' : codeSpans(group!)[0]!],
@@ -39,7 +42,7 @@ function readmeRows(): Row[] {
       verbs: verbs!.split(', '),
       ...(names === 'any' ? {} : { resourceNames: codeSpans(names!) }),
     };
-    rows.push({ kind, taintOnly: object!.endsWith(TAINT_MARK), rule });
+    rows.push({ kind, only, rule });
   }
   return rows;
 }
@@ -51,20 +54,22 @@ const canonical = (r: PolicyRule) =>
 describe('charts/istiod/README.md RBAC table', () => {
   const rows = readmeRows();
 
-  test.each([
-    ['the default rendering', {}, false],
-    ['the rendering with taint.enabled', { taint: { enabled: true } }, true],
-  ] as const)('lists exactly the rules of %s', (_name, values, taint) => {
+  test.each<[string, Record<string, unknown>, Mark | undefined]>([
+    ['the default rendering', {}, undefined],
+    ['the rendering with taint.enabled', { taint: { enabled: true } }, 'taint'],
+    // A primary reads remote secrets whether or not it names its cluster: no rule depends on it.
+    ['the rendering of a primary that names its cluster', { global: { multiCluster: { clusterName: 'cluster-1' } } }, undefined],
+  ])('lists exactly the rules of %s', (_name, values, mark) => {
     const objects = helmTemplate('istiod', { namespace: 'istio-system', values });
     for (const kind of ['ClusterRole', 'Role'] as const) {
-      const documented = rows.filter((r) => r.kind === kind && (taint || !r.taintOnly)).map((r) => canonical(r.rule)).sort();
+      const documented = rows.filter((r) => r.kind === kind && (r.only === undefined || r.only === mark)).map((r) => canonical(r.rule)).sort();
       const rendered = rulesOf(objects, kind).map(canonical).sort();
       expect({ kind, rules: documented }).toEqual({ kind, rules: rendered });
     }
   });
 
   test('marks every taint-only row, and has rows of both kinds', () => {
-    expect(rows.filter((r) => r.taintOnly).map((r) => r.kind).sort()).toEqual(['ClusterRole', 'Role']);
-    expect(rows.filter((r) => !r.taintOnly).length).toBeGreaterThan(10);
+    expect(rows.filter((r) => r.only === 'taint').map((r) => r.kind).sort()).toEqual(['ClusterRole', 'Role']);
+    expect(rows.filter((r) => r.only === undefined).length).toBeGreaterThan(10);
   });
 });

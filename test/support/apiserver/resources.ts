@@ -1,6 +1,7 @@
 // The resources the test API server serves: every kind of src/store/kinds.ts (the store's kinds and
 // the controllers' own, such as Secrets) plus what istiod-ts writes or calls (Leases, TokenReviews,
-// webhook configurations, CRDs).
+// webhook configurations, CRDs), and what `create-remote-secret` writes on a remote cluster
+// (ServiceAccounts, ClusterRoles and their bindings).
 
 import { KINDS } from '../../../src/store/kinds';
 
@@ -34,6 +35,33 @@ const fromKinds: ServedResource[] = Object.values(KINDS).map((info) => ({
 
 export const SERVED_RESOURCES: readonly ServedResource[] = [
   ...fromKinds,
+  {
+    group: '',
+    versions: ['v1'],
+    plural: 'serviceaccounts',
+    kind: 'ServiceAccount',
+    namespaced: true,
+    crd: false,
+    subresources: [],
+  },
+  {
+    group: 'rbac.authorization.k8s.io',
+    versions: ['v1'],
+    plural: 'clusterroles',
+    kind: 'ClusterRole',
+    namespaced: false,
+    crd: false,
+    subresources: [],
+  },
+  {
+    group: 'rbac.authorization.k8s.io',
+    versions: ['v1'],
+    plural: 'clusterrolebindings',
+    kind: 'ClusterRoleBinding',
+    namespaced: false,
+    crd: false,
+    subresources: [],
+  },
   {
     group: 'coordination.k8s.io',
     versions: ['v1'],
