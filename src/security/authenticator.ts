@@ -210,7 +210,10 @@ export function createCallAuthenticator(opts: AuthenticatorOptions): ClusterCall
     }
     // Removed while its review was in flight: its API server no longer speaks for this mesh.
     if (!opts.clusters.get(cluster.id))
-      return new AuthError('unknown_cluster', `cluster "${cluster.id}" was removed while its TokenReview was in flight`);
+      return new AuthError(
+        'unknown_cluster',
+        `cluster "${cluster.id}" was removed while its TokenReview was in flight`,
+      );
     return {
       identities: [spiffeId(opts.trustDomain(), token.namespace, token.serviceAccount)],
       namespace: token.namespace,
