@@ -326,3 +326,42 @@ describe('the CA across clusters (three test API servers)', () => {
     expect(peculiarSan(res.cert_chain[0]!).uris).toEqual([id('default', 'late')]);
   });
 });
+
+describe('a caller whose cluster leaves between its authentication and its authorization', () => {
+  let h: Harness;
+  let client: ZtunnelLikeClient;
+
+  beforeAll(async () => {
+    // The authenticator has vouched for a caller of `west`, which the directory no longer holds.
+    h = await startHarness({
+      deps: {
+        authenticator: () => ({
+          authenticate: () =>
+            Promise.resolve({
+              identities: [id('istio-system', 'ztunnel')] as [string],
+              namespace: 'istio-system',
+              serviceAccount: 'ztunnel',
+              podName: 'ztunnel-w',
+              podUid: 'u',
+              clusterId: 'west',
+              via: 'token' as const,
+            }),
+        }),
+      },
+    });
+    client = new ZtunnelLikeClient(h.port, h.ca.rootCertPem());
+  });
+
+  afterAll(async () => {
+    client.close();
+    await h.close();
+  });
+
+  test('is refused as unknown_cluster: no node of a cluster that is gone is read', async () => {
+    await expect(client.createCertificate((await makeCsr()).pem, { token: 't' })).rejects.toMatchObject(
+      AUTHENTICATE_FAILURE,
+    );
+    const metric = await h.metrics.getSingleMetric('citadel_server_authentication_failure_count')!.get();
+    expect(metric.values).toEqual([{ value: 1, labels: { reason: 'unknown_cluster', cluster: '' } }]);
+  });
+});
