@@ -135,9 +135,14 @@ export function createCertificateService(deps: CertificateServiceDeps): {
     // The cluster may have left the mesh while the caller's TokenReview was in flight.
     const cluster = deps.clusters(clusterId);
     if (!cluster) {
-      metrics.authFailures.inc({ reason: 'unknown_cluster', cluster: '' });
+      metrics.authFailures.inc({ reason: 'unknown_cluster', cluster: clusterId });
       log.warn(
-        { peer: call.getPeer(), reason: 'unknown_cluster', detail: `cluster "${clusterId}" left the mesh` },
+        {
+          peer: call.getPeer(),
+          reason: 'unknown_cluster',
+          cluster: clusterId,
+          detail: `cluster "${clusterId}" left the mesh`,
+        },
         AUTHENTICATE_FAILURE,
       );
       throw new Refusal(grpc.status.UNAUTHENTICATED, AUTHENTICATE_FAILURE);

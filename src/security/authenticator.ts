@@ -196,7 +196,11 @@ export function createCallAuthenticator(opts: AuthenticatorOptions): ClusterCall
     }
     const verifier = opts.tokens(cluster.id);
     if (!verifier)
-      return new AuthError('unknown_cluster', `cluster "${cluster.id}" has no API server to review tokens against`);
+      return new AuthError(
+        'unknown_cluster',
+        `cluster "${cluster.id}" has no API server to review tokens against`,
+        cluster.id,
+      );
     let token: VerifiedToken;
     const lifetime = callSignal(call);
     try {
@@ -213,6 +217,7 @@ export function createCallAuthenticator(opts: AuthenticatorOptions): ClusterCall
       return new AuthError(
         'unknown_cluster',
         `cluster "${cluster.id}" was removed while its TokenReview was in flight`,
+        cluster.id,
       );
     return {
       identities: [spiffeId(opts.trustDomain(), token.namespace, token.serviceAccount)],

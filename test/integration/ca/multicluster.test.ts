@@ -362,6 +362,6 @@ describe('a caller whose cluster leaves between its authentication and its autho
       AUTHENTICATE_FAILURE,
     );
     const metric = await h.metrics.getSingleMetric('citadel_server_authentication_failure_count')!.get();
-    expect(metric.values).toEqual([{ value: 1, labels: { reason: 'unknown_cluster', cluster: '' } }]);
+    expect(metric.values).toEqual([{ value: 1, labels: { reason: 'unknown_cluster', cluster: 'west' } }]);
   });
 });

@@ -118,6 +118,7 @@ describe('authentication across clusters', () => {
     await expect(auth.authenticate(call('north'))).rejects.toMatchObject({
       reason: 'unknown_cluster',
       message: 'cluster "north" has no API server to review tokens against',
+      cluster: 'north',
     });
   });
 
@@ -147,6 +148,7 @@ describe('authentication across clusters', () => {
     await expect(pending).rejects.toMatchObject({
       reason: 'unknown_cluster',
       message: 'cluster "west" was removed while its TokenReview was in flight',
+      cluster: 'west',
     });
   });
 });
