@@ -44,6 +44,11 @@ export function localClusterOnly(ctx: ServerContext, kube: KubeClient | undefine
   });
 }
 
+/**
+ * `clusters`: the mesh's clusters for the CA (and the authenticator it shares with xDS and /debug/).
+ * Once server/source.ts yields the remote-secret controller's directory (`SourceAndLeader.clusters`),
+ * server.ts passes it here; until then the server is its own single cluster.
+ */
 export async function startComponents(
   ctx: ServerContext,
   kube: KubeClient | undefined,
