@@ -6,8 +6,10 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../store/kube/client';
 import { KubeWriter } from '../store/kube/writes';
 import { scopedLogger } from '../log/logger';
-import type { CallAuthenticator } from '../security/identity';
+import type { ClusterCallAuthenticator } from '../security/authenticator';
 import { NodeAuthorizer } from '../security/node-authorizer';
+import { PerCluster } from '../security/per-cluster';
+import type { ClusterDirectory } from '../store/clusters';
 import type { CaHostDeps } from './host-deps';
 import type { MeshConfig } from '../mesh/types';
 import { LEASE_NAMES } from '../contract/leader';
@@ -43,7 +45,12 @@ export interface CaDeps {
   /** Built by the composition root; the CA supplies the issuers a client certificate may chain to. */
   authenticator: (
     meshIssuers: () => readonly crypto.X509Certificate[],
-  ) => CallAuthenticator | Promise<CallAuthenticator>;
+  ) => ClusterCallAuthenticator | Promise<ClusterCallAuthenticator>;
+  /**
+   * The mesh's clusters: a caller is node-authorized against the pods of the cluster it was
+   * authenticated in, with one node authorizer per cluster.
+   */
+  clusters: ClusterDirectory;
   kubeConfig?: KubeConfig;
   /**
    * The replica's own client, whose User-Agent names its pod, so the API server's audit log (and a
@@ -60,7 +67,7 @@ export interface CaDeps {
 export interface CaHandle {
   authority: CertificateAuthority;
   /** Shared with the xDS server: client certificate, then bearer token. */
-  authenticator: CallAuthenticator;
+  authenticator: ClusterCallAuthenticator;
   rootCertPem(): string;
   /** Local mode: where root-cert.pem was written. */
   rootCertFile?: string;
@@ -147,13 +154,21 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
   stops.push(authority.onChange(updateExpiryGauges));
 
   const authenticator = await deps.authenticator(() => authority.meshIssuers());
-  const nodeAuthorizer =
-    env.CA_TRUSTED_NODE_ACCOUNTS.length > 0
-      ? new NodeAuthorizer(ctx.store, {
+  stops.push(() => authenticator.close?.());
+  // One authorizer per cluster, each with its (node, namespace/service account) index on that
+  // cluster's store, built as the cluster joins and dropped as it leaves.
+  const impersonation = env.CA_TRUSTED_NODE_ACCOUNTS.length > 0;
+  const callerClusters = new PerCluster(deps.clusters, (cluster) => ({
+    local: cluster.local,
+    store: cluster.store,
+    nodeAuthorizer: impersonation
+      ? new NodeAuthorizer(cluster.store, {
           trustedAccounts: env.CA_TRUSTED_NODE_ACCOUNTS,
           trustDomains: () => [ctx.mesh.current().trustDomain, ...ctx.mesh.current().trustDomainAliases],
         })
-      : undefined;
+      : undefined,
+  }));
+  stops.push(() => callerClusters.close());
 
   const fairness = createNodeFairness({
     metrics,
@@ -165,8 +180,7 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
     const service = createCertificateService({
       authority,
       authenticator,
-      nodeAuthorizer,
-      store: ctx.store,
+      clusters: (id) => callerClusters.get(id),
       metrics,
       defaultTtlMs: () => env.DEFAULT_WORKLOAD_CERT_TTL,
       maxTtlMs: () => env.MAX_WORKLOAD_CERT_TTL,

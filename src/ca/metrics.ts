@@ -1,16 +1,22 @@
-// The CA's metrics, with istiod's names so existing dashboards keep working.
+// The CA's metrics, with istiod's names so existing dashboards keep working. The `cluster` label
+// (issue 36) is added to istiod's series; a sum over it is istiod's value.
 
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface CaMetrics {
   csrCount: Counter;
-  successCount: Counter;
-  /** Every refused authentication, node-authorization denials included (istiod counts both here). */
-  authFailures: Counter<'reason'>;
+  /** By the caller's cluster. */
+  successCount: Counter<'cluster'>;
+  /**
+   * Every refused authentication, node-authorization denials included (istiod counts both here), by
+   * reason and by the known cluster that refused ("" before one was decided, or for an unknown id).
+   */
+  authFailures: Counter<'reason' | 'cluster'>;
   csrParseErrors: Counter;
   /** By istiod's error type: TTL_ERROR, CSR_ERROR, CERT_GEN_ERROR. */
   signErrors: Counter<'error'>;
-  nodeAuthDenials: Counter<'reason'>;
+  /** By failed check and the caller's cluster. */
+  nodeAuthDenials: Counter<'reason' | 'cluster'>;
   rootExpiry: Gauge;
   chainExpiry: Gauge;
   /** Calls refused by the per-node fair queue: queue_full or rate_limited. No node label. */
@@ -41,13 +47,14 @@ export function registerCaMetrics(registry: Registry): CaMetrics {
     }),
     successCount: new Counter({
       name: 'citadel_server_success_cert_issuance_count',
-      help: 'Certificates issued',
+      help: "Certificates issued, by the caller's cluster",
+      labelNames: ['cluster'],
       registers,
     }),
     authFailures: new Counter({
       name: 'citadel_server_authentication_failure_count',
-      help: 'Requests that failed authentication, by reason',
-      labelNames: ['reason'],
+      help: 'Requests that failed authentication, by reason and cluster ("" when no known cluster was decided)',
+      labelNames: ['reason', 'cluster'],
       registers,
     }),
     csrParseErrors: new Counter({
@@ -63,8 +70,8 @@ export function registerCaMetrics(registry: Registry): CaMetrics {
     }),
     nodeAuthDenials: new Counter({
       name: 'citadel_server_node_authorization_denial_count',
-      help: 'Impersonation requests denied by node authorization, by failed check',
-      labelNames: ['reason'],
+      help: "Impersonation requests denied by node authorization, by failed check and the caller's cluster",
+      labelNames: ['reason', 'cluster'],
       registers,
     }),
     fairnessDenials: new Counter({

@@ -25,12 +25,21 @@ export const IMPERSONATION_FAILURE = 'request impersonation authentication failu
 /** When the API server cannot review the token: as opaque as a refusal, but UNAVAILABLE so the caller retries. */
 export const AUTHENTICATE_UNAVAILABLE = 'request authenticate failure: try again later';
 
+/** A caller's cluster as the CA reads it: node names and pods mean something only inside one cluster. */
+export interface CallerCluster {
+  /** The config cluster: its node names are the fair queue's lanes as they are. */
+  local: boolean;
+  /** The cluster's pods: where the caller's own pod, and so its node, is looked up. */
+  store: ObjectStore;
+  /** Over the same store; absent when impersonation is disabled. */
+  nodeAuthorizer: NodeAuthorizer | undefined;
+}
+
 export interface CertificateServiceDeps {
   authority: CertificateAuthority;
   authenticator: { authenticate(call: grpc.ServerUnaryCall<unknown, unknown>): Promise<Authenticated> };
-  /** Absent when impersonation is disabled. */
-  nodeAuthorizer: NodeAuthorizer | undefined;
-  store: ObjectStore;
+  /** The cluster a caller was authenticated in, by id; undefined once it has left the mesh. */
+  clusters: (clusterId: string) => CallerCluster | undefined;
   metrics: CaMetrics;
   defaultTtlMs: () => number;
   maxTtlMs: () => number;
@@ -113,30 +122,48 @@ export function createCertificateService(deps: CertificateServiceDeps): {
       caller = await deps.authenticator.authenticate(call);
     } catch (err) {
       const reason = err instanceof AuthError ? err.reason : 'invalid_token';
-      metrics.authFailures.inc({ reason });
-      log.warn({ peer: call.getPeer(), reason, detail: (err as Error).message }, AUTHENTICATE_FAILURE);
+      const cluster = (err instanceof AuthError ? err.cluster : undefined) ?? '';
+      metrics.authFailures.inc({ reason, cluster });
+      log.warn({ peer: call.getPeer(), reason, cluster, detail: (err as Error).message }, AUTHENTICATE_FAILURE);
       // The API server could not say who the caller is: not the caller's fault, so ztunnel retries.
       if (err instanceof AuthError && err.retryable)
         throw new Refusal(grpc.status.UNAVAILABLE, AUTHENTICATE_UNAVAILABLE);
       throw new Refusal(grpc.status.UNAUTHENTICATED, AUTHENTICATE_FAILURE);
     }
     const [callerId] = caller.identities;
+    const { clusterId } = caller;
+    // The cluster may have left the mesh while the caller's TokenReview was in flight.
+    const cluster = deps.clusters(clusterId);
+    if (!cluster) {
+      metrics.authFailures.inc({ reason: 'unknown_cluster', cluster: clusterId });
+      log.warn(
+        {
+          peer: call.getPeer(),
+          reason: 'unknown_cluster',
+          cluster: clusterId,
+          detail: `cluster "${clusterId}" left the mesh`,
+        },
+        AUTHENTICATE_FAILURE,
+      );
+      throw new Refusal(grpc.status.UNAUTHENTICATED, AUTHENTICATE_FAILURE);
+    }
     const requested = impersonationRequest(req);
     let identity = callerId;
     let node =
       caller.nodeName ??
-      (caller.podName ? podNodeName(deps.store.get('Pod', caller.namespace, caller.podName)) : undefined);
+      (caller.podName ? podNodeName(cluster.store.get('Pod', caller.namespace, caller.podName)) : undefined);
     if (requested !== undefined && requested !== callerId) {
-      const decision = deps.nodeAuthorizer
-        ? deps.nodeAuthorizer.authorize(caller, requested)
+      // The caller's own cluster only: its node, and the pods on it, are that cluster's.
+      const decision = cluster.nodeAuthorizer
+        ? cluster.nodeAuthorizer.authorize(caller, requested)
         : ({ allowed: false, reason: 'impersonation_disabled', detail: 'CA_TRUSTED_NODE_ACCOUNTS is empty' } as const);
       if (!decision.allowed) {
         // istiod counts a refused impersonation as an authentication failure; the reason label and
         // the denial counter say which check refused it.
-        metrics.authFailures.inc({ reason: decision.reason });
-        metrics.nodeAuthDenials.inc({ reason: decision.reason });
+        metrics.authFailures.inc({ reason: decision.reason, cluster: clusterId });
+        metrics.nodeAuthDenials.inc({ reason: decision.reason, cluster: clusterId });
         log.warn(
-          { caller: callerId, requested, reason: decision.reason, detail: decision.detail },
+          { caller: callerId, cluster: clusterId, requested, reason: decision.reason, detail: decision.detail },
           IMPERSONATION_FAILURE,
         );
         throw new Refusal(grpc.status.UNAUTHENTICATED, IMPERSONATION_FAILURE);
@@ -154,8 +181,9 @@ export function createCertificateService(deps: CertificateServiceDeps): {
     let csr: ParsedCsr;
     let issued;
     // A node agent's calls queue under the node it is bound to, so all of one node's ztunnel
-    // traffic is one turn; anyone else's under its own identity.
-    const lane = identity !== callerId && node ? node : callerId;
+    // traffic is one turn; anyone else's under its own identity. Node names repeat across
+    // clusters, so a remote cluster's nodes are lanes of their own.
+    const lane = identity !== callerId && node ? (cluster.local ? node : `${clusterId}/${node}`) : callerId;
     // A node's lone call (no other call of it past authentication) may be signed on the event
     // loop at once (csr-verifier-pool.ts, INLINE_SHARE); a burst goes through the workers.
     const alone = laneCalls.enter(lane);
@@ -187,10 +215,11 @@ export function createCertificateService(deps: CertificateServiceDeps): {
     } finally {
       laneCalls.leave(lane);
     }
-    metrics.successCount.inc();
+    metrics.successCount.inc({ cluster: clusterId });
     audit.info(
       {
         caller: callerId,
+        cluster: clusterId,
         callerPod: caller.podName ? `${caller.namespace}/${caller.podName}` : undefined,
         callerNode: node,
         via: caller.via,

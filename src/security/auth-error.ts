@@ -28,6 +28,12 @@ export class AuthError extends Error {
   constructor(
     readonly reason: AuthFailureReason,
     message: string,
+    /**
+     * The known cluster whose credentials were refused (its TokenReview said no, or could not be
+     * asked); absent when no cluster was decided (no credentials, a certificate, an unknown id). A
+     * metric label, so it is never the caller's own unchecked `clusterid`.
+     */
+    readonly cluster?: string,
   ) {
     super(message);
   }

@@ -1,9 +1,12 @@
 // Authenticates gRPC calls to the CA and to xDS, in istiod's order: a client certificate chaining
 // to the mesh roots, then a bearer service-account token with its `clusterid`. The first that
-// succeeds decides the caller; failures carry a reason for the log and metrics.
+// succeeds decides the caller; failures carry a reason for the log and metrics. A token is reviewed
+// by the cluster its `clusterid` names (store/clusters.ts), with that cluster's own verifier and
+// cache: a token means nothing outside the cluster that issued it.
 
 import * as crypto from 'node:crypto';
 import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call';
+import type { ClusterDirectory, MeshCluster } from '../store/clusters';
 import type { CallAuthenticator, CallerIdentity } from './identity';
 import { AuthError } from './auth-error';
 import { MAX_TOKEN_BYTES, VerifiedToken, verifyLocalToken } from './local-jwt';
@@ -52,13 +55,20 @@ export class LocalTokenVerifier implements TokenVerifier {
 
 export interface AuthenticatorOptions {
   trustDomain: () => string;
-  /** CLUSTER_ID: a `clusterid` of "" or this value means this cluster. */
-  clusterId: string;
+  /**
+   * The mesh's clusters: a `clusterid` of "", the local id or an alias of it means the local
+   * cluster; a remote id (or an alias of one) that cluster; any other id is refused.
+   */
+  clusters: ClusterDirectory;
   /** --clusterAliases: a `clusterid` naming an alias means the cluster it maps to (istiod's kube JWT authenticator). */
   clusterAliases?: ReadonlyMap<string, string>;
   /** Certificates a mesh client certificate may be issued by (signing cert, intermediates, roots). */
   meshIssuers: () => readonly crypto.X509Certificate[];
-  tokens: TokenVerifier;
+  /**
+   * The verifier of one cluster's tokens (TokenReview against that cluster's API server, with its own
+   * cache); undefined when that cluster's tokens cannot be checked here (a cluster with no client).
+   */
+  tokens: (clusterId: string) => TokenVerifier | undefined;
   now?: () => number;
 }
 
@@ -66,12 +76,38 @@ export const AUTHORIZATION_HEADER = 'authorization';
 export const CLUSTER_ID_HEADER = 'clusterid';
 const BEARER = /^bearer\s+(\S+)\s*$/i;
 
-/** An authenticated caller plus why it was accepted. */
-export type Authenticated = CallerIdentity & { nodeName?: string };
+/** An authenticated caller plus why it was accepted; `clusterId` is always decided. */
+export type Authenticated = CallerIdentity & { nodeName?: string; clusterId: string };
 
-export function createCallAuthenticator(
-  opts: AuthenticatorOptions,
-): CallAuthenticator & { authenticate(call: ServerSurfaceCall): Promise<Authenticated> } {
+/** What the CA takes: callers with their cluster, and a close that ends the per-cluster verifiers. */
+export interface ClusterCallAuthenticator extends CallAuthenticator {
+  authenticate(call: ServerSurfaceCall): Promise<Authenticated>;
+  close?(): void;
+}
+
+/** The longest `clusterid` a log line quotes: a cluster id is a short name, the header is the caller's. */
+const MAX_LOGGED_CLUSTER_ID = 128;
+
+/** The header as it may be logged: quoted, escaped and bounded. */
+function loggedClusterId(id: string): string {
+  return JSON.stringify(id.length > MAX_LOGGED_CLUSTER_ID ? `${id.slice(0, MAX_LOGGED_CLUSTER_ID)}…` : id);
+}
+
+/**
+ * The cluster a `clusterid` names, in istiod's order: "" (a single-cluster caller), the local id or
+ * an alias of it is the local cluster; then a remote of that id; then the remote an alias names.
+ */
+export function resolveCluster(
+  clusters: ClusterDirectory,
+  aliases: ReadonlyMap<string, string> | undefined,
+  named: string,
+): MeshCluster | undefined {
+  const alias = aliases?.get(named);
+  if (named === '' || named === clusters.localId || alias === clusters.localId) return clusters.get(clusters.localId);
+  return clusters.get(named) ?? (alias === undefined ? undefined : clusters.get(alias));
+}
+
+export function createCallAuthenticator(opts: AuthenticatorOptions): ClusterCallAuthenticator {
   const now = opts.now ?? Date.now;
 
   function fromCertificate(call: ServerSurfaceCall): Authenticated | AuthError | undefined {
@@ -110,6 +146,10 @@ export function createCallAuthenticator(
           identities: [first, ...rest],
           namespace: parsed.namespace,
           serviceAccount: parsed.serviceAccount,
+          // A mesh certificate names no cluster and carries no pod, so nothing node-scoped is read
+          // for it (it can never impersonate); it is filed under the local cluster, its clusterid
+          // header unread, as istiod's certificate authenticator leaves it unread.
+          clusterId: opts.clusters.localId,
           via: 'certificate',
         };
       } catch {
@@ -142,26 +182,43 @@ export function createCallAuthenticator(
       return new AuthError('malformed_token', `authorization header is longer than ${MAX_TOKEN_BYTES} bytes`);
     const bearer = BEARER.exec(header)?.[1];
     if (bearer === undefined) return new AuthError('malformed_token', 'authorization header is not "Bearer <token>"');
-    const cluster = call.metadata.get(CLUSTER_ID_HEADER);
+    const clusterHeader = call.metadata.get(CLUSTER_ID_HEADER);
     // istiod reads the header only when it has exactly one value.
-    const named = cluster.length === 1 ? String(cluster[0]) : '';
-    const clusterId = opts.clusterAliases?.get(named) ?? named;
-    if (clusterId !== '' && clusterId !== opts.clusterId) {
+    const named = clusterHeader.length === 1 ? String(clusterHeader[0]) : '';
+    const cluster = resolveCluster(opts.clusters, opts.clusterAliases, named);
+    if (!cluster) {
+      const remotes = opts.clusters.list().filter((c) => !c.local);
       return new AuthError(
         'unknown_cluster',
-        `clusterid "${clusterId}" is not a known cluster (this cluster is "${opts.clusterId}")`,
+        `clusterid ${loggedClusterId(named)} is not a cluster of this mesh (local "${opts.clusters.localId}", ` +
+          `remote [${remotes.map((c) => c.id).join(', ')}])`,
       );
     }
+    const verifier = opts.tokens(cluster.id);
+    if (!verifier)
+      return new AuthError(
+        'unknown_cluster',
+        `cluster "${cluster.id}" has no API server to review tokens against`,
+        cluster.id,
+      );
     let token: VerifiedToken;
     const lifetime = callSignal(call);
     try {
       // callSignal's signal is made on first read, so a cache hit never makes it.
-      token = await opts.tokens.verify(bearer, lifetime);
+      token = await verifier.verify(bearer, lifetime);
     } catch (err) {
-      return err instanceof AuthError ? err : new AuthError('invalid_token', (err as Error).message);
+      const failure = err instanceof AuthError ? err : new AuthError('invalid_token', (err as Error).message);
+      return new AuthError(failure.reason, `cluster "${cluster.id}": ${failure.message}`, cluster.id);
     } finally {
       lifetime.dispose();
     }
+    // Removed while its review was in flight: its API server no longer speaks for this mesh.
+    if (!opts.clusters.get(cluster.id))
+      return new AuthError(
+        'unknown_cluster',
+        `cluster "${cluster.id}" was removed while its TokenReview was in flight`,
+        cluster.id,
+      );
     return {
       identities: [spiffeId(opts.trustDomain(), token.namespace, token.serviceAccount)],
       namespace: token.namespace,
@@ -169,6 +226,7 @@ export function createCallAuthenticator(
       ...(token.podName ? { podName: token.podName } : {}),
       ...(token.podUid ? { podUid: token.podUid } : {}),
       ...(token.nodeName ? { nodeName: token.nodeName } : {}),
+      clusterId: cluster.id,
       via: 'token',
     };
   }
@@ -180,7 +238,7 @@ export function createCallAuthenticator(
       const token = await fromToken(call);
       if (token && !(token instanceof AuthError)) return token;
       if (token instanceof AuthError && cert instanceof AuthError) {
-        throw new AuthError(token.reason, `${cert.message}; ${token.message}`);
+        throw new AuthError(token.reason, `${cert.message}; ${token.message}`, token.cluster);
       }
       throw token ?? cert ?? new AuthError('no_credentials', 'no client certificate and no bearer token');
     },

@@ -15,6 +15,11 @@ export interface CallerIdentity {
   /** From the token's pod claims (TokenReview user.extra or the local token); absent for certificates. */
   podName?: string;
   podUid?: string;
+  /**
+   * The cluster the caller was authenticated in: the one whose API server reviewed its token (named
+   * by its `clusterid` header), or the local cluster for a client certificate, which names none.
+   */
+  clusterId?: string;
   via: 'certificate' | 'token';
 }
 

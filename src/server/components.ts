@@ -3,9 +3,9 @@
 // controller.
 
 import type { KubeClient } from '../store/kube';
+import { type ClusterDirectory, singleCluster } from '../store/clusters';
 import { startCertificateAuthority } from '../ca';
 import { createAmbientCache } from './ambient-cache';
-import type { ClusterDirectory } from '../store/clusters';
 import { registerAmbientDebug } from '../ambient/debug';
 import { registerExplainDebug } from '../explain/debug';
 import { Explainer } from '../explain/explainer';
@@ -29,21 +29,46 @@ export interface StartedComponents {
   authenticator: CallAuthenticator;
 }
 
+/**
+ * The mesh as one cluster, this server's own: what the CA authenticates and authorizes against
+ * until the remote-secret controller hands the server a directory with the remote clusters too.
+ */
+export function localClusterOnly(ctx: ServerContext, kube: KubeClient | undefined): ClusterDirectory {
+  return singleCluster({
+    id: ctx.options.env.CLUSTER_ID,
+    local: true,
+    store: ctx.store,
+    ...(kube ? { client: kube } : {}),
+    synced: () => ctx.store.hasSynced(),
+  });
+}
+
+/**
+ * `clusters`: the mesh's clusters for the CA (and the authenticator it shares with xDS and /debug/).
+ * Once server/source.ts yields the remote-secret controller's directory (`SourceAndLeader.clusters`),
+ * server.ts passes it here; until then the server is its own single cluster.
+ */
 export async function startComponents(
   ctx: ServerContext,
   kube: KubeClient | undefined,
   ignored?: IgnoredObjects,
-  clusters?: ClusterDirectory,
+  clusters: ClusterDirectory = localClusterOnly(ctx, kube),
 ): Promise<StartedComponents> {
   const sources = kube ? { kubeConfig: kube.kubeConfig } : {};
-  // The store's Pod deletions end cached TokenReviews of the deleted pods' tokens.
-  const authenticator = callAuthenticatorFactory(ctx.options, ctx.mesh, { ...sources, store: ctx.store });
-  const ca = await startCertificateAuthority(ctx, { ...sources, ...(kube ? { kubeClient: kube } : {}), authenticator });
+  // Each cluster's Pod deletions (in its own store) end cached TokenReviews of its deleted pods' tokens.
+  const authenticator = callAuthenticatorFactory(ctx.options, ctx.mesh, clusters, sources);
+  const ca = await startCertificateAuthority(ctx, {
+    ...sources,
+    ...(kube ? { kubeClient: kube } : {}),
+    authenticator,
+    clusters,
+  });
   const ambient = createAmbientCache(ctx, clusters);
   const index = ambient.local;
   registerAmbientDebug(ctx.debug, index);
   // /debug/explain runs the CA's node authorizer and the ambient derivation over this store with a
-  // decision recorder, reading CA_TRUSTED_NODE_ACCOUNTS and the trust domains as the CA does.
+  // decision recorder, reading CA_TRUSTED_NODE_ACCOUNTS and the trust domains as the CA does. It
+  // explains the local cluster's nodes only (docs/ca.md, "Across clusters").
   registerExplainDebug(
     ctx.debug,
     new Explainer({

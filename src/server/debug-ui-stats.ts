@@ -83,12 +83,19 @@ async function values(registry: Registry, name: string): Promise<Value[] | undef
 async function sample(registry: Registry): Promise<Sample & { ca: boolean }> {
   const issuedValues = await values(registry, ISSUED_METRIC);
   const issued = issuedValues?.reduce((n, v) => n + v.value, 0) ?? 0;
-  const denials: Denial[] = [];
+  // One entry per (source, reason): the CA's series are also split by cluster, which this page sums.
+  const byReason = new Map<string, Denial>();
   for (const d of DENIAL_METRICS) {
     for (const v of (await values(registry, d.metric)) ?? []) {
-      if (v.value > 0) denials.push({ source: d.source, reason: String(v.labels[d.label] ?? ''), count: v.value });
+      if (v.value <= 0) continue;
+      const reason = String(v.labels[d.label] ?? '');
+      const key = `${d.source}\0${reason}`;
+      const held = byReason.get(key);
+      if (held) held.count += v.value;
+      else byReason.set(key, { source: d.source, reason, count: v.value });
     }
   }
+  const denials = [...byReason.values()];
   denials.sort((a, b) => b.count - a.count || a.source.localeCompare(b.source) || a.reason.localeCompare(b.reason));
   const denied = denials.reduce((n, d) => n + d.count, 0);
   return { issued, denied, denials, ca: issuedValues !== undefined };

@@ -105,14 +105,18 @@ describe('CA fairness by node: two ztunnels, one flooding', () => {
       ratePerSecond: 0,
       ...(o.queueLimit ? { queueLimit: o.queueLimit } : {}),
     });
-    const service = createCertificateService({
-      authority,
-      authenticator: h.ca.authenticator,
+    const caller = {
+      local: true,
+      store,
       nodeAuthorizer: new NodeAuthorizer(store, {
         trustedAccounts: ['istio-system/ztunnel'],
         trustDomains: () => ['cluster.local'],
       }),
-      store,
+    };
+    const service = createCertificateService({
+      authority,
+      authenticator: h.ca.authenticator,
+      clusters: () => caller,
       metrics,
       defaultTtlMs: () => 86400_000,
       maxTtlMs: () => 86400_000,

@@ -340,7 +340,8 @@ describe('the CA called as ztunnel calls it (local mode)', () => {
     ]) {
       expect(text).toContain(`# TYPE ${name}`);
     }
-    expect(text).toMatch(/citadel_server_authentication_failure_count\{reason="unknown_cluster"\} [1-9]/);
+    // An unknown id is never a label value (the caller chose it): the cluster label stays empty.
+    expect(text).toMatch(/citadel_server_authentication_failure_count\{reason="unknown_cluster",cluster=""\} [1-9]/);
     expect(h.readiness.get('ca')).toBe(true);
   });
 

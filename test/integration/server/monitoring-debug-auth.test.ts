@@ -18,6 +18,8 @@ import {
 import { monitoringHandler } from '../../../src/server/http';
 import { logs } from '../../../src/log/logger';
 import { loadKubeConfig } from '../../../src/store/kube/config';
+import { singleCluster } from '../../../src/store/clusters';
+import { MemoryStore } from '../../../src/store/memory-store';
 import { TestApiServer, serviceAccountIdentity } from '../../support/apiserver';
 import { staticMesh } from '../../support/ca/harness';
 import { captureLogs } from '../../support/logs';
@@ -65,9 +67,10 @@ beforeAll(async () => {
   );
   const options = parseServeOptions(['--log_output_level', 'default:error'], { POD_NAMESPACE: 'istio-system' });
   const mesh = staticMesh();
-  const authenticator = callAuthenticatorFactory(options, mesh, {
-    kubeConfig: loadKubeConfig(api.writeKubeconfig()),
-  })(() => []);
+  const kubeConfig = loadKubeConfig(api.writeKubeconfig());
+  const store = new MemoryStore();
+  const clusters = singleCluster({ id: 'Kubernetes', local: true, store, synced: () => true });
+  const authenticator = callAuthenticatorFactory(options, mesh, clusters, { kubeConfig })(() => []);
   registry = new Registry();
   const router = new DebugRouter();
   router.add('mesh', 'meshConfig', () => ({ body: mesh.current() }));

@@ -15,6 +15,8 @@ import type { DebugRequest, DebugResponse, LeaderElector, ServerContext } from '
 import type { MeshConfig, MeshConfigSource } from '../../../src/mesh/types';
 import { CaDeps, CaHandle, startCertificateAuthority } from '../../../src/ca';
 import { callAuthenticatorFactory } from '../../../src/server/authenticator';
+import { singleCluster } from '../../../src/store/clusters';
+import { KubeClient } from '../../../src/store/kube/client';
 import { servingCertCredentials } from '../../../src/ca/serving-cert/grpc-credentials';
 import { certificateServiceClient, IstioCertificateResponse } from '../../../src/ca/proto';
 import { tempDir } from './fixtures';
@@ -55,8 +57,11 @@ export interface Harness {
 export interface HarnessOptions {
   env?: Record<string, string>;
   mode?: 'local' | 'kubernetes';
-  /** The authenticator is built as the server builds it unless given. */
-  deps?: Omit<CaDeps, 'authenticator'> & Partial<Pick<CaDeps, 'authenticator'>>;
+  /**
+   * The authenticator is built as the server builds it unless given; the clusters are the harness's
+   * store alone (CLUSTER_ID, with a client from kubeConfig) unless given.
+   */
+  deps?: Omit<CaDeps, 'authenticator' | 'clusters'> & Partial<Pick<CaDeps, 'authenticator' | 'clusters'>>;
   store?: MemoryStore;
   stateDir?: string;
   mesh?: MeshConfigSource;
@@ -95,13 +100,21 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     leader: opts.leader ?? alwaysLeader,
     onShutdown: (hook) => void shutdown.push(hook),
   };
+  const clusters =
+    opts.deps?.clusters ??
+    singleCluster({
+      id: options.env.CLUSTER_ID,
+      local: true,
+      store,
+      ...(opts.deps?.kubeConfig ? { client: new KubeClient(opts.deps.kubeConfig) } : {}),
+      synced: () => store.hasSynced(),
+    });
   const authenticator =
     opts.deps?.authenticator ??
-    callAuthenticatorFactory(options, ctx.mesh, {
-      store,
+    callAuthenticatorFactory(options, ctx.mesh, clusters, {
       ...(opts.deps?.kubeConfig ? { kubeConfig: opts.deps.kubeConfig } : {}),
     });
-  const ca = await startCertificateAuthority(ctx, { ...opts.deps, authenticator });
+  const ca = await startCertificateAuthority(ctx, { ...opts.deps, authenticator, clusters });
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', servingCertCredentials(holder), (err, p) => (err ? reject(err) : resolve(p))),
   );

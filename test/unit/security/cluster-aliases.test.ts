@@ -6,6 +6,8 @@ import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call';
 import { clusterAliasMap, parseServeOptions } from '../../../src/config/options';
 import { AuthError } from '../../../src/security/auth-error';
 import { createCallAuthenticator, type TokenVerifier } from '../../../src/security/authenticator';
+import { singleCluster } from '../../../src/store/clusters';
+import { MemoryStore } from '../../../src/store/memory-store';
 
 const tokens: TokenVerifier = {
   verify: () =>
@@ -29,10 +31,10 @@ function callFrom(cluster: string): ServerSurfaceCall {
 function authenticator(aliases: string[]) {
   return createCallAuthenticator({
     trustDomain: () => 'cluster.local',
-    clusterId: 'east',
+    clusters: singleCluster({ id: 'east', local: true, store: new MemoryStore(), synced: () => true }),
     clusterAliases: clusterAliasMap(aliases),
     meshIssuers: () => [],
-    tokens,
+    tokens: () => tokens,
   });
 }
 

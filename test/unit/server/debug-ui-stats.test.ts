@@ -89,6 +89,23 @@ describe('UiStatsCollector', () => {
     expect(h?.buckets.reduce((n, b) => n + b.count, 0)).toBe(3);
   });
 
+  it("sums a reason's series over clusters into one refusal entry, and issuance over clusters", async () => {
+    const registry = new Registry();
+    const ca = registerCaMetrics(registry);
+    collector = new UiStatsCollector(registry, { now: () => T0 });
+    ca.successCount.inc({ cluster: 'east' });
+    ca.successCount.inc({ cluster: 'west' }, 2);
+    ca.authFailures.inc({ reason: 'no_pod_on_node', cluster: 'east' });
+    ca.authFailures.inc({ reason: 'no_pod_on_node', cluster: 'west' }, 3);
+    ca.authFailures.inc({ reason: 'unknown_cluster', cluster: '' });
+    const s = await collector.stats();
+    expect(s.issuedTotal).toBe(3);
+    expect(s.denials).toEqual([
+      { source: 'authentication', reason: 'no_pod_on_node', count: 4 },
+      { source: 'authentication', reason: 'unknown_cluster', count: 1 },
+    ]);
+  });
+
   it('says the CA is absent instead of reporting zero certificates, and no histogram without xDS', async () => {
     collector = new UiStatsCollector(new Registry());
     const s = await collector.stats();
