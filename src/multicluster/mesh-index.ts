@@ -69,6 +69,14 @@ interface ClusterPart {
 
 const NETWORK_GATEWAY_PREFIX = 'NetworkGateway/';
 
+export interface MeshIndexSummary {
+  localNetwork: string;
+  /** workloads: served; hidden: on another network (reached through split-horizon workloads). */
+  clusters: { id: string; network: string; workloads: number; hidden: number; services: number }[];
+  networkGateways: { network: string; cluster: string; gateway: string; address: string; hbonePort: number }[];
+  splitHorizonWorkloads: number;
+}
+
 export class MeshIndex implements ResourceCache {
   readonly gateways: NetworkGatewayTable;
   private readonly parts = new Map<string, ClusterPart>();
@@ -133,6 +141,41 @@ export class MeshIndex implements ResourceCache {
 
   clusterIds(): string[] {
     return [...this.parts.keys()];
+  }
+
+  /** For /debug/multicluster: per cluster what it contributes, and what this layer derived. */
+  summary(): MeshIndexSummary {
+    const clusters = new Map<string, { workloads: number; hidden: number; services: number }>();
+    for (const id of this.parts.keys()) clusters.set(id, { workloads: 0, hidden: 0, services: 0 });
+    for (const [uid, f] of this.facts) {
+      const row = clusters.get(f.clusterId);
+      if (!row) continue;
+      if (this.visible(uid, f)) row.workloads++;
+      else row.hidden++;
+    }
+    for (const byCluster of this.services.values())
+      for (const id of byCluster.keys()) {
+        const row = clusters.get(id);
+        if (row) row.services++;
+      }
+    let split = 0;
+    for (const uids of this.splitBySource.values()) split += uids.length;
+    return {
+      localNetwork: this.localNetwork,
+      clusters: [...clusters].map(([id, row]) => ({
+        id,
+        network: this.parts.get(id)?.index.settings.network ?? '',
+        ...row,
+      })),
+      networkGateways: this.gateways.all().map((g) => ({
+        network: g.network,
+        cluster: g.clusterId,
+        gateway: `${g.source.namespace}/${g.source.name}`,
+        address: g.addr,
+        hbonePort: g.hbonePort,
+      })),
+      splitHorizonWorkloads: split,
+    };
   }
 
   close(): void {

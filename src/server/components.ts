@@ -65,7 +65,15 @@ export async function startComponents(
   });
   const ambient = createAmbientCache(ctx, clusters);
   const index = ambient.local;
-  registerAmbientDebug(ctx.debug, index);
+  // The pages show what ztunnel is served: with AMBIENT_ENABLE_MULTI_NETWORK, the whole mesh.
+  registerAmbientDebug(ctx.debug, ambient.served);
+  const meshIndex = ambient.mesh;
+  if (meshIndex)
+    ctx.debug.add(
+      'multicluster',
+      'the mesh index (AMBIENT_ENABLE_MULTI_NETWORK): the local network, per cluster its network, served and other-network workloads and the services it derives, the network gateways, the split-horizon workloads',
+      () => ({ body: meshIndex.summary() }),
+    );
   // /debug/explain runs the CA's node authorizer and the ambient derivation over this store with a
   // decision recorder, reading CA_TRUSTED_NODE_ACCOUNTS and the trust domains as the CA does. It
   // explains the local cluster's nodes only (docs/ca.md, "Across clusters").

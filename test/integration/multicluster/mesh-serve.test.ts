@@ -145,6 +145,18 @@ test('a ztunnel is served every cluster of its network, one split-horizon worklo
   const names = held.names(ADDRESS_TYPE_URL);
   expect(names.filter((n) => n.startsWith('cluster-3/'))).toEqual([]);
   expect(names).toContain(WEB);
+  // /debug/multicluster says where each cluster's workloads went.
+  const summary = (await (await fetch(`http://${server.address('http')}/debug/multicluster`)).json()) as {
+    localNetwork: string;
+    clusters: { id: string; network: string; workloads: number; hidden: number }[];
+  };
+  expect(summary.localNetwork).toBe('network-1');
+  // cluster-1 lists its pod and the east-west gateway's NetworkGateway workload.
+  expect(summary.clusters.map((c) => [c.id, c.network, c.workloads, c.hidden])).toEqual([
+    ['cluster-1', 'network-1', 2, 0],
+    ['cluster-2', 'network-1', 2, 0],
+    ['cluster-3', 'network-2', 0, 2],
+  ]);
   // A change in a remote cluster is pushed.
   east.put(pod('web-b2', '10.2.1.2'));
   await eventually('a new remote pod', async () => Promise.resolve(holds(held, ['cluster-2//Pod/apps/web-b2'])));
