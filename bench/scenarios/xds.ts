@@ -4,7 +4,6 @@
 // change reaches every stream (alone and under churn), an unchanged reconnect against a bare TLS
 // receive of its bytes, and server memory.
 
-import { ChildProcess, fork } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -21,10 +20,10 @@ import { serveAds, ztunnelTokenAuthenticator } from '../ads-server';
 import { Measurement, Scenario, median, percentile } from '../scenario';
 import type { WorkerConfig, WorkerMessage } from '../xds-client-worker';
 import { SyntheticCache } from '../xds-synthetic-cache';
+import { Clients, WORKER_COUNT as WORKERS } from '../xds-clients';
 
 const STREAMS = Number(process.env['XDS_BENCH_STREAMS'] ?? 1_000);
 const WORKLOADS = Number(process.env['XDS_BENCH_WORKLOADS'] ?? 100_000);
-const WORKERS = 4;
 /** Unmeasured isolated changes first: V8 compiles the small-push path (sync used only the full one). */
 const WARMUP_CHANGES = 5;
 const ISOLATED_RUNS = 9;
@@ -77,64 +76,6 @@ const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const authenticator = ztunnelTokenAuthenticator(TOKEN);
-
-class Clients {
-  readonly workers: ChildProcess[] = [];
-  readonly synced = new Map<number, { at: number; resources: number; bytes: number }>();
-  /** version -> receipt times */
-  readonly receipts = new Map<string, number[]>();
-  readonly errors: string[] = [];
-
-  spawn(
-    config: Omit<WorkerConfig, 'streams' | 'firstIndex'>,
-    streams: number,
-    workers: number,
-    firstIndex = 0,
-  ): ChildProcess[] {
-    const script = path.join(__dirname, '..', 'xds-client-worker.js');
-    const started: ChildProcess[] = [];
-    let next = firstIndex;
-    for (let w = 0; w < workers; w++) {
-      const count = Math.floor(streams / workers) + (w < streams % workers ? 1 : 0);
-      const cfg: WorkerConfig = { ...config, streams: count, firstIndex: next };
-      next += count;
-      const child = fork(script, [JSON.stringify(cfg)], {
-        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-        execArgv: ['--max-old-space-size=4096'],
-      });
-      child.on('message', (m: WorkerMessage) => this.receive(m));
-      this.workers.push(child);
-      started.push(child);
-    }
-    return started;
-  }
-
-  private receive(m: WorkerMessage): void {
-    if (m.t === 'synced') this.synced.set(m.stream, { at: m.at, resources: m.resources, bytes: m.bytes });
-    else if (m.t === 'recv') {
-      for (const [version, at] of m.items) {
-        let list = this.receipts.get(version);
-        if (!list) this.receipts.set(version, (list = []));
-        list.push(at);
-      }
-    } else if (m.t === 'error' && this.errors.length < 20) this.errors.push(m.message);
-  }
-
-  async until(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!cond()) {
-      if (Date.now() > deadline)
-        throw new Error(
-          `timed out waiting for ${what}${this.errors.length ? `; client errors: ${this.errors.slice(0, 3).join('; ')}` : ''}`,
-        );
-      await sleep(20);
-    }
-  }
-
-  stop(): void {
-    for (const w of this.workers) w.kill();
-  }
-}
 
 function latencies(clients: Clients, events: Map<string, number>): number[] {
   const out: number[] = [];
