@@ -1,7 +1,7 @@
 // The remote secret's bytes without a cluster: istioctl's own unit test expectation
 // (istioctl/pkg/multicluster/remote_secret_test.go, TestCreateRemoteSecrets) with its inputs, and
 // the quoting go-yaml gives names that would read as other YAML types. The comparison with a real
-// istioctl is test/e2e/create-remote-secret-istioctl.test.ts.
+// istioctl is test/peers/create-remote-secret-istioctl.peer.ts.
 
 import {
   CONFIG_SECRET_NAME,
