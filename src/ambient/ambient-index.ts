@@ -425,17 +425,20 @@ export class AmbientIndex implements ResourceCache {
     };
     if (this.options.network === undefined)
       ctx.networkNamespace = this.options.systemNamespace ?? DEFAULT_SYSTEM_NAMESPACE;
+    let sawGateway = false;
     let gatewaysChanged = false;
     for (const e of events) {
       markEvent(ctx, d, e);
-      if (e.kind === 'Gateway') gatewaysChanged = this.fileGateway(keyOf(e.object)) || gatewaysChanged;
+      if (e.kind !== 'Gateway') continue;
+      sawGateway = true;
+      gatewaysChanged = this.fileGateway(keyOf(e.object)) || gatewaysChanged;
     }
     // A changed network_gateway is in every workload on its network: rare, so everything is derived again.
     if (gatewaysChanged) d.all = true;
     expandHostnames(ctx, d);
     if (d.all) this.view.settings = this.settingsFrom(this.options.mesh.current());
     const recomputed = this.apply(d);
-    if (!d.all && events.some((e) => e.kind === 'Gateway')) this.recomputeNetworkGateways();
+    if (!d.all && sawGateway) this.recomputeNetworkGateways();
     this.lastBatch = { events: events.length, recomputed };
     this.emit();
   }

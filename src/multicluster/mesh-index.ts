@@ -139,10 +139,6 @@ export class MeshIndex implements ResourceCache {
     return part.index;
   }
 
-  clusterIds(): string[] {
-    return [...this.parts.keys()];
-  }
-
   /** For /debug/multicluster: per cluster what it contributes, and what this layer derived. */
   summary(): MeshIndexSummary {
     const clusters = new Map<string, { workloads: number; hidden: number; services: number }>();
@@ -283,15 +279,16 @@ export class MeshIndex implements ResourceCache {
       if (!old) return;
       this.parts.delete(e.cluster.id);
       this.closePart(old);
-      this.forgetCluster(e.cluster.id, new Set());
+      for (const uid of this.clusterWorkloads(e.cluster.id)) this.forgetWorkload(uid);
+      for (const name of this.clusterServices(e.cluster.id)) this.setClusterService(e.cluster.id, name, undefined);
       this.gateways.dropCluster(e.cluster.id);
       log.info({ cluster: e.cluster.id }, 'remote cluster removed: its workloads and services leave the mesh');
       this.flush([]);
       return;
     }
     // A new cluster, or a replacement (changed kubeconfig): the new index derives everything, and
-    // whatever the previous one derived that the new one did not is removed, in the same push.
-    // What the previous index served, by version: a replacement that derives the same (a
+    // whatever the previous one derived that the new one did not is removed, in the same push. What
+    // the previous index served is kept by version, so a replacement that derives the same (a
     // rotated token, a relist) pushes nothing.
     const served = new Map<string, string>();
     if (old) {
@@ -312,9 +309,10 @@ export class MeshIndex implements ResourceCache {
       if (f && this.visible(r.name, f) && served.get(r.name) !== r.version) this.pendingUpdated.add(r.name);
     }
     for (const uid of before) if (!kept.has(uid)) this.forgetWorkload(uid);
-    for (const name of beforeServices)
-      if (!part.index.get(ADDRESS_TYPE_URL, name)) this.services.get(name)?.delete(e.cluster.id);
-    for (const name of beforeServices) this.dirtyServices.add(name);
+    for (const name of beforeServices) {
+      if (!part.index.get(ADDRESS_TYPE_URL, name)) this.setClusterService(e.cluster.id, name, undefined);
+      this.dirtyServices.add(name);
+    }
     log.info({ cluster: e.cluster.id, type: e.type }, 'remote cluster joined the mesh index');
     this.flush([]);
   }
@@ -331,13 +329,17 @@ export class MeshIndex implements ResourceCache {
     return out;
   }
 
-  /** Drops everything a cluster contributed (its secret is gone). */
-  private forgetCluster(clusterId: string, keep: ReadonlySet<string>): void {
-    for (const uid of this.clusterWorkloads(clusterId)) if (!keep.has(uid)) this.forgetWorkload(uid);
-    for (const name of this.clusterServices(clusterId)) {
-      this.services.get(name)?.delete(clusterId);
-      this.dirtyServices.add(name);
+  /** Files or drops what one cluster derived for a service name, and marks the name for merging. */
+  private setClusterService(clusterId: string, name: string, s: Service | undefined): void {
+    let byCluster = this.services.get(name);
+    if (s) {
+      if (!byCluster) this.services.set(name, (byCluster = new Map<string, Service>()));
+      byCluster.set(clusterId, s);
+    } else if (byCluster) {
+      byCluster.delete(clusterId);
+      if (byCluster.size === 0) this.services.delete(name);
     }
+    this.dirtyServices.add(name);
   }
 
   private forgetWorkload(uid: string): void {
@@ -354,17 +356,7 @@ export class MeshIndex implements ResourceCache {
   private observerFor(clusterId: string): AddressObserver {
     return {
       workload: (uid, w) => this.observeWorkload(clusterId, uid, w),
-      service: (name, s) => {
-        let byCluster = this.services.get(name);
-        if (s) {
-          if (!byCluster) this.services.set(name, (byCluster = new Map<string, Service>()));
-          byCluster.set(clusterId, s);
-        } else if (byCluster) {
-          byCluster.delete(clusterId);
-          if (byCluster.size === 0) this.services.delete(name);
-        }
-        this.dirtyServices.add(name);
-      },
+      service: (name, s) => this.setClusterService(clusterId, name, s),
     };
   }
 

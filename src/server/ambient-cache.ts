@@ -8,7 +8,7 @@ import { AmbientIndex, type AmbientIndexOptions } from '../ambient/ambient-index
 import { ambientFeatures } from '../ambient/settings';
 import type { ResourceCache } from '../contract/xds-resources';
 import { MeshIndex } from '../multicluster/mesh-index';
-import { singleCluster, type ClusterDirectory } from '../store/clusters';
+import type { ClusterDirectory } from '../store/clusters';
 import type { ServerContext } from './context';
 
 export interface AmbientCache {
@@ -21,7 +21,7 @@ export interface AmbientCache {
   close(): void;
 }
 
-export function createAmbientCache(ctx: ServerContext, clusters?: ClusterDirectory): AmbientCache {
+export function createAmbientCache(ctx: ServerContext, clusters: ClusterDirectory): AmbientCache {
   const { env, flags } = ctx.options;
   const common = {
     mesh: ctx.mesh,
@@ -35,9 +35,6 @@ export function createAmbientCache(ctx: ServerContext, clusters?: ClusterDirecto
     const local = new AmbientIndex({ ...common, store: ctx.store, clusterId: env.CLUSTER_ID });
     return { served: local, local, close: () => local.close() };
   }
-  const directory =
-    clusters ??
-    singleCluster({ id: env.CLUSTER_ID, local: true, store: ctx.store, synced: () => ctx.store.hasSynced() });
-  const mesh = new MeshIndex({ ...common, clusters: directory });
+  const mesh = new MeshIndex({ ...common, clusters });
   return { served: mesh, local: mesh.local, mesh, close: () => mesh.close() };
 }
