@@ -12,7 +12,8 @@ import { PerCluster } from '../security/per-cluster';
 import type { ClusterDirectory } from '../store/clusters';
 import type { CaHostDeps } from './host-deps';
 import type { MeshConfig } from '../mesh/types';
-import { LEASE_NAMES } from '../contract/leader';
+import { LEASE_NAMES, type LeaderElector } from '../contract/leader';
+import { RemoteRootDistribution, remoteRootStarter } from './roots/remote-root-distribution';
 import { CertificateAuthority } from './signing/authority';
 import { CaSecretStore, LocalCaSecretStore } from './roots/ca-secret-store';
 import { KubeCaSecretStore } from './roots/kube-ca-secret-store';
@@ -22,6 +23,7 @@ import { watchPluggedInCa } from './roots/plugged-in';
 import {
   KubeRootConfigMapApi,
   NamespaceConfigMapPublisher,
+  ROOT_CERT_KEY,
   RootCertPublisher,
   RootConfigMapApi,
   writeRootCertFile,
@@ -62,6 +64,11 @@ export interface CaDeps {
   rootConfigMaps?: RootConfigMapApi;
   /** Period of the istio-ca-root-cert repair check; default ROOT_CERT_RESYNC_MS. */
   rootCertResyncMs?: number;
+  /**
+   * Kubernetes mode: an elector on a remote cluster's own locks for this replica, for the root
+   * ConfigMaps written there under EXTERNAL_ISTIOD (roots/remote-root-distribution.ts).
+   */
+  remoteElector?: (client: KubeClient) => LeaderElector & { stop(): Promise<void> };
 }
 
 export interface CaHandle {
@@ -263,6 +270,40 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
         );
         stops.push(crlPublisher.runWhileLeader(ctx.leader, ROOT_CERT_LEASE, (l) => crl.onChange(l)));
       }
+    }
+    if (env.EXTERNAL_ISTIOD && deps.remoteElector) {
+      const distribution = new RemoteRootDistribution(
+        deps.clusters,
+        env.POD_NAMESPACE,
+        remoteRootStarter({
+          configMaps: [
+            {
+              name: env.PILOT_CA_CERT_CONFIGMAP,
+              key: ROOT_CERT_KEY,
+              content: () => authority.rootBundlePem(),
+              onContentChange: (l) => authority.onChange(l),
+            },
+            ...(crl
+              ? [
+                  {
+                    name: env.PILOT_CRL_CONFIGMAP,
+                    key: CA_CRL_FILE,
+                    content: () => crl.current(),
+                    onContentChange: (l: () => void) => crl.onChange(l),
+                  },
+                ]
+              : []),
+          ],
+          elector: deps.remoteElector,
+          ...(deps.rootCertResyncMs !== undefined ? { resyncMs: deps.rootCertResyncMs } : {}),
+        }),
+      );
+      stops.push(distribution.run());
+      ctx.debug.add(
+        'remote-roots',
+        'EXTERNAL_ISTIOD: the remote clusters whose root certificate ConfigMaps this replica takes part in writing (their system Namespace names this CLUSTER_ID in topology.istio.io/controlPlaneClusters)',
+        () => ({ body: { managed: distribution.managed() } }),
+      );
     }
   }
 

@@ -177,6 +177,11 @@ export const SERVE_ENV = {
     help: 'Kubernetes mode: how long a remote cluster joined by a remote secret (labelled istio/multiCluster=true in POD_NAMESPACE) may take to list its objects before the server is ready without them; 0 waits for every remote cluster',
     check: (v: number) => (v < 0 ? 'must be 0 (wait for every remote cluster) or a positive duration' : undefined),
   },
+  EXTERNAL_ISTIOD: {
+    kind: 'bool',
+    default: 'false',
+    help: "Kubernetes mode: also write the root certificate ConfigMaps into each remote cluster whose POD_NAMESPACE Namespace names this CLUSTER_ID (or '*') in annotation topology.istio.io/controlPlaneClusters, under a leader election held in that cluster (istiod's name and meaning)",
+  },
   // CA.
   ENABLE_CA_SERVER: { kind: 'bool', default: 'true', help: 'serve IstioCertificateService' },
   CA_TRUSTED_NODE_ACCOUNTS: {

@@ -4,7 +4,7 @@
 
 import type { KubeClient } from '../store/kube';
 import { type ClusterDirectory, singleCluster } from '../store/clusters';
-import { startCertificateAuthority } from '../ca';
+import { startCertificateAuthority, type CaDeps } from '../ca';
 import { createAmbientCache } from './ambient-cache';
 import { registerAmbientDebug } from '../ambient/debug';
 import { registerExplainDebug } from '../explain/debug';
@@ -53,6 +53,7 @@ export async function startComponents(
   kube: KubeClient | undefined,
   ignored?: IgnoredObjects,
   clusters: ClusterDirectory = localClusterOnly(ctx, kube),
+  remoteElector?: CaDeps['remoteElector'],
 ): Promise<StartedComponents> {
   const sources = kube ? { kubeConfig: kube.kubeConfig } : {};
   // Each cluster's Pod deletions (in its own store) end cached TokenReviews of its deleted pods' tokens.
@@ -62,6 +63,7 @@ export async function startComponents(
     ...(kube ? { kubeClient: kube } : {}),
     authenticator,
     clusters,
+    ...(remoteElector ? { remoteElector } : {}),
   });
   const ambient = createAmbientCache(ctx, clusters);
   const index = ambient.local;

@@ -115,7 +115,7 @@ export async function startServer(options: ServeOptions, seams: ServerSeams = {}
   // One list of objects the server does not act on, whoever finds them (see store/ignored.ts).
   const ignored = new IgnoredObjects({ metrics });
   registerIgnoredDebug(debug, ignored);
-  const { source, leader, kube, reachable, clusters } = await createSource(options, {
+  const { source, leader, kube, reachable, clusters, remoteElector } = await createSource(options, {
     store,
     mesh,
     metrics,
@@ -174,7 +174,7 @@ export async function startServer(options: ServeOptions, seams: ServerSeams = {}
   // Kubernetes mode: the components read from the API server as they start (the CA its root), so
   // they wait for it to answer; meanwhile /ready says why the server is not ready.
   if (reachable) await reachable;
-  const components = await startComponents(ctx, kube, ignored, clusters);
+  const components = await startComponents(ctx, kube, ignored, clusters, remoteElector);
   // Remote /debug/ callers on the monitoring port authenticate as xDS and CA callers do.
   monitoringDebug.setAuthenticator(components.authenticator);
 

@@ -12,7 +12,7 @@ import type { ConfigSource } from '../store/types';
 import type { MeshConfigSource } from '../mesh/types';
 import type { DebugRegistry, Readiness } from '../contract/host';
 import type { LeaderElector } from '../contract/leader';
-import type { LeaderTiming } from '../store/kube/leader';
+import { KubeLeaderElector, type LeaderTiming } from '../store/kube/leader';
 import { singleCluster, type ClusterDirectory, type MeshCluster } from '../store/clusters';
 import { RemoteClusters } from '../store/kube/remote-clusters';
 import { SoleLeader } from './leader';
@@ -29,6 +29,11 @@ export interface SourceAndLeader {
   reachable?: Promise<void>;
   /** The mesh's clusters: this one first, then (Kubernetes mode) those joined by remote secrets. */
   clusters: ClusterDirectory;
+  /**
+   * Kubernetes mode: an elector on a remote cluster's locks with this replica's identity, revision
+   * and timing, for what it writes there under EXTERNAL_ISTIOD.
+   */
+  remoteElector?: (client: KubeClient) => LeaderElector & { stop(): Promise<void> };
 }
 
 export interface SourceDeps {
@@ -161,7 +166,23 @@ async function kubernetesSource(options: ServeOptions, deps: SourceDeps): Promis
       await Promise.all([kube.source.stop(), clusters.stop()]);
     },
   };
-  return { source, leader: kube.leader, kube: kube.client, reachable: reachability.reachable, clusters };
+  const remoteElector = (client: KubeClient) =>
+    new KubeLeaderElector({
+      client,
+      namespace: options.env.POD_NAMESPACE,
+      identity: kube.leader.identity,
+      revision: options.env.REVISION,
+      remote: true,
+      ...(deps.leaderTiming ? { timing: deps.leaderTiming } : {}),
+    });
+  return {
+    source,
+    leader: kube.leader,
+    kube: kube.client,
+    reachable: reachability.reachable,
+    clusters,
+    remoteElector,
+  };
 }
 
 export async function createSource(options: ServeOptions, deps: SourceDeps): Promise<SourceAndLeader> {

@@ -201,9 +201,6 @@ schema has already checked types; these are the combinations and values it canno
 {{- if and (include "istiod.remote" .) $v.global.configCluster -}}
 {{- fail "global.configCluster: istiod-ts reads Istio configuration from the cluster it runs in (the primary), never from a remote; leave it unset" -}}
 {{- end -}}
-{{- if $v.global.externalIstiod -}}
-{{- fail "global.externalIstiod: istiod-ts runs in the primary cluster it serves (remote clusters join it by remote secrets), not outside it; leave it unset" -}}
-{{- end -}}
 {{- range $key, $profile := dict "profile" ($v.profile | default "") "global.profile" ($v.global.profile | default "") -}}
 {{- if not (has $profile (list "" "ambient" "remote")) -}}
 {{- fail (printf "%s=%s: istiod-ts is an ambient control plane and its defaults are Istio's ambient profile; use %s=ambient (or remote, for a cluster a primary serves) or leave it unset" $key $profile $key) -}}

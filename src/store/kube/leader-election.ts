@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { scopedLogger } from '../../log/logger';
 import type { DefaultRevisionSource } from './leader-default-revision';
 import type { LockState, ResourceLock } from './leader-lock';
-import { claimRecord, decide, keyEvicts, LeaderRecordError, releaseRecord, type LockDecision } from './leader-record';
+import { claimRecord, decide, holderKeyOf, keyEvicts, LeaderRecordError, releaseRecord, type LockDecision } from './leader-record';
 import { isTransient } from './api-errors';
 import type { WriteOptions } from './writes';
 
@@ -33,6 +33,12 @@ export interface ElectionParams {
   identity: string;
   /** This replica's revision: the holder key it writes and the rank it claims. */
   revision: string;
+  /**
+   * True when the lock lives in a remote cluster this replica manages from outside it (the root
+   * certificates of an EXTERNAL_ISTIOD remote): the key gets istiod's '^' prefix, and the replica
+   * never outranks a control plane of its own revision running in that cluster.
+   */
+  remote?: boolean;
   timing: LeaderTiming;
   defaultRevision: DefaultRevisionSource;
 }
@@ -193,9 +199,10 @@ export class Election {
 
   private async tryAcquireOrRenew(): Promise<boolean> {
     const { lock, identity, revision, timing } = this.p;
+    const remote = this.p.remote ?? false;
     const claim = {
       identity,
-      key: revision,
+      key: holderKeyOf(revision, remote),
       leaseDurationMs: timing.leaseDurationMs,
       time: (ms: number) => lock.time(ms),
     };
@@ -219,7 +226,7 @@ export class Election {
       observedAtMs: this.observedAtMs,
       nowMs: monotonicMs(),
       leaseDurationMs: timing.leaseDurationMs,
-      evicts: (key) => keyEvicts(key, revision, defaultRevision),
+      evicts: (key) => keyEvicts(key, revision, defaultRevision, remote),
     });
     if (decision === 'held') {
       // Another replica wrote itself in (a higher-priority revision took the lock): our

@@ -137,16 +137,23 @@ export function leaseAnnotations(
 }
 
 /**
- * istiod's prioritized election: whether a replica of revision `ours` (never a remote-cluster
- * istiod) takes an unexpired lock whose holder wrote `holderKey`. The default revision takes the
- * lock from any other revision; a local istiod takes it from a remote one of its own revision.
- * `defaultRevision` is '' while unknown, and then only the second rule applies.
+ * istiod's prioritized election: whether a replica of revision `ours` takes an unexpired lock whose
+ * holder wrote `holderKey`. The default revision takes the lock from any other revision; a local
+ * istiod takes it from a remote one of its own revision. `weAreRemote` is true when this replica
+ * manages the lock's cluster from outside it (EXTERNAL_ISTIOD): then the second rule never favours
+ * it, so an istiod running in that cluster keeps the lock. `defaultRevision` is '' while unknown,
+ * and then only the second rule applies.
  */
-export function keyEvicts(holderKey: string, ours: string, defaultRevision: string): boolean {
+export function keyEvicts(holderKey: string, ours: string, defaultRevision: string, weAreRemote = false): boolean {
   const remote = holderKey.startsWith(REMOTE_KEY_PREFIX);
   const theirs = remote ? holderKey.slice(REMOTE_KEY_PREFIX.length) : holderKey;
   if (theirs !== ours && defaultRevision !== '' && defaultRevision === ours) return true;
-  return theirs === ours && remote;
+  return theirs === ours && remote && !weAreRemote;
+}
+
+/** The holder key a replica writes: its revision, after REMOTE_KEY_PREFIX when it manages the cluster from outside. */
+export function holderKeyOf(revision: string, remote: boolean): string {
+  return remote ? REMOTE_KEY_PREFIX + revision : revision;
 }
 
 /**

@@ -55,6 +55,8 @@ export interface KubeLeaderElectorOptions {
   timing?: Partial<LeaderTiming>;
   /** Where the default revision is read; default the istio-revision-tag-default webhook, else the tag's Service. */
   defaultRevision?: DefaultRevisionSource;
+  /** `client` is a remote cluster this replica manages from outside (EXTERNAL_ISTIOD): keys get istiod's '^'. */
+  remote?: boolean;
 }
 
 export function validateTiming(t: LeaderTiming): void {
@@ -114,6 +116,7 @@ export class KubeLeaderElector implements LeaderElector {
         lock: newLock(lockKindOf(lease), this.writer, this.options.namespace, lease),
         identity: this.identity,
         revision: this.revision,
+        ...(this.options.remote ? { remote: true } : {}),
         timing: this.timing,
         defaultRevision: this.defaultRevision,
       });

@@ -108,3 +108,36 @@ export function readerRulesOf(objects: readonly Rendered[]): PolicyRule[] {
   if (!reader || more.length > 0) throw new Error(`expected exactly one ${READER_ROLE_PREFIX}* ClusterRole`);
   return reader['rules'] as PolicyRule[];
 }
+
+/**
+ * Verbs a rule's resourceNames can authorize: the request names one object. The API server
+ * authorizes a create before the object's name is known and a list or watch as a collection, so
+ * a rule with resourceNames never grants those here (a list or watch with a metadata.name field
+ * selector can match one on a real cluster; the code's lists by name get a rule without names).
+ */
+const NAMED_VERBS = new Set(['get', 'update', 'patch', 'delete']);
+
+export type Call = { verb: string; group: string; resource: string; subresource?: string; name?: string };
+
+/** Whether `rules` grant the call, as Kubernetes RBAC does, resourceNames included. */
+export function grants(rules: readonly PolicyRule[], r: Call): boolean {
+  const resource = r.subresource ? `${r.resource}/${r.subresource}` : r.resource;
+  return rules.some(
+    (rule) =>
+      (rule.apiGroups.includes(r.group) || rule.apiGroups.includes('*')) &&
+      (rule.resources.includes(resource) || rule.resources.includes('*')) &&
+      (rule.verbs.includes(r.verb) || rule.verbs.includes('*')) &&
+      (!rule.resourceNames?.length || (NAMED_VERBS.has(r.verb) && r.name !== undefined && rule.resourceNames.includes(r.name))),
+  );
+}
+
+/** Every (verb, group, resource, name) a rule grants; name undefined for a rule without resourceNames. */
+export function grantsOf(rules: readonly PolicyRule[]): { verb: string; group: string; resource: string; name: string | undefined }[] {
+  return rules.flatMap((rule) =>
+    rule.apiGroups.flatMap((group) =>
+      rule.resources.flatMap((resource) =>
+        rule.verbs.flatMap((verb) => (rule.resourceNames?.length ? rule.resourceNames : [undefined]).map((name) => ({ verb, group, resource, name }))),
+      ),
+    ),
+  );
+}

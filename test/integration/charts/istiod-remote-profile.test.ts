@@ -7,22 +7,36 @@
 // every grant used.
 
 import { KubeConfig } from '@kubernetes/client-node';
+import { RemoteRootDistribution, remoteRootStarter } from '../../../src/ca/roots/remote-root-distribution';
+import type { ClusterDirectory } from '../../../src/store/clusters';
+import { loadKubeConfig } from '../../../src/store/kube/config';
+import { KubeLeaderElector } from '../../../src/store/kube/leader';
 import { parse } from 'yaml';
 import { runCreateRemoteSecretCommand } from '../../../src/cli/create-remote-secret';
 import { readerRules, READER_SERVICE_ACCOUNT } from '../../../src/cli/remote-secret-account';
 import { REMOTE_KINDS } from '../../../src/store/clusters';
 import { KubeClient } from '../../../src/store/kube/client';
 import { KubeWriter } from '../../../src/store/kube/writes';
-import { TestApiServer, serviceAccountIdentity } from '../../support/apiserver';
+import { TestApiServer, eventually, serviceAccountIdentity, type RecordedRequest } from '../../support/apiserver';
 import { namespace } from '../../support/apiserver/fixtures';
 import { syncedKubeStore } from '../../support/apiserver/synced-store';
 import { startTokenController } from '../../support/apiserver/token-controller';
 import { findObject, helmInstallNotes, helmLint, helmTemplate, type Rendered } from '../../support/helm';
 import { kubeSchemaProblems } from './kube-schema';
-import { readerRulesOf, rulesOf, type PolicyRule } from './istiod-objects';
+import { grants, grantsOf, readerRulesOf, rulesOf, type PolicyRule } from './istiod-objects';
 
 const NS = 'istio-system';
 const READER_ROLE = `istio-reader-clusterrole-${NS}`;
+const ROOT_PUBLISHER = 'istio-reader-root-publisher';
+/** The reader's RBAC in a remote: its ClusterRole, and what an EXTERNAL_ISTIOD primary writes here (remote-root-publisher-rbac.yaml). */
+const REMOTE_RBAC = [
+  `ClusterRole/${READER_ROLE}`,
+  `ClusterRole/${ROOT_PUBLISHER}-${NS}`,
+  `ClusterRoleBinding/${READER_ROLE}`,
+  `ClusterRoleBinding/${ROOT_PUBLISHER}-${NS}`,
+  `Role/${ROOT_PUBLISHER}`,
+  `RoleBinding/${ROOT_PUBLISHER}`,
+];
 const render = (values: Record<string, unknown> = {}) => helmTemplate('istiod', { namespace: NS, values });
 const names = (objects: readonly Rendered[]) => objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
 /** A rule as comparable text, independent of the order of its lists. */
@@ -35,7 +49,7 @@ describe('charts/istiod remote profile', () => {
   const remote = render({ profile: 'remote', global: { remotePilotAddress: '10.20.30.40' } });
 
   test('renders only the reader ClusterRole and binding, and the Service and EndpointSlice leading to the primary', () => {
-    expect(names(remote)).toEqual([`ClusterRole/${READER_ROLE}`, `ClusterRoleBinding/${READER_ROLE}`, 'EndpointSlice/istiod', 'Service/istiod']);
+    expect(names(remote)).toEqual([...REMOTE_RBAC, 'EndpointSlice/istiod', 'Service/istiod'].sort());
     const slice = findObject(remote, 'EndpointSlice');
     expect(slice).toMatchObject({ addressType: 'IPv4', endpoints: [{ addresses: ['10.20.30.40'] }], ports: [{ name: 'tcp-istiod', port: 15012, protocol: 'TCP' }] });
     expect(slice.metadata.labels?.['kubernetes.io/service-name']).toBe('istiod');
@@ -46,10 +60,20 @@ describe('charts/istiod remote profile', () => {
   test('istiodRemote.enabled is the same profile; a host name becomes an ExternalName Service; without an address only the RBAC', () => {
     expect(render({ istiodRemote: { enabled: true }, global: { remotePilotAddress: '10.20.30.40' } })).toEqual(remote);
     const byName = render({ profile: 'remote', revision: 'canary', global: { remotePilotAddress: 'istiod.primary.example.com' } });
-    expect(names(byName)).toEqual(['ClusterRole/istio-reader-clusterrole-canary-istio-system', 'ClusterRoleBinding/istio-reader-clusterrole-canary-istio-system', 'Service/istiod-canary']);
+    expect(names(byName)).toEqual(
+      [
+        'ClusterRole/istio-reader-clusterrole-canary-istio-system',
+        'ClusterRole/istio-reader-root-publisher-canary-istio-system',
+        'ClusterRoleBinding/istio-reader-clusterrole-canary-istio-system',
+        'ClusterRoleBinding/istio-reader-root-publisher-canary-istio-system',
+        'Role/istio-reader-root-publisher-canary',
+        'RoleBinding/istio-reader-root-publisher-canary',
+        'Service/istiod-canary',
+      ].sort(),
+    );
     expect(findObject(byName, 'Service')['spec']).toMatchObject({ type: 'ExternalName', externalName: 'istiod.primary.example.com' });
     expect(names(render({ profile: 'remote', global: { remotePilotAddress: 'fd00::5' } }))).toContain('EndpointSlice/istiod');
-    expect(names(render({ profile: 'remote' }))).toEqual([`ClusterRole/${READER_ROLE}`, `ClusterRoleBinding/${READER_ROLE}`]);
+    expect(names(render({ profile: 'remote' }))).toEqual(REMOTE_RBAC);
   });
 
   test('every object is valid for the Kubernetes API, and helm lint --strict passes', () => {
@@ -71,8 +95,8 @@ describe('charts/istiod remote profile', () => {
   });
 
   test('global.resourceScope splits it as it splits a primary', () => {
-    expect(names(render({ profile: 'remote', global: { remotePilotAddress: '10.0.0.1', resourceScope: 'cluster' } }))).toEqual([`ClusterRole/${READER_ROLE}`, `ClusterRoleBinding/${READER_ROLE}`]);
-    expect(names(render({ profile: 'remote', global: { remotePilotAddress: '10.0.0.1', resourceScope: 'namespace' } }))).toEqual(['EndpointSlice/istiod', 'Service/istiod']);
+    expect(names(render({ profile: 'remote', global: { remotePilotAddress: '10.0.0.1', resourceScope: 'cluster' } }))).toEqual(REMOTE_RBAC.filter((n) => n.startsWith('Cluster')));
+    expect(names(render({ profile: 'remote', global: { remotePilotAddress: '10.0.0.1', resourceScope: 'namespace' } }))).toEqual([`EndpointSlice/istiod`, `Role/${ROOT_PUBLISHER}`, `RoleBinding/${ROOT_PUBLISHER}`, 'Service/istiod']);
   });
 
   test('the install notes say no istiod runs here and how to join the primary', () => {
@@ -101,6 +125,7 @@ describe('the reader ClusterRole (primary and remote alike)', () => {
 
   test('global.enableReaderRBAC false leaves it out', () => {
     expect(names(render({ global: { enableReaderRBAC: false } })).filter((n) => n.includes('istio-reader'))).toEqual([]);
+    expect(names(render({ profile: 'remote', global: { enableReaderRBAC: false } })).filter((n) => n.includes('istio-reader'))).toEqual([]);
   });
 
   test('every primary may list and watch the remote secrets in its namespace (it always reads them, as istiod does)', () => {
@@ -166,5 +191,67 @@ describe('the reader ClusterRole against what a primary does on a remote cluster
     const made = [...new Set(calls.map((c) => `${c.verb} ${c.group}/${c.resource}`))];
     expect(made.filter((c) => !grants.includes(c))).toEqual([]);
     expect(grants.filter((g) => !made.includes(g))).toEqual([]);
+  });
+});
+
+describe('the root publisher RBAC against what an EXTERNAL_ISTIOD primary does on a remote cluster', () => {
+  const remote = render({ profile: 'remote' });
+  const clusterRules = findObject(remote, 'ClusterRole', `${ROOT_PUBLISHER}-${NS}`)['rules'] as PolicyRule[];
+  const roleRules = findObject(remote, 'Role', ROOT_PUBLISHER)['rules'] as PolicyRule[];
+  let api: TestApiServer;
+  let requests: RecordedRequest[];
+
+  beforeAll(async () => {
+    api = await TestApiServer.start();
+    for (const ns of [NS, 'apps']) api.put(namespace(ns));
+    api.put(namespace('drifted'));
+    api.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, annotations: { 'topology.istio.io/controlPlaneClusters': 'cluster-1' } } });
+    // Drifted copies in one namespace, so each name's update is taken.
+    for (const [name, key] of [['istio-ca-root-cert', 'root-cert.pem'], ['istio-ca-crl', 'ca-crl.pem']] as const)
+      api.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'drifted' }, data: { [key]: 'old' } });
+    const kc = loadKubeConfig(api.writeKubeconfig());
+    const { store, source } = await syncedKubeStore(kc, { kinds: [...REMOTE_KINDS] });
+    const before = api.requests.length;
+    const cluster = { id: 'cluster-2', local: false, store, client: new KubeClient(kc), synced: () => true };
+    const directory: ClusterDirectory = { localId: 'cluster-1', get: () => cluster, list: () => [cluster], subscribe: () => () => undefined };
+    const distribution = new RemoteRootDistribution(
+      directory,
+      NS,
+      remoteRootStarter({
+        configMaps: [
+          { name: 'istio-ca-root-cert', key: 'root-cert.pem', content: () => 'root', onContentChange: () => () => undefined },
+          { name: 'istio-ca-crl', key: 'ca-crl.pem', content: () => 'crl', onContentChange: () => () => undefined },
+        ],
+        elector: (client) =>
+          new KubeLeaderElector({ client, namespace: NS, identity: 'istiod-1', remote: true, timing: { leaseDurationMs: 1_500, renewDeadlineMs: 1_000, retryPeriodMs: 250 } }),
+      }),
+    );
+    const stop = distribution.run();
+    try {
+      await eventually('written everywhere', () => ['apps', 'drifted', NS].every((ns) => (api.get('v1', 'ConfigMap', ns, 'istio-ca-crl') as { data?: Record<string, string> } | undefined)?.data?.['ca-crl.pem'] === 'crl'));
+      // A renewal of the lock (read, then update by name).
+      await eventually('the lock renewed', () => api.requests.slice(before).some((r) => r.verb === 'update' && r.name === 'istio-namespace-controller-election'), 10_000);
+    } finally {
+      await stop();
+      await source.stop();
+    }
+    requests = api.requests.slice(before);
+  }, 30_000);
+
+  afterAll(async () => {
+    await api.close();
+  });
+
+  test('every call is granted to the reader by these rules or its ClusterRole (the lock and the tag Service in the system namespace only)', () => {
+    const readerRules = readerRulesOf(remote);
+    const denied = requests.filter((r) => !(grants(readerRules, r) || grants(clusterRules, r) || (r.namespace === NS && grants(roleRules, r))));
+    expect(denied.map((r) => `${r.verb} ${r.resource} ${r.name ?? ''} in ${r.namespace ?? '(cluster)'}`)).toEqual([]);
+  });
+
+  test('every grant, each resourceName included, was used', () => {
+    const unused = [...grantsOf(clusterRules).map((g) => ({ ...g, scope: 'cluster' })), ...grantsOf(roleRules).map((g) => ({ ...g, scope: 'role' }))].filter(
+      (g) => !requests.some((r) => r.group === g.group && r.resource === g.resource && r.verb === g.verb && (g.name === undefined || r.name === g.name) && (g.scope === 'cluster' || r.namespace === NS)),
+    );
+    expect(unused).toEqual([]);
   });
 });

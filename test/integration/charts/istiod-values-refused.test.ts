@@ -91,7 +91,6 @@ describe('charts/istiod refuses values istiod-ts cannot honour, saying why', () 
   const cannot: [string, Record<string, unknown>, RegExp][] = [
     ['a local injector istiod in the remote profile', { istiodRemote: { enabled: true, enabledLocalInjectorIstiod: true } }, /istiodRemote.enabledLocalInjectorIstiod: istiod-ts injects no sidecars/],
     ['a remote that would be the config cluster', { profile: 'remote', global: { configCluster: true } }, /global.configCluster: istiod-ts reads Istio configuration from the cluster it runs in/],
-    ['global.externalIstiod', { global: { externalIstiod: true } }, /global.externalIstiod: istiod-ts runs in the primary cluster it serves/],
     ['a profile other than ambient', { profile: 'demo' }, /profile=demo: istiod-ts is an ambient control plane/],
     ['a global.profile other than ambient', { global: { profile: 'minimal' } }, /global.profile=minimal: istiod-ts is an ambient control plane/],
     ['a variable in both env and envVarFrom', { env: { CLUSTER_ID: 'a' }, envVarFrom: [{ name: 'CLUSTER_ID', valueFrom: { configMapKeyRef: { name: 'c', key: 'k' } } }] }, /envVarFrom: CLUSTER_ID is also set in env/],

@@ -40,6 +40,13 @@ describe('charts/istiod takes Istio chart values through --set', () => {
     ]);
   });
 
+  test('global.externalIstiod=true sets EXTERNAL_ISTIOD as Istio’s chart does, and pilot.env.EXTERNAL_ISTIOD wins over it', () => {
+    const external = (set: string[]) => deploymentOf(withSet(set)).container.env.filter((e) => e.name === 'EXTERNAL_ISTIOD').map((e) => e.value);
+    expect(external([])).toEqual([]);
+    expect(external(['global.externalIstiod=true'])).toEqual(['true']);
+    expect(external(['global.externalIstiod=true', 'pilot.env.EXTERNAL_ISTIOD=false'])).toEqual(['false']);
+  });
+
   test('a tag that looks like a number stays the tag given', () => {
     expect(deploymentOf(withSet(['tag=1.28'])).container.image).toMatch(/:1\.28$/);
   });

@@ -28,7 +28,7 @@ import { findObject, helmTemplate, type Rendered } from '../../support/helm';
 import { makeCsr } from '../../support/ca/fixtures';
 import { chainCrl, pluggedInCaDir } from '../../support/ca/openssl-crl';
 import { ZtunnelLikeClient } from '../../support/ca/harness';
-import { deploymentOf, resolvedEnv, rulesOf, type PolicyRule } from './istiod-objects';
+import { deploymentOf, grants, grantsOf, resolvedEnv, rulesOf, type PolicyRule } from './istiod-objects';
 
 const NS = 'istio-system';
 /** The base chart's validator, which the default revision's istiod-ts patches beside its own. */
@@ -41,39 +41,6 @@ const DEFAULT_VALIDATOR = 'istiod-default-validator';
 const NOT_EXERCISED_HERE = new Set([CA_CRL_CONFIGMAP]);
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 const ROOT_CONFIGMAP = 'istio-ca-root-cert';
-
-/**
- * Verbs a rule's resourceNames can authorize: the request names one object. The API server
- * authorizes a create before the object's name is known and a list or watch as a collection, so
- * a rule with resourceNames never grants those here (a list or watch with a metadata.name field
- * selector can match one on a real cluster; the code's lists by name get a rule without names).
- */
-const NAMED_VERBS = new Set(['get', 'update', 'patch', 'delete']);
-
-type Call = { verb: string; group: string; resource: string; subresource?: string; name?: string };
-
-/** Whether `rules` grant the call, as Kubernetes RBAC does, resourceNames included. */
-function grants(rules: readonly PolicyRule[], r: Call): boolean {
-  const resource = r.subresource ? `${r.resource}/${r.subresource}` : r.resource;
-  return rules.some(
-    (rule) =>
-      (rule.apiGroups.includes(r.group) || rule.apiGroups.includes('*')) &&
-      (rule.resources.includes(resource) || rule.resources.includes('*')) &&
-      (rule.verbs.includes(r.verb) || rule.verbs.includes('*')) &&
-      (!rule.resourceNames?.length || (NAMED_VERBS.has(r.verb) && r.name !== undefined && rule.resourceNames.includes(r.name))),
-  );
-}
-
-/** Every (verb, group, resource, name) a rule grants; name undefined for a rule without resourceNames. */
-function grantsOf(rules: readonly PolicyRule[]): { verb: string; group: string; resource: string; name: string | undefined }[] {
-  return rules.flatMap((rule) =>
-    rule.apiGroups.flatMap((group) =>
-      rule.resources.flatMap((resource) =>
-        rule.verbs.flatMap((verb) => (rule.resourceNames?.length ? rule.resourceNames : [undefined]).map((name) => ({ verb, group, resource, name }))),
-      ),
-    ),
-  );
-}
 
 const describeRequest = (r: RecordedRequest) => `${r.verb} ${r.group || 'core'}/${r.resource}${r.subresource ? `/${r.subresource}` : ''}${r.name ? ` ${r.name}` : ''}${r.namespace ? ` in ${r.namespace}` : ' (cluster-wide)'}`;
 

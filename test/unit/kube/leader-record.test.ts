@@ -2,6 +2,7 @@ import {
   claimRecord,
   decide,
   EMPTY_RECORD,
+  holderKeyOf,
   keyEvicts,
   LeaderRecordError,
   LEASE_HOLDER_KEY_ANNOTATION,
@@ -100,6 +101,24 @@ describe('revision priority (istiod LocationPrioritizedComparison, for a local i
     ['^canary', 'default', 'default', true],
   ])('holder key %j, ours %j, default %j: evicts=%j', (holderKey, ours, defaultRevision, evicts) => {
     expect(keyEvicts(holderKey, ours, defaultRevision)).toBe(evicts);
+  });
+});
+
+describe('revision priority for a replica managing a remote cluster (EXTERNAL_ISTIOD, key prefix ^)', () => {
+  test.each([
+    // holderKey, ours, defaultRevision, evicts
+    ['^default', 'default', '', false], // another external replica of our revision: plain expiry rules
+    ['default', 'default', '', false], // an istiod inside that cluster keeps the lock from us
+    ['canary', 'default', 'default', true], // the default revision still outranks another revision
+    ['^canary', 'default', 'default', true],
+    ['default', 'canary', 'default', false],
+  ])('holder key %j, ours %j, default %j: evicts=%j', (holderKey, ours, defaultRevision, evicts) => {
+    expect(keyEvicts(holderKey, ours, defaultRevision, true)).toBe(evicts);
+  });
+
+  test('the key written carries the prefix only for a remote lock', () => {
+    expect(holderKeyOf('default', true)).toBe('^default');
+    expect(holderKeyOf('canary', false)).toBe('canary');
   });
 });
 
