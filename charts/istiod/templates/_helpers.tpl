@@ -147,8 +147,8 @@ true
 The remote profile (profile=remote, or istiodRemote.enabled, Istio's two spellings of it): this
 cluster is served by a primary's istiod-ts elsewhere, so nothing of istiod is rendered here. Every
 template asks istiod.inScope, which is false under this profile unless the template passes
-"remote" true: only the reader's RBAC (reader-clusterrole.yaml) and the Service that leads to the
-primary (remote-istiod-service.yaml) do.
+"remote" true: only the reader's RBAC (reader-clusterrole.yaml, remote-root-publisher-rbac.yaml)
+and the Service that leads to the primary (remote-istiod-service.yaml) do.
 */}}
 {{- define "istiod.remote" -}}
 {{- $v := include "istiod.values" . | fromYaml -}}

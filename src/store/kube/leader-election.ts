@@ -10,7 +10,15 @@ import { performance } from 'node:perf_hooks';
 import { scopedLogger } from '../../log/logger';
 import type { DefaultRevisionSource } from './leader-default-revision';
 import type { LockState, ResourceLock } from './leader-lock';
-import { claimRecord, decide, holderKeyOf, keyEvicts, LeaderRecordError, releaseRecord, type LockDecision } from './leader-record';
+import {
+  claimRecord,
+  decide,
+  holderKeyOf,
+  keyEvicts,
+  LeaderRecordError,
+  releaseRecord,
+  type LockDecision,
+} from './leader-record';
 import { isTransient } from './api-errors';
 import type { WriteOptions } from './writes';
 
