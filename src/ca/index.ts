@@ -12,7 +12,7 @@ import { PerCluster } from '../security/per-cluster';
 import type { ClusterDirectory } from '../store/clusters';
 import type { CaHostDeps } from './host-deps';
 import type { MeshConfig } from '../mesh/types';
-import { LEASE_NAMES, type LeaderElector } from '../contract/leader';
+import type { LeaderElector } from '../contract/leader';
 import { RemoteRootDistribution, remoteRootStarter } from './roots/remote-root-distribution';
 import { CertificateAuthority } from './signing/authority';
 import { CaSecretStore, LocalCaSecretStore } from './roots/ca-secret-store';
@@ -22,11 +22,11 @@ import { watchChainEnd } from './chain-end';
 import { watchPluggedInCa } from './roots/plugged-in';
 import {
   KubeRootConfigMapApi,
-  NamespaceConfigMapPublisher,
+  publishWhileLeader,
   ROOT_CERT_KEY,
-  RootCertPublisher,
   RootConfigMapApi,
   writeRootCertFile,
+  type DistributedConfigMap,
 } from './roots/root-cert-publisher';
 import { CA_CRL_FILE, CaCrlSource, writeCaCrlFile } from './roots/ca-crl';
 import { loadKeyMaterial, selfSignedView } from './root-rotation-setup';
@@ -39,8 +39,6 @@ import { registerCaDebug } from './debug';
 import { createNodeFairness } from './node-fairness';
 
 const log = scopedLogger('ca');
-
-export const ROOT_CERT_LEASE = LEASE_NAMES.namespaceController;
 
 /** What the CA needs beyond its host; Kubernetes mode needs either kubeConfig or the parts. */
 export interface CaDeps {
@@ -248,52 +246,30 @@ export async function startCertificateAuthority(ctx: CaHostDeps, deps: CaDeps): 
     if (crlPem !== undefined) writeCaCrlFile(flags.stateDir, crlPem);
     if (crl) stops.push(crl.onChange((pem) => writeCaCrlFile(flags.stateDir, pem)));
   } else {
+    // istiod's namespace controller writes both ConfigMaps, so both run under its lock.
+    const distributed: DistributedConfigMap[] = [
+      {
+        name: env.PILOT_CA_CERT_CONFIGMAP,
+        key: ROOT_CERT_KEY,
+        content: () => authority.rootBundlePem(),
+        onContentChange: (l) => authority.onChange(l),
+      },
+    ];
+    if (crl)
+      distributed.push({
+        name: env.PILOT_CRL_CONFIGMAP,
+        key: CA_CRL_FILE,
+        content: () => crl.current(),
+        onContentChange: (l) => crl.onChange(l),
+      });
     const api = deps.rootConfigMaps ?? (writer ? new KubeRootConfigMapApi(writer) : undefined);
-    if (api) {
-      const publisher = new RootCertPublisher(
-        ctx.store,
-        api,
-        env.PILOT_CA_CERT_CONFIGMAP,
-        () => authority.rootBundlePem(),
-        deps.rootCertResyncMs,
-      );
-      stops.push(publisher.runWhileLeader(ctx.leader, ROOT_CERT_LEASE, (l) => authority.onChange(l)));
-      if (crl) {
-        // istiod's namespace controller writes both ConfigMaps, so both run under its lock.
-        const crlPublisher = new NamespaceConfigMapPublisher(
-          ctx.store,
-          api,
-          env.PILOT_CRL_CONFIGMAP,
-          CA_CRL_FILE,
-          () => crl.current(),
-          deps.rootCertResyncMs,
-        );
-        stops.push(crlPublisher.runWhileLeader(ctx.leader, ROOT_CERT_LEASE, (l) => crl.onChange(l)));
-      }
-    }
+    if (api) stops.push(...publishWhileLeader(ctx.store, api, distributed, ctx.leader, deps.rootCertResyncMs));
     if (env.EXTERNAL_ISTIOD && deps.remoteElector) {
       const distribution = new RemoteRootDistribution(
         deps.clusters,
         env.POD_NAMESPACE,
         remoteRootStarter({
-          configMaps: [
-            {
-              name: env.PILOT_CA_CERT_CONFIGMAP,
-              key: ROOT_CERT_KEY,
-              content: () => authority.rootBundlePem(),
-              onContentChange: (l) => authority.onChange(l),
-            },
-            ...(crl
-              ? [
-                  {
-                    name: env.PILOT_CRL_CONFIGMAP,
-                    key: CA_CRL_FILE,
-                    content: () => crl.current(),
-                    onContentChange: (l: () => void) => crl.onChange(l),
-                  },
-                ]
-              : []),
-          ],
+          configMaps: distributed,
           elector: deps.remoteElector,
           ...(deps.rootCertResyncMs !== undefined ? { resyncMs: deps.rootCertResyncMs } : {}),
         }),

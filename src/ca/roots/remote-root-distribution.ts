@@ -9,12 +9,12 @@
 // and one removed, or naming another control plane, stops them, so the cluster's operator can hand
 // it over without restarting the primary.
 
-import { LEASE_NAMES, type LeaderElector } from '../../contract/leader';
+import type { LeaderElector } from '../../contract/leader';
 import { scopedLogger } from '../../log/logger';
 import type { ClusterDirectory, ClusterEvent, MeshCluster } from '../../store/clusters';
 import type { KubeClient } from '../../store/kube/client';
 import { KubeWriter } from '../../store/kube/writes';
-import { KubeRootConfigMapApi, NamespaceConfigMapPublisher } from './root-cert-publisher';
+import { KubeRootConfigMapApi, publishWhileLeader, type DistributedConfigMap } from './root-cert-publisher';
 
 const log = scopedLogger('ca');
 
@@ -126,14 +126,6 @@ export class RemoteRootDistribution {
   }
 }
 
-/** One ConfigMap the publishers keep in every namespace of a managed remote cluster. */
-export interface DistributedConfigMap {
-  name: string;
-  key: string;
-  content: () => string | undefined;
-  onContentChange: (listener: () => void) => () => void;
-}
-
 export interface RemoteRootStarterOptions {
   /** The root certificate ConfigMap, then the CRL's when one is distributed. */
   configMaps: readonly DistributedConfigMap[];
@@ -154,15 +146,9 @@ export function remoteRootStarter(options: RemoteRootStarterOptions): StartRemot
       log.warn({ cluster: cluster.id }, 'the remote cluster has no client; its root certificate is not distributed');
       return () => Promise.resolve();
     }
-    const api = new KubeRootConfigMapApi(new KubeWriter(client));
     const elector = options.elector(client);
-    const stops = options.configMaps.map((cm) =>
-      new NamespaceConfigMapPublisher(cluster.store, api, cm.name, cm.key, cm.content, options.resyncMs).runWhileLeader(
-        elector,
-        LEASE_NAMES.namespaceController,
-        cm.onContentChange,
-      ),
-    );
+    const api = new KubeRootConfigMapApi(new KubeWriter(client));
+    const stops = publishWhileLeader(cluster.store, api, options.configMaps, elector, options.resyncMs);
     return async () => {
       await Promise.all(stops.map((stop) => stop()));
       await elector.stop();

@@ -12,7 +12,7 @@ import { statusPhase } from '../../store/fields';
 import type { ObjectStore } from '../../store/types';
 import { PUBLIC_FILE_MODE, writeFileAtomicSync } from '../../config/atomic-file';
 import type { KubeWriter } from '../../store/kube/writes';
-import type { LeaderElector } from '../../contract/leader';
+import { LEASE_NAMES, type LeaderElector } from '../../contract/leader';
 
 const log = scopedLogger('ca');
 
@@ -195,6 +195,34 @@ export class NamespaceConfigMapPublisher {
     }
     return written;
   }
+}
+
+/** One ConfigMap kept in every namespace: its name, its one key, the text and when that changes. */
+export interface DistributedConfigMap {
+  name: string;
+  key: string;
+  content: () => string | undefined;
+  onContentChange: (listener: () => void) => () => void;
+}
+
+/**
+ * One publisher per ConfigMap over `store`'s namespaces, all under istiod's namespace controller
+ * lock of `leader` (istiod's controller writes them all); returns their stops.
+ */
+export function publishWhileLeader(
+  store: ObjectStore,
+  api: RootConfigMapApi,
+  configMaps: readonly DistributedConfigMap[],
+  leader: LeaderElector,
+  resyncMs?: number,
+): (() => Promise<void>)[] {
+  return configMaps.map((cm) =>
+    new NamespaceConfigMapPublisher(store, api, cm.name, cm.key, cm.content, resyncMs).runWhileLeader(
+      leader,
+      LEASE_NAMES.namespaceController,
+      cm.onContentChange,
+    ),
+  );
 }
 
 /** Keeps istio-ca-root-cert (or PILOT_CA_CERT_CONFIGMAP) current in every namespace while running. */
