@@ -141,3 +141,36 @@ export function grantsOf(rules: readonly PolicyRule[]): { verb: string; group: s
     ),
   );
 }
+
+/** The requests granted neither by `clusterRules` nor, inside `namespace`, by `roleRules`. */
+export function ungranted<R extends Call & { namespace?: string }>(
+  requests: readonly R[],
+  clusterRules: readonly PolicyRule[],
+  roleRules: readonly PolicyRule[],
+  namespace: string,
+): R[] {
+  return requests.filter((r) => !(grants(clusterRules, r) || (r.namespace === namespace && grants(roleRules, r))));
+}
+
+/**
+ * Every grant of `clusterRules`, and of `roleRules` inside `namespace`, that no request used, as
+ * "<kind>: <verb> <group>/<resource> <name>"; `skip` leaves out names a run does not exercise.
+ */
+export function unusedGrants(
+  requests: readonly (Call & { namespace?: string })[],
+  clusterRules: readonly PolicyRule[],
+  roleRules: readonly PolicyRule[],
+  namespace: string,
+  skip: (name: string) => boolean = () => false,
+): string[] {
+  const unused: string[] = [];
+  for (const [scope, rules] of [['ClusterRole', clusterRules], ['Role', roleRules]] as const) {
+    for (const g of grantsOf(rules)) {
+      if (g.name !== undefined && skip(g.name)) continue;
+      // A rule names a subresource as "<resource>/<subresource>" (services/status).
+      const used = requests.some((r) => r.group === g.group && (r.subresource ? `${r.resource}/${r.subresource}` : r.resource) === g.resource && r.verb === g.verb && (g.name === undefined || r.name === g.name) && (scope === 'ClusterRole' || r.namespace === namespace));
+      if (!used) unused.push(`${scope}: ${g.verb} ${g.group || 'core'}/${g.resource}${g.name ? ` ${g.name}` : ''}`);
+    }
+  }
+  return unused;
+}

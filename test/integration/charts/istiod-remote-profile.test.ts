@@ -23,7 +23,7 @@ import { syncedKubeStore } from '../../support/apiserver/synced-store';
 import { startTokenController } from '../../support/apiserver/token-controller';
 import { findObject, helmInstallNotes, helmLint, helmTemplate, type Rendered } from '../../support/helm';
 import { kubeSchemaProblems } from './kube-schema';
-import { grants, grantsOf, readerRulesOf, rulesOf, type PolicyRule } from './istiod-objects';
+import { readerRulesOf, rulesOf, ungranted, unusedGrants, type PolicyRule } from './istiod-objects';
 
 const NS = 'istio-system';
 const READER_ROLE = `istio-reader-clusterrole-${NS}`;
@@ -244,14 +244,11 @@ describe('the root publisher RBAC against what an EXTERNAL_ISTIOD primary does o
 
   test('every call is granted to the reader by these rules or its ClusterRole (the lock and the tag Service in the system namespace only)', () => {
     const readerRules = readerRulesOf(remote);
-    const denied = requests.filter((r) => !(grants(readerRules, r) || grants(clusterRules, r) || (r.namespace === NS && grants(roleRules, r))));
+    const denied = ungranted(requests, [...readerRules, ...clusterRules], roleRules, NS);
     expect(denied.map((r) => `${r.verb} ${r.resource} ${r.name ?? ''} in ${r.namespace ?? '(cluster)'}`)).toEqual([]);
   });
 
   test('every grant, each resourceName included, was used', () => {
-    const unused = [...grantsOf(clusterRules).map((g) => ({ ...g, scope: 'cluster' })), ...grantsOf(roleRules).map((g) => ({ ...g, scope: 'role' }))].filter(
-      (g) => !requests.some((r) => r.group === g.group && r.resource === g.resource && r.verb === g.verb && (g.name === undefined || r.name === g.name) && (g.scope === 'cluster' || r.namespace === NS)),
-    );
-    expect(unused).toEqual([]);
+    expect(unusedGrants(requests, clusterRules, roleRules, NS)).toEqual([]);
   });
 });

@@ -28,7 +28,7 @@ import { findObject, helmTemplate, type Rendered } from '../../support/helm';
 import { makeCsr } from '../../support/ca/fixtures';
 import { chainCrl, pluggedInCaDir } from '../../support/ca/openssl-crl';
 import { ZtunnelLikeClient } from '../../support/ca/harness';
-import { deploymentOf, grants, grantsOf, resolvedEnv, rulesOf, type PolicyRule } from './istiod-objects';
+import { deploymentOf, grants, grantsOf, resolvedEnv, rulesOf, ungranted, unusedGrants, type PolicyRule } from './istiod-objects';
 
 const NS = 'istio-system';
 /** The base chart's validator, which the default revision's istiod-ts patches beside its own. */
@@ -192,21 +192,12 @@ describe('chart RBAC against the calls the code makes', () => {
   });
 
   test('every request the code made is granted by the ClusterRole, or by the Role in its own namespace', () => {
-    const denied = requests.filter((r) => !(grants(clusterRules, r) || (r.namespace === NS && grants(roleRules, r))));
+    const denied = ungranted(requests, clusterRules, roleRules, NS);
     expect(denied.map(describeRequest)).toEqual([]);
   });
 
   test('every permission the chart grants, each resourceName included, is one the code used', () => {
-    const unused: string[] = [];
-    for (const [scope, rules] of [['ClusterRole', clusterRules], ['Role', roleRules]] as const) {
-      for (const g of grantsOf(rules)) {
-        if (g.name !== undefined && NOT_EXERCISED_HERE.has(g.name)) continue;
-        // A rule names a subresource as "<resource>/<subresource>" (services/status).
-        const used = requests.some((r) => r.group === g.group && (r.subresource ? `${r.resource}/${r.subresource}` : r.resource) === g.resource && r.verb === g.verb && (g.name === undefined || r.name === g.name) && (scope === 'ClusterRole' || r.namespace === NS));
-        if (!used) unused.push(`${scope}: ${g.verb} ${g.group || 'core'}/${g.resource}${g.name ? ` ${g.name}` : ''}`);
-      }
-    }
-    expect(unused).toEqual([]);
+    expect(unusedGrants(requests, clusterRules, roleRules, NS, (name) => NOT_EXERCISED_HERE.has(name))).toEqual([]);
   });
 
   test('updates reach only the objects istiod-ts writes: by name for ConfigMaps, Secrets, Leases and webhook configurations', () => {
@@ -279,7 +270,7 @@ describe('chart RBAC with taint.enabled against the node untaint controller', ()
   });
 
   test('every request the code made is granted by the ClusterRole, or by the Role in its own namespace', () => {
-    const denied = requests.filter((r) => !(grants(clusterRules, r) || (r.namespace === NS && grants(roleRules, r))));
+    const denied = ungranted(requests, clusterRules, roleRules, NS);
     expect(denied.map(describeRequest)).toEqual([]);
   });
 
@@ -339,7 +330,7 @@ describe('chart RBAC with a plugged-in CA and its CRL', () => {
   });
 
   test('every request the code made is granted by the ClusterRole, or by the Role in its own namespace', () => {
-    const denied = requests.filter((r) => !(grants(clusterRules, r) || (r.namespace === NS && grants(roleRules, r))));
+    const denied = ungranted(requests, clusterRules, roleRules, NS);
     expect(denied.map(describeRequest)).toEqual([]);
   });
 });
